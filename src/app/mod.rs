@@ -1,0 +1,1 @@
+//! TUI state and its pure update.

@@ -1,0 +1,1 @@
+//! `nexttoken bench`: prefill and decode speed.

@@ -1,0 +1,193 @@
+//! Opening a GGUF file: clear errors for bad input, and the llama hyper-parameters from its metadata.
+
+use candle_core::quantized::gguf_file;
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// Why a model file could not be used. Each message says what is wrong and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("model file not found: {0}\n  Run `nexttoken fetch` to get the default model, or pass --model PATH (or set NEXTTOKEN_MODEL).")]
+    Missing(PathBuf),
+    #[error("{path} is not a GGUF file ({detail}).\n  Pass a llama-architecture .gguf file with --model PATH.")]
+    NotGguf { path: PathBuf, detail: String },
+    #[error("{path} is truncated or corrupt: {detail}.\n  Download it again (`nexttoken fetch` for the default model).")]
+    Truncated { path: PathBuf, detail: String },
+    #[error("unsupported architecture `{0}`: nexttoken runs llama-architecture GGUF models (Llama, SmolLM, TinyLlama, Mistral-style).\n  Pass a llama GGUF with --model PATH.")]
+    UnsupportedArchitecture(String),
+    #[error("the GGUF metadata lacks `{0}`, which a llama model needs. The file may be from an old converter.")]
+    MissingKey(String),
+    #[error("unknown pre-tokenizer `{0}` in tokenizer.ggml.pre (known: smollm, gpt2, llama-bpe, default).\n  Pass the model's tokenizer.json with --tokenizer PATH.")]
+    UnknownPreTokenizer(String),
+    #[error("tokenizer: {0}")]
+    Tokenizer(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// An opened, validated GGUF: its parsed header and the file to read tensors from.
+pub struct GgufFile {
+    pub path: PathBuf,
+    pub content: gguf_file::Content,
+    pub file: File,
+    pub file_bytes: u64,
+}
+
+impl GgufFile {
+    /// Opens and checks the file: magic, header, and that every tensor's bytes are present.
+    pub fn open(path: &Path) -> Result<Self, LoadError> {
+        let mut file = File::open(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => LoadError::Missing(path.to_path_buf()),
+            _ => LoadError::Other(format!("cannot open {}: {e}", path.display())),
+        })?;
+        let file_bytes = file
+            .metadata()
+            .map_err(|e| LoadError::Other(format!("cannot stat {}: {e}", path.display())))?
+            .len();
+        let mut magic = [0u8; 4];
+        use std::io::Read;
+        if file.read_exact(&mut magic).is_err() || &magic != b"GGUF" {
+            return Err(LoadError::NotGguf {
+                path: path.to_path_buf(),
+                detail: format!(
+                    "it starts with {:02X?}, not the magic bytes \"GGUF\"",
+                    magic
+                ),
+            });
+        }
+        file.seek(SeekFrom::Start(0))
+            .map_err(|e| LoadError::Other(e.to_string()))?;
+        let content = gguf_file::Content::read(&mut file).map_err(|e| LoadError::Truncated {
+            path: path.to_path_buf(),
+            detail: format!("its header cannot be read ({e})"),
+        })?;
+        // The header can be whole while the tensor data is cut short: check every tensor's extent.
+        let mut end = content.tensor_data_offset;
+        for (name, info) in content.tensor_infos.iter() {
+            let elems = info.shape.elem_count();
+            let block = info.ggml_dtype.block_size();
+            let bytes = elems / block * info.ggml_dtype.type_size();
+            let tensor_end = content.tensor_data_offset + info.offset + bytes as u64;
+            if tensor_end > file_bytes {
+                return Err(LoadError::Truncated {
+                    path: path.to_path_buf(),
+                    detail: format!(
+                        "tensor `{name}` ends at byte {tensor_end} but the file has only {file_bytes} bytes"
+                    ),
+                });
+            }
+            end = end.max(tensor_end);
+        }
+        let _ = end;
+        Ok(Self {
+            path: path.to_path_buf(),
+            content,
+            file,
+            file_bytes,
+        })
+    }
+
+    pub fn metadata(&self, key: &str) -> Option<&gguf_file::Value> {
+        self.content.metadata.get(key)
+    }
+
+    pub fn get_string(&self, key: &str) -> Option<String> {
+        self.metadata(key).and_then(|v| v.to_string().ok()).cloned()
+    }
+
+    pub fn get_u32(&self, key: &str) -> Option<u32> {
+        self.metadata(key).and_then(|v| match v {
+            gguf_file::Value::U32(x) => Some(*x),
+            gguf_file::Value::I32(x) => Some(*x as u32),
+            gguf_file::Value::U64(x) => Some(*x as u32),
+            gguf_file::Value::I64(x) => Some(*x as u32),
+            gguf_file::Value::U16(x) => Some(*x as u32),
+            gguf_file::Value::U8(x) => Some(*x as u32),
+            _ => None,
+        })
+    }
+
+    pub fn get_f32(&self, key: &str) -> Option<f32> {
+        self.metadata(key).and_then(|v| match v {
+            gguf_file::Value::F32(x) => Some(*x),
+            gguf_file::Value::F64(x) => Some(*x as f32),
+            _ => None,
+        })
+    }
+
+    /// The architecture named in `general.architecture`.
+    pub fn architecture(&self) -> String {
+        self.get_string("general.architecture")
+            .unwrap_or_else(|| "(none)".into())
+    }
+
+    /// Loads one tensor in its stored (possibly quantised) type.
+    pub fn tensor(&mut self, name: &str) -> Result<candle_core::quantized::QTensor, LoadError> {
+        self.content
+            .tensor(&mut self.file, name, &candle_core::Device::Cpu)
+            .map_err(|e| LoadError::Other(format!("reading tensor `{name}`: {e}")))
+    }
+
+    pub fn has_tensor(&self, name: &str) -> bool {
+        self.content.tensor_infos.contains_key(name)
+    }
+}
+
+/// Llama hyper-parameters, all from metadata (no hidden caps).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlamaConfig {
+    pub n_layer: usize,
+    pub n_head: usize,
+    pub n_kv_head: usize,
+    pub head_dim: usize,
+    pub n_embd: usize,
+    pub n_ff: usize,
+    pub rope_dim: usize,
+    pub rope_base: f32,
+    pub rms_eps: f32,
+    pub context_length: usize,
+}
+
+impl LlamaConfig {
+    pub fn from_gguf(g: &GgufFile) -> Result<Self, LoadError> {
+        let arch = g.architecture();
+        if arch != "llama" {
+            return Err(LoadError::UnsupportedArchitecture(arch));
+        }
+        let need = |k: &str| {
+            g.get_u32(k)
+                .map(|v| v as usize)
+                .ok_or_else(|| LoadError::MissingKey(k.into()))
+        };
+        let n_embd = need("llama.embedding_length")?;
+        let n_head = need("llama.attention.head_count")?;
+        let n_kv_head = g
+            .get_u32("llama.attention.head_count_kv")
+            .map(|v| v as usize)
+            .unwrap_or(n_head);
+        let head_dim = n_embd / n_head;
+        if n_head == 0 || n_kv_head == 0 || n_head % n_kv_head != 0 || head_dim * n_head != n_embd {
+            return Err(LoadError::Other(format!(
+                "inconsistent attention shape: {n_embd} dims, {n_head} heads, {n_kv_head} kv heads"
+            )));
+        }
+        Ok(Self {
+            n_layer: need("llama.block_count")?,
+            n_head,
+            n_kv_head,
+            head_dim,
+            n_embd,
+            n_ff: need("llama.feed_forward_length")?,
+            rope_dim: g
+                .get_u32("llama.rope.dimension_count")
+                .map(|v| v as usize)
+                .unwrap_or(head_dim),
+            rope_base: g.get_f32("llama.rope.freq_base").unwrap_or(10_000.0),
+            rms_eps: g
+                .get_f32("llama.attention.layer_norm_rms_epsilon")
+                .unwrap_or(1e-5),
+            context_length: need("llama.context_length")?,
+        })
+    }
+}

@@ -1,0 +1,34 @@
+//! nexttoken: watch a real quantised language model write, one forward pass at a time.
+//!
+//! # Module map
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`protocol`] | the plain data that crosses threads: `Command` (to the engine), `Event` (from it), reports |
+//! | [`engine`] | candle and tokenizers: GGUF loading, tokenizer, llama forward, KV cache, sampler, session tree, the engine thread |
+//! | [`app`] | the TUI's state and its pure `App::update`, the one keymap table |
+//! | [`ui`] | views: pure reads of `&App` that draw with ratatui |
+//! | [`tui`] | the terminal: setup and restore, the input thread, the event loop |
+//! | [`trace`] | `nexttoken trace`: JSON Lines of a session, no terminal |
+//! | [`bench`] | `nexttoken bench`: prefill and decode speed, llama-bench style |
+//! | [`cli`] | command-line arguments |
+//!
+//! # Threads: one direction
+//!
+//! ```text
+//! input thread --Msg--> UI thread (App: state, update, render) --Command--> engine thread (model, session)
+//!                              ^                                                   |
+//!                              +----------------- Event (plain data) --------------+
+//! ```
+//!
+//! `engine` never imports ratatui or crossterm; `app` and `ui` never import candle or tokenizers. `trace`
+//! and `bench` drive the same `engine::session::Session` without a terminal.
+
+pub mod app;
+pub mod bench;
+pub mod cli;
+pub mod engine;
+pub mod protocol;
+pub mod trace;
+pub mod tui;
+pub mod ui;

@@ -1,0 +1,308 @@
+//! Plain data that crosses the channel between the engine thread and its front ends (TUI, trace, bench).
+//!
+//! Nothing here holds a tensor or a tokenizer: every value is owned, cloneable data, so `app/` and `ui/`
+//! can read it without knowing about candle. Commands go *to* the engine (imperative names), events come
+//! *from* it (past tense).
+
+use serde::{Deserialize, Serialize};
+
+/// How a token is shown. Token boundaries are part of the lesson, so the kind travels with the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenKind {
+    /// Ordinary text (may start with a space).
+    Text,
+    /// A control or chat-template token such as `<|im_start|>`.
+    Special,
+    /// Bytes that are only part of a UTF-8 character; `text` holds them as `<E6 97>`.
+    Bytes,
+}
+
+/// One vocabulary entry as the screen shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenView {
+    pub id: u32,
+    pub text: String,
+    pub kind: TokenKind,
+}
+
+/// One row of a distribution: a candidate next token.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub token: TokenView,
+    /// Probability under the raw model (softmax of the logits, temperature 1).
+    pub prob: f32,
+    pub logprob: f32,
+    /// Probability after the whole sampler chain (0 when a stage cut it).
+    pub sampled_prob: f32,
+}
+
+/// Sampler settings. Stages run in this order: penalties, temperature, top-k, top-p, min-p, then a draw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SamplerSettings {
+    /// Argmax of the penalised logits; no random draw.
+    pub greedy: bool,
+    pub temperature: f32,
+    /// 0 turns top-k off.
+    pub top_k: usize,
+    /// 1.0 turns top-p off.
+    pub top_p: f32,
+    /// 0.0 turns min-p off.
+    pub min_p: f32,
+    /// 1.0 turns the repetition penalty off (CTRL-style: divide positive logits, multiply negative ones).
+    pub repeat_penalty: f32,
+    /// Subtracted once per earlier occurrence (OpenAI-style). 0 is off.
+    pub frequency_penalty: f32,
+    /// Subtracted once if the token occurred at all. 0 is off.
+    pub presence_penalty: f32,
+    /// How many recent tokens the penalties look at.
+    pub penalty_last_n: usize,
+    pub seed: u64,
+}
+
+impl Default for SamplerSettings {
+    fn default() -> Self {
+        Self {
+            greedy: false,
+            temperature: 0.8,
+            top_k: 40,
+            top_p: 0.95,
+            min_p: 0.05,
+            repeat_penalty: 1.0,
+            frequency_penalty: 0.0,
+            presence_penalty: 0.0,
+            penalty_last_n: 64,
+            seed: 42,
+        }
+    }
+}
+
+/// One stage of the sampler chain, as recorded for the screen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageReport {
+    /// "raw", "penalties", "temperature", "top-k", "top-p", "min-p".
+    pub name: String,
+    /// Tokens still allowed after this stage.
+    pub kept: usize,
+    /// Probability (renormalised over the survivors) of each of the distribution's shown candidates, in
+    /// the same order as `Distribution::candidates`; 0 where this stage cut it.
+    pub probs: Vec<f32>,
+    /// Mass of the *previous* stage's distribution that survived this stage (1.0 when nothing was cut).
+    pub kept_mass: f32,
+}
+
+/// The random draw of a sampled step: a uniform number and where it landed in the cumulative distribution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Draw {
+    pub u: f32,
+    pub token_id: u32,
+    /// Rank of the drawn token in the final (post-chain) distribution, 0-based.
+    pub rank: usize,
+}
+
+/// A next-token distribution: what the model predicts at one position, and what the sampler would pick.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Distribution {
+    /// Absolute position the predicted token will take.
+    pub position: usize,
+    /// The top candidates by raw probability, best first.
+    pub candidates: Vec<Candidate>,
+    /// Shannon entropy of the raw distribution, in nats.
+    pub entropy: f32,
+    /// Raw probability of end-of-sequence (the largest over the model's EOS ids).
+    pub eos_prob: f32,
+    pub stages: Vec<StageReport>,
+    /// The token the sampler chooses if the user just steps. In greedy mode `draw` is `None`.
+    pub planned: TokenView,
+    pub planned_prob: f32,
+    pub draw: Option<Draw>,
+}
+
+/// How a committed token was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Prompt,
+    Sampled,
+    Greedy,
+    /// Chosen by the user: a picked candidate, a vocabulary search hit, or typed text (teacher forcing).
+    Forced,
+}
+
+/// A token that is part of the current path, with how surprised the model was by it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenRecord {
+    pub token: TokenView,
+    pub position: usize,
+    pub source: Source,
+    /// Raw probability the model gave this token at its position (1.0 for prompt tokens: not predicted).
+    pub prob: f32,
+    pub logprob: f32,
+    /// 0-based rank in the raw distribution.
+    pub rank: usize,
+    pub entropy: f32,
+}
+
+/// Attention of the newest query rows over a window of recent positions, for every layer and head.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttentionWindow {
+    /// Absolute position of the first row and first column.
+    pub start: usize,
+    /// Number of positions in the window (rows and columns).
+    pub len: usize,
+    pub n_layer: usize,
+    pub n_head: usize,
+    /// `weights[((layer * n_head + head) * len + row) * len + col]`; exactly 0 above the diagonal. Rows are
+    /// the real softmax rows restricted to the window, so they sum to at most 1.
+    pub weights: Vec<f32>,
+}
+
+impl AttentionWindow {
+    pub fn get(&self, layer: usize, head: usize, row: usize, col: usize) -> f32 {
+        self.weights[((layer * self.n_head + head) * self.len + row) * self.len + col]
+    }
+    /// Mean over heads of one layer.
+    pub fn mean_heads(&self, layer: usize, row: usize, col: usize) -> f32 {
+        let s: f32 = (0..self.n_head).map(|h| self.get(layer, h, row, col)).sum();
+        s / self.n_head as f32
+    }
+}
+
+/// Cost of reading the prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrefillReport {
+    pub tokens: usize,
+    pub ms: f64,
+    pub tok_per_s: f64,
+    /// Time to first token: prefill plus the first sampling.
+    pub ttft_ms: f64,
+}
+
+/// Cost of one forward pass and the state of the KV cache after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PassReport {
+    /// Tokens fed in this pass (1 for a decode step with the cache on; the whole sequence with it off).
+    pub tokens_fed: usize,
+    pub ms: f64,
+    pub kv_len: usize,
+    pub kv_bytes: usize,
+    pub kv_cache_on: bool,
+    /// Forward passes run since the model was loaded.
+    pub forward_passes: u64,
+}
+
+/// What one step did: the token it committed, the pass that followed, and the next distribution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepReport {
+    /// Step number along the current path (0 = first generated token).
+    pub step: usize,
+    pub committed: TokenRecord,
+    /// The distribution the committed token was chosen from.
+    pub chosen_from: Distribution,
+    pub pass: PassReport,
+    pub next: Distribution,
+    pub attention: AttentionWindow,
+}
+
+/// One leaf of the branch tree, for the branch list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BranchInfo {
+    pub id: usize,
+    /// Generated tokens on this path (after the prompt).
+    pub len: usize,
+    /// Where it leaves the current path (absolute position of its first differing token).
+    pub fork_position: usize,
+    /// Mean log-prob of its generated tokens.
+    pub mean_logprob: f32,
+    pub preview: String,
+    pub current: bool,
+}
+
+/// The whole visible state of the session after a change that is not a single step (prefill, rewind,
+/// branch switch, setting change). The UI replaces its copy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionView {
+    pub tokens: Vec<TokenRecord>,
+    pub prompt_len: usize,
+    pub next: Distribution,
+    pub attention: AttentionWindow,
+    pub last_pass: PassReport,
+    pub prefill: PrefillReport,
+    /// ms of each decode pass along the current path, oldest first.
+    pub decode_ms: Vec<f64>,
+    pub branches: Vec<BranchInfo>,
+    pub settings: SamplerSettings,
+}
+
+/// Facts about the loaded model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub name: String,
+    pub path: String,
+    pub architecture: String,
+    pub file_bytes: u64,
+    pub n_layer: usize,
+    pub n_head: usize,
+    pub n_kv_head: usize,
+    pub head_dim: usize,
+    pub n_embd: usize,
+    pub vocab_size: usize,
+    pub context_length: usize,
+    pub has_chat_template: bool,
+    pub load_ms: f64,
+}
+
+/// Sent to the engine thread.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Tokenise and prefill a new prompt; `chat` wraps it in the model's chat template.
+    Prefill {
+        prompt: String,
+        chat: bool,
+    },
+    /// Commit the sampler's planned token, then run the next forward pass.
+    Step,
+    /// Commit this token (a picked candidate or a search hit) as forced.
+    Force {
+        token_id: u32,
+    },
+    /// Tokenise the text and teacher-force each token in turn.
+    ForceText {
+        text: String,
+    },
+    /// Drop the last `n` generated tokens (never the prompt).
+    Rewind {
+        n: usize,
+    },
+    SwitchBranch {
+        id: usize,
+    },
+    /// Re-rank the current distribution with new settings. No forward pass.
+    SetSampler(SamplerSettings),
+    SetKvCache {
+        on: bool,
+    },
+    /// Vocabulary search for the `/` prompt.
+    Search {
+        query: String,
+        limit: usize,
+    },
+    Quit,
+}
+
+/// Sent from the engine thread.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Progress while loading ("reading weights", "building tokenizer").
+    Loading(String),
+    Loaded(ModelInfo),
+    /// A new prompt was read, a rewind or branch switch happened, or a setting changed.
+    Synced(SessionView),
+    Stepped(StepReport),
+    SearchResults {
+        query: String,
+        hits: Vec<Candidate>,
+    },
+    /// A command could not be carried out; the session is unchanged.
+    Failed(String),
+}

@@ -1,0 +1,1 @@
+//! `nexttoken trace`: JSON Lines of a session.

@@ -1,0 +1,1 @@
+//! The terminal: setup, restore, input thread, event loop.

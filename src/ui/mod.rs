@@ -1,0 +1,1 @@
+//! Views: pure reads of the app state.
