@@ -172,6 +172,15 @@ impl LlamaConfig {
                 "inconsistent attention shape: {n_embd} dims, {n_head} heads, {n_kv_head} kv heads"
             )));
         }
+        let rope_dim = g
+            .get_u32("llama.rope.dimension_count")
+            .map(|v| v as usize)
+            .unwrap_or(head_dim);
+        if rope_dim != head_dim {
+            return Err(LoadError::Other(format!(
+                "partial RoPE ({rope_dim} of {head_dim} dims per head) is not supported"
+            )));
+        }
         Ok(Self {
             n_layer: need("llama.block_count")?,
             n_head,

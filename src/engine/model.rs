@@ -1,1 +1,301 @@
-//! TODO
+//! Our own llama forward pass on candle's quantised ops. Each call returns the logits *and* the attention
+//! probabilities of the new query rows for every layer and head, which candle-transformers' model keeps to
+//! itself.
+//!
+//! Per layer (pre-norm transformer, Touvron et al. 2023):
+//!   h = x + W_o · attn(rope(W_q · rms(x)), rope(W_k · rms(x)), W_v · rms(x))
+//!   y = h + W_down · (silu(W_gate · rms(h)) * W_up · rms(h))
+//! with grouped-query attention (several query heads share one key/value head) and interleaved RoPE, the
+//! pairing that llama.cpp-converted GGUF files need.
+
+use super::gguf::{GgufFile, LlamaConfig, LoadError};
+use super::kv_cache::KvCache;
+use super::linear::{Linear, MatmulPath};
+use candle_core::{DType, Device, IndexOp, Tensor};
+use std::time::Instant;
+
+struct Layer {
+    attn_norm: Tensor,
+    wq: Linear,
+    wk: Linear,
+    wv: Linear,
+    wo: Linear,
+    ffn_norm: Tensor,
+    w_gate: Linear,
+    w_up: Linear,
+    w_down: Linear,
+}
+
+/// What one forward call should return besides the last position's logits.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ForwardOptions {
+    /// Attention rows to capture, counted from the last fed position backwards (0 = none).
+    pub capture_rows: usize,
+    /// Return logits for every fed position, not just the last (teacher forcing, golden tests).
+    pub all_logits: bool,
+}
+
+/// Attention probabilities of some query rows: `data[((layer * n_head + head) * rows + r) * kv_len + col]`.
+/// Row `r` is absolute query position `first_row + r`; columns are key positions `0..kv_len`.
+#[derive(Debug, Clone, Default)]
+pub struct AttentionRows {
+    pub first_row: usize,
+    pub rows: usize,
+    pub kv_len: usize,
+    pub data: Vec<f32>,
+}
+
+pub struct ForwardOutput {
+    /// `[positions, vocab]` row-major: one row (the last position) unless `all_logits`.
+    pub logits: Vec<f32>,
+    pub attention: AttentionRows,
+    pub ms: f64,
+}
+
+pub struct Model {
+    pub config: LlamaConfig,
+    pub vocab_size: usize,
+    tok_embeddings: Tensor,
+    layers: Vec<Layer>,
+    norm: Tensor,
+    output: Linear,
+    cos: Tensor,
+    sin: Tensor,
+    pub cache: KvCache,
+    forward_passes: u64,
+}
+
+impl Model {
+    /// Loads a llama GGUF; every matrix keeps its stored quantisation.
+    pub fn load(g: &mut GgufFile, path: MatmulPath) -> Result<Self, LoadError> {
+        let config = LlamaConfig::from_gguf(g)?;
+        let err = |e: candle_core::Error| LoadError::Other(format!("building the model: {e}"));
+        let dense = |g: &mut GgufFile, name: &str| -> Result<Tensor, LoadError> {
+            g.tensor(name)?.dequantize(&Device::Cpu).map_err(err)
+        };
+        let linear = |g: &mut GgufFile, name: &str| -> Result<Linear, LoadError> {
+            Linear::new(g.tensor(name)?, path).map_err(err)
+        };
+        let emb_q = g.tensor("token_embd.weight")?;
+        let tok_embeddings = emb_q.dequantize(&Device::Cpu).map_err(err)?;
+        let vocab_size = tok_embeddings.dim(0).map_err(err)?;
+        // Tied output embedding (SmolLM2) unless the file has its own output matrix.
+        let output = if g.has_tensor("output.weight") {
+            linear(g, "output.weight")?
+        } else {
+            Linear::new(emb_q, path).map_err(err)?
+        };
+        let mut layers = Vec::with_capacity(config.n_layer);
+        for i in 0..config.n_layer {
+            let p = |s: &str| format!("blk.{i}.{s}.weight");
+            layers.push(Layer {
+                attn_norm: dense(g, &p("attn_norm"))?,
+                wq: linear(g, &p("attn_q"))?,
+                wk: linear(g, &p("attn_k"))?,
+                wv: linear(g, &p("attn_v"))?,
+                wo: linear(g, &p("attn_output"))?,
+                ffn_norm: dense(g, &p("ffn_norm"))?,
+                w_gate: linear(g, &p("ffn_gate"))?,
+                w_up: linear(g, &p("ffn_up"))?,
+                w_down: linear(g, &p("ffn_down"))?,
+            });
+        }
+        let norm = dense(g, "output_norm.weight")?;
+        let (cos, sin) = rope_tables(&config).map_err(err)?;
+        let cache = KvCache::new(
+            config.n_layer,
+            config.n_kv_head,
+            config.head_dim,
+            config.context_length,
+        );
+        Ok(Self {
+            config,
+            vocab_size,
+            tok_embeddings,
+            layers,
+            norm,
+            output,
+            cos,
+            sin,
+            cache,
+            forward_passes: 0,
+        })
+    }
+
+    pub fn forward_passes(&self) -> u64 {
+        self.forward_passes
+    }
+
+    /// Feeds `tokens` at positions `index_pos..`, appending their keys and values to the cache (which must
+    /// hold exactly `index_pos` positions).
+    pub fn forward(
+        &mut self,
+        tokens: &[u32],
+        index_pos: usize,
+        opts: ForwardOptions,
+    ) -> candle_core::Result<ForwardOutput> {
+        let start = Instant::now();
+        let seq = tokens.len();
+        if seq == 0 {
+            candle_core::bail!("forward needs at least one token");
+        }
+        if index_pos + seq > self.config.context_length {
+            candle_core::bail!(
+                "{} positions exceed the model's context length {}",
+                index_pos + seq,
+                self.config.context_length
+            );
+        }
+        self.cache.truncate(index_pos);
+        if self.cache.len() != index_pos {
+            candle_core::bail!(
+                "KV cache holds {} positions, expected {index_pos}",
+                self.cache.len()
+            );
+        }
+        let capture = opts.capture_rows.min(seq);
+        let kv_len = index_pos + seq;
+        let mut attention = AttentionRows {
+            first_row: kv_len - capture,
+            rows: capture,
+            kv_len,
+            data: Vec::new(),
+        };
+        if capture > 0 {
+            attention
+                .data
+                .reserve(self.layers.len() * self.config.n_head * capture * kv_len);
+        }
+        let ids = Tensor::new(tokens, &Device::Cpu)?;
+        let mask = (seq > 1).then(|| causal_mask(seq, index_pos)).transpose()?;
+        let mut xs = self.tok_embeddings.index_select(&ids, 0)?; // [seq, n_embd]
+        for li in 0..self.layers.len() {
+            let h = self.attention(
+                li,
+                &xs,
+                index_pos,
+                mask.as_ref(),
+                capture,
+                &mut attention.data,
+            )?;
+            let xs_mid = (h + &xs)?;
+            let layer = &self.layers[li];
+            let x = candle_nn::ops::rms_norm(&xs_mid, &layer.ffn_norm, self.config.rms_eps)?;
+            let gate = candle_nn::ops::silu(&layer.w_gate.forward(&x)?)?;
+            let up = layer.w_up.forward(&x)?;
+            let y = layer.w_down.forward(&(gate * up)?)?;
+            xs = (y + xs_mid)?;
+        }
+        self.cache.set_len(kv_len);
+        let xs = candle_nn::ops::rms_norm(&xs, &self.norm, self.config.rms_eps)?;
+        let xs = if opts.all_logits {
+            xs
+        } else {
+            xs.i(seq - 1..seq)?
+        };
+        let logits = self.output.forward(&xs)?.flatten_all()?.to_vec1::<f32>()?;
+        self.forward_passes += 1;
+        Ok(ForwardOutput {
+            logits,
+            attention,
+            ms: start.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+
+    /// One layer's attention block on `xs` (`[seq, n_embd]`), returning `W_o · attn` (`[seq, n_embd]`).
+    fn attention(
+        &mut self,
+        li: usize,
+        xs: &Tensor,
+        index_pos: usize,
+        mask: Option<&Tensor>,
+        capture: usize,
+        captured: &mut Vec<f32>,
+    ) -> candle_core::Result<Tensor> {
+        let c = &self.config;
+        let (n_head, n_kv, hd) = (c.n_head, c.n_kv_head, c.head_dim);
+        let n_rep = n_head / n_kv;
+        let seq = xs.dim(0)?;
+        let layer = &self.layers[li];
+        let x = candle_nn::ops::rms_norm(xs, &layer.attn_norm, c.rms_eps)?;
+        let heads = |t: Tensor, n: usize| -> candle_core::Result<Tensor> {
+            t.reshape((1, seq, n, hd))?.transpose(1, 2)?.contiguous()
+        };
+        let q = heads(layer.wq.forward(&x)?, n_head)?;
+        let k = heads(layer.wk.forward(&x)?, n_kv)?;
+        let v = heads(layer.wv.forward(&x)?, n_kv)?;
+        let cos = self.cos.narrow(0, index_pos, seq)?;
+        let sin = self.sin.narrow(0, index_pos, seq)?;
+        let q = candle_nn::rotary_emb::rope_i(&q, &cos, &sin)?;
+        let k = candle_nn::rotary_emb::rope_i(&k, &cos, &sin)?;
+        let (k, v) = self
+            .cache
+            .append(li, index_pos, &k.squeeze(0)?, &v.squeeze(0)?)?;
+        let kv_len = index_pos + seq;
+        // Grouped-query attention without copying K and V per query head: query heads h = g*n_rep + r share
+        // kv head g, so stack each group's queries as extra rows: [n_kv, n_rep*seq, hd].
+        let q = q.reshape((n_kv, n_rep * seq, hd))?;
+        let att = (q.matmul(&k.t()?)? / (hd as f64).sqrt())?; // [n_kv, n_rep*seq, kv_len]
+        let att = match mask {
+            None => att,
+            Some(mask) => {
+                let att = att.reshape((n_kv, n_rep, seq, kv_len))?;
+                let neg =
+                    Tensor::new(f32::NEG_INFINITY, att.device())?.broadcast_as(att.shape())?;
+                mask.broadcast_as(att.shape())?
+                    .where_cond(&neg, &att)?
+                    .reshape((n_kv, n_rep * seq, kv_len))?
+            }
+        };
+        let att = candle_nn::ops::softmax_last_dim(&att)?;
+        if capture > 0 {
+            // [n_head, seq, kv_len]; keep the last `capture` query rows of every head.
+            let rows = att
+                .reshape((n_head, seq, kv_len))?
+                .narrow(1, seq - capture, capture)?;
+            captured.extend(rows.flatten_all()?.to_vec1::<f32>()?);
+        }
+        let y = att.matmul(&v.contiguous()?)?; // [n_kv, n_rep*seq, hd] = [n_head, seq, hd]
+        let y = y
+            .reshape((n_head, seq, hd))?
+            .transpose(0, 1)?
+            .reshape((seq, n_head * hd))?;
+        layer.wo.forward(&y)
+    }
+}
+
+/// `[seq, index_pos + seq]` with 1 where query `index_pos + i` must not see key `j` (j > index_pos + i).
+fn causal_mask(seq: usize, index_pos: usize) -> candle_core::Result<Tensor> {
+    let kv_len = index_pos + seq;
+    let mask: Vec<u8> = (0..seq)
+        .flat_map(|i| (0..kv_len).map(move |j| u8::from(j > index_pos + i)))
+        .collect();
+    Tensor::from_slice(&mask, (seq, kv_len), &Device::Cpu)
+}
+
+/// RoPE angle tables for every position the model's context allows: theta_i = base^(-2i/d).
+fn rope_tables(c: &LlamaConfig) -> candle_core::Result<(Tensor, Tensor)> {
+    let d = c.rope_dim;
+    let theta: Vec<f32> = (0..d)
+        .step_by(2)
+        .map(|i| 1f32 / c.rope_base.powf(i as f32 / d as f32))
+        .collect();
+    let theta = Tensor::new(theta.as_slice(), &Device::Cpu)?;
+    let pos = Tensor::arange(0, c.context_length as u32, &Device::Cpu)?.to_dtype(DType::F32)?;
+    let angles = pos
+        .reshape((c.context_length, 1))?
+        .matmul(&theta.reshape((1, d / 2))?)?;
+    Ok((angles.cos()?, angles.sin()?))
+}
+
+/// Numerically stable log-softmax over one logits row.
+pub fn log_softmax(logits: &[f32]) -> Vec<f32> {
+    let max = logits.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+    let lse = logits
+        .iter()
+        .map(|&l| ((l - max) as f64).exp())
+        .sum::<f64>()
+        .ln() as f32
+        + max;
+    logits.iter().map(|&l| l - lse).collect()
+}
