@@ -1,0 +1,209 @@
+//! Each sampler stage does what its name says, on hand-made logits.
+
+use nexttoken::engine::sampler::{apply_penalties, entropy, run_chain, softmax, uniform};
+use nexttoken::protocol::SamplerSettings;
+
+/// Settings with every stage off, so a test can turn on exactly one.
+fn plain() -> SamplerSettings {
+    SamplerSettings {
+        greedy: false,
+        temperature: 1.0,
+        top_k: 0,
+        top_p: 1.0,
+        min_p: 0.0,
+        repeat_penalty: 1.0,
+        frequency_penalty: 0.0,
+        presence_penalty: 0.0,
+        penalty_last_n: 64,
+        seed: 1,
+    }
+}
+
+/// Logits whose softmax is exactly `probs`.
+fn logits_of(probs: &[f32]) -> Vec<f32> {
+    probs.iter().map(|p| p.ln()).collect()
+}
+
+fn stage<'a>(
+    out: &'a nexttoken::engine::sampler::ChainOutput,
+    name: &str,
+) -> &'a nexttoken::protocol::StageReport {
+    out.stages.iter().find(|s| s.name == name).unwrap()
+}
+
+#[test]
+fn top_p_keeps_the_smallest_set_reaching_p() {
+    let probs = [0.5, 0.2, 0.15, 0.1, 0.05];
+    let s = SamplerSettings {
+        top_p: 0.8,
+        ..plain()
+    };
+    let out = run_chain(&logits_of(&probs), &[], &s, 5, 0.5);
+    // 0.5 + 0.2 = 0.7 < 0.8, + 0.15 = 0.85 >= 0.8: three tokens.
+    assert_eq!(stage(&out, "top-p").kept, 3);
+    assert!((stage(&out, "top-p").kept_mass - 0.85).abs() < 1e-5);
+    assert_eq!(out.final_probs[3], 0.0);
+    assert!((out.final_probs[0] - 0.5 / 0.85).abs() < 1e-5);
+    // Exactly reaching p counts: 0.5 + 0.2 = 0.7.
+    let s = SamplerSettings {
+        top_p: 0.7,
+        ..plain()
+    };
+    assert_eq!(
+        stage(&run_chain(&logits_of(&probs), &[], &s, 5, 0.5), "top-p").kept,
+        2
+    );
+}
+
+#[test]
+fn top_k_keeps_k_and_renormalises() {
+    let probs = [0.1, 0.4, 0.3, 0.2];
+    let s = SamplerSettings {
+        top_k: 2,
+        ..plain()
+    };
+    let out = run_chain(&logits_of(&probs), &[], &s, 4, 0.0);
+    assert_eq!(out.shown, vec![1, 2, 3, 0]);
+    assert_eq!(stage(&out, "top-k").kept, 2);
+    let sum: f32 = out.final_probs.iter().sum();
+    assert!((sum - 1.0).abs() < 1e-5);
+    assert_eq!(out.final_probs[2], 0.0);
+    assert!((out.final_probs[0] - 0.4 / 0.7).abs() < 1e-5);
+}
+
+#[test]
+fn min_p_cuts_below_a_fraction_of_the_best() {
+    let probs = [0.6, 0.25, 0.1, 0.05];
+    let s = SamplerSettings {
+        min_p: 0.2,
+        ..plain()
+    }; // threshold 0.12
+    let out = run_chain(&logits_of(&probs), &[], &s, 4, 0.0);
+    assert_eq!(stage(&out, "min-p").kept, 2);
+}
+
+#[test]
+fn temperature_sharpens_and_flattens() {
+    let logits = [2.0, 1.0, 0.0];
+    let hot = run_chain(
+        &logits,
+        &[],
+        &SamplerSettings {
+            temperature: 2.0,
+            ..plain()
+        },
+        3,
+        0.0,
+    );
+    let cold = run_chain(
+        &logits,
+        &[],
+        &SamplerSettings {
+            temperature: 0.5,
+            ..plain()
+        },
+        3,
+        0.0,
+    );
+    let raw = softmax(&logits);
+    assert!(stage(&cold, "temperature").probs[0] > raw[0]);
+    assert!(stage(&hot, "temperature").probs[0] < raw[0]);
+    assert!(
+        entropy(&stage(&hot, "temperature").probs) > entropy(&stage(&cold, "temperature").probs)
+    );
+}
+
+#[test]
+fn penalties_lower_repeated_tokens_and_can_rerank() {
+    let logits = [3.0, 2.9, -1.0];
+    let mut l = logits.to_vec();
+    apply_penalties(
+        &mut l,
+        &[0, 2],
+        &SamplerSettings {
+            repeat_penalty: 1.5,
+            ..plain()
+        },
+    );
+    assert_eq!(l, vec![2.0, 2.9, -1.5]); // positive divided, negative multiplied, unseen unchanged
+    let s = SamplerSettings {
+        repeat_penalty: 1.5,
+        ..plain()
+    };
+    let out = run_chain(&logits, &[0], &s, 3, 0.0);
+    assert_eq!(out.shown[0], 1, "the repeated token drops below the other");
+    let mut l = logits.to_vec();
+    apply_penalties(
+        &mut l,
+        &[1, 1, 1],
+        &SamplerSettings {
+            frequency_penalty: 0.5,
+            presence_penalty: 0.25,
+            ..plain()
+        },
+    );
+    assert_eq!(l, vec![3.0, 2.9 - 1.5 - 0.25, -1.0]);
+}
+
+#[test]
+fn greedy_picks_the_argmax() {
+    let logits = [0.1, 5.0, 4.9, -2.0];
+    let out = run_chain(
+        &logits,
+        &[],
+        &SamplerSettings {
+            greedy: true,
+            ..plain()
+        },
+        4,
+        0.999,
+    );
+    assert_eq!(out.planned, 1);
+    assert!(out.draw.is_none());
+}
+
+#[test]
+fn the_draw_lands_where_u_falls_in_the_cumulative_distribution() {
+    let probs = [0.5, 0.3, 0.2];
+    let l = logits_of(&probs);
+    for (u, want) in [
+        (0.1, 0),
+        (0.49, 0),
+        (0.51, 1),
+        (0.79, 1),
+        (0.81, 2),
+        (0.999, 2),
+    ] {
+        let out = run_chain(&l, &[], &plain(), 3, u);
+        assert_eq!(out.planned, want, "u = {u}");
+        assert_eq!(out.draw.as_ref().unwrap().rank, want as usize);
+    }
+}
+
+#[test]
+fn seeded_draws_reproduce_and_depend_on_seed_and_position() {
+    assert_eq!(uniform(42, 7), uniform(42, 7));
+    assert_ne!(uniform(42, 7), uniform(43, 7));
+    assert_ne!(uniform(42, 7), uniform(42, 8));
+    let us: Vec<f32> = (0..10_000).map(|p| uniform(9, p)).collect();
+    assert!(us.iter().all(|&u| (0.0..1.0).contains(&u)));
+    let mean = us.iter().sum::<f32>() / us.len() as f32;
+    assert!((mean - 0.5).abs() < 0.02, "mean of uniforms {mean}");
+}
+
+#[test]
+fn top_p_over_a_large_flat_vocabulary_sorts_beyond_the_first_block() {
+    // 2000 equal tokens: top-p 0.9 needs 1800 of them, more than the first partial sort holds.
+    let l = vec![0.0f32; 2000];
+    let out = run_chain(
+        &l,
+        &[],
+        &SamplerSettings {
+            top_p: 0.9,
+            ..plain()
+        },
+        5,
+        0.3,
+    );
+    assert_eq!(stage(&out, "top-p").kept, 1800);
+}
