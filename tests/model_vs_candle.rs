@@ -1,6 +1,6 @@
 //! Our forward pass against candle-transformers' `quantized_llama` on the real model: same logits.
 
-mod common;
+mod support;
 
 use candle_core::{Device, Tensor};
 use candle_transformers::models::quantized_llama::ModelWeights;
@@ -18,8 +18,8 @@ fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
 
 #[test]
 fn logits_match_candle_quantized_llama() {
-    let path = common::real_model();
-    let prompt = common::ids(&common::reference("P1")["prompt_ids"]);
+    let path = support::real_model();
+    let prompt = support::ids(&support::reference("P1")["prompt_ids"]);
 
     let mut g = GgufFile::open(&path).unwrap();
     let mut ours = Model::load(&mut g, MatmulPath::Exact).unwrap();

@@ -5,6 +5,7 @@ pub mod fetch;
 pub mod gguf;
 pub mod kv_cache;
 pub mod linear;
+pub mod load;
 pub mod model;
 pub mod sampler;
 pub mod session;

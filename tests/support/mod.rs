@@ -1,6 +1,8 @@
 //! Shared test helpers: where the real model is, and the llama.cpp reference outputs.
 #![allow(dead_code)]
 
+pub mod tiny;
+
 use std::path::PathBuf;
 
 /// The real default model. Tests that need it fail loudly (never skip) when it is missing.
