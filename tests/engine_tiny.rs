@@ -289,6 +289,8 @@ fn stepping_past_the_context_is_a_clear_error() {
     s.prefill_ids(&vec![65u32; tiny::CONTEXT - 2]).unwrap();
     s.step(Choice::Sample).unwrap();
     s.step(Choice::Sample).unwrap(); // the context is now exactly full
-    let Err(err) = s.step(Choice::Sample) else { panic!("stepped past the context") };
+    let Err(err) = s.step(Choice::Sample) else {
+        panic!("stepped past the context")
+    };
     assert!(matches!(err, SessionError::ContextFull(_)), "{err}");
 }

@@ -6,7 +6,7 @@
 //! back to a node shows the same distribution as the first time without another forward pass.
 
 use super::gguf::LoadError;
-use super::model::{ForwardOptions, Model};
+use super::model::{AttentionRows, ForwardOptions, Model};
 use super::sampler::{self, ChainOutput};
 use super::tokenizer::Vocab;
 use crate::protocol::*;
@@ -101,6 +101,7 @@ pub struct Session {
     with_logits: VecDeque<usize>,
     prefill: PrefillReport,
     last_pass: PassReport,
+    last_attention: AttentionRows,
 }
 
 impl Session {
@@ -122,6 +123,7 @@ impl Session {
             prompt_len: 0,
             fed: 0,
             with_logits: VecDeque::new(),
+            last_attention: AttentionRows::default(),
             prefill: PrefillReport {
                 tokens: 0,
                 ms: 0.0,
@@ -365,6 +367,21 @@ impl Session {
         &self.last_pass
     }
 
+    /// The full attention rows (every key) captured by the last forward pass.
+    pub fn last_attention(&self) -> &AttentionRows {
+        &self.last_attention
+    }
+
+    /// One vocabulary entry as a candidate at the current position (for search results).
+    pub fn candidate(&mut self, id: u32) -> Result<Candidate> {
+        let (out, logits) = self.chain()?;
+        let lp = super::model::log_softmax(&logits);
+        let token = self.vocab.view(id);
+        let i = id as usize;
+        let sampled_prob = out.shown.iter().position(|&s| s == id).map_or(0.0, |r| out.final_probs[r]);
+        Ok(Candidate { token, prob: out.raw_probs[i], logprob: lp[i], sampled_prob })
+    }
+
     pub fn prefill_report(&self) -> &PrefillReport {
         &self.prefill
     }
@@ -430,6 +447,7 @@ impl Session {
         }
         let tip = self.path[len - 1];
         self.nodes[tip].logits = Some(Arc::new(out.logits));
+        self.last_attention = out.attention;
         self.with_logits.push_back(tip);
         while self.with_logits.len() > LOGITS_KEEP {
             let old = self.with_logits.pop_front().unwrap();
