@@ -116,6 +116,41 @@ impl GgufFile {
         })
     }
 
+    /// An array of strings (`tokenizer.ggml.tokens`); a clear error when absent or of another type.
+    pub fn get_string_array(&self, key: &str) -> Result<Vec<String>, LoadError> {
+        match self.metadata(key) {
+            Some(gguf_file::Value::Array(items)) => items
+                .iter()
+                .map(|v| match v {
+                    gguf_file::Value::String(s) => Ok(s.clone()),
+                    other => Err(LoadError::Other(format!(
+                        "`{key}` holds a {:?}, not a string",
+                        other.value_type()
+                    ))),
+                })
+                .collect(),
+            Some(_) => Err(LoadError::Other(format!("`{key}` is not an array"))),
+            None => Err(LoadError::MissingKey(key.into())),
+        }
+    }
+
+    /// An array of integers (`tokenizer.ggml.token_type`); `None` when absent or not an integer array.
+    pub fn get_i32_array(&self, key: &str) -> Option<Vec<i32>> {
+        match self.metadata(key)? {
+            gguf_file::Value::Array(items) => items
+                .iter()
+                .map(|v| match v {
+                    gguf_file::Value::I32(x) => Some(*x),
+                    gguf_file::Value::U32(x) => Some(*x as i32),
+                    gguf_file::Value::I8(x) => Some(*x as i32),
+                    gguf_file::Value::U8(x) => Some(*x as i32),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        }
+    }
+
     /// The architecture named in `general.architecture`.
     pub fn architecture(&self) -> String {
         self.get_string("general.architecture")
