@@ -256,3 +256,26 @@ fn stream_decoder_replaces_impossible_bytes_at_once() {
     assert_eq!(s.flush(), "\u{FFFD}");
     assert!(s.pending().is_empty());
 }
+
+#[test]
+fn tokenizer_json_override_matches_the_gguf_tokenizer() {
+    let v = vocab();
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("tokenizer.json");
+    v.save_tokenizer_json(&json).expect("save");
+    let g = GgufFile::open(&model_path()).expect("open model");
+    let w = Vocab::from_tokenizer_json(&json, &g).expect("load tokenizer.json");
+    assert_eq!(w.vocab_size(), v.vocab_size());
+    assert_eq!(w.eos_ids(), v.eos_ids());
+    assert_eq!(w.bos_id(), v.bos_id());
+    for id in 0..v.vocab_size() as u32 {
+        assert_eq!(w.view(id), v.view(id));
+        assert_eq!(w.token_bytes(id), v.token_bytes(id));
+    }
+    for text in [
+        "<|im_start|>user\nThe capital of France is 12345 日本 👩‍👩‍👧<|im_end|>",
+        "  x  ",
+    ] {
+        assert_eq!(w.encode(text).unwrap(), v.encode(text).unwrap(), "{text:?}");
+    }
+}

@@ -172,6 +172,14 @@ impl Vocab {
         Ok(Self::finish(tokenizer, pieces, g))
     }
 
+    /// Writes the tokenizer as a tokenizer.json (e.g. to inspect it, or to edit and pass back with
+    /// `--tokenizer`).
+    pub fn save_tokenizer_json(&self, path: &Path) -> Result<(), LoadError> {
+        self.tokenizer
+            .save(path, true)
+            .map_err(|e| LoadError::Tokenizer(format!("cannot write {}: {e}", path.display())))
+    }
+
     fn finish(tokenizer: Tokenizer, pieces: Vec<Piece>, g: &GgufFile) -> Vocab {
         let views: Vec<TokenView> = pieces
             .iter()
