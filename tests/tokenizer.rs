@@ -217,3 +217,65 @@ fn reference_prompt_ids_match_llama_cpp() {
         );
     }
 }
+
+#[test]
+fn chat_template_of_the_real_model() {
+    use nexttoken::engine::chat::{chat_template, render_chat};
+    let g = GgufFile::open(&model_path()).expect("open model");
+    let t = chat_template(&g).expect("SmolLM2 has a chat template");
+    let out = render_chat(&t, "What is 2+2?", "<|im_start|>", "<|im_end|>").expect("render");
+    assert_eq!(
+        out,
+        "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n\
+         <|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n"
+    );
+    let v = vocab();
+    let ids = v.encode(&out).expect("encode");
+    assert_eq!(ids[0], 1);
+    assert_eq!(
+        ids.iter().filter(|&&id| id == 1).count(),
+        3,
+        "three <|im_start|>: {ids:?}"
+    );
+    assert_eq!(
+        ids.iter().filter(|&&id| id == 2).count(),
+        2,
+        "two <|im_end|>: {ids:?}"
+    );
+    assert_eq!(v.decode(&ids), out);
+}
+
+#[test]
+fn stream_decoder_replaces_impossible_bytes_at_once() {
+    let mut s = StreamDecoder::new();
+    assert_eq!(s.push_bytes(b"a\xE6\x97"), "a");
+    assert_eq!(s.pending(), b"\xE6\x97");
+    // A byte that cannot continue the character: the broken prefix becomes U+FFFD, the rest flows on.
+    assert_eq!(s.push_bytes(b"b"), "\u{FFFD}b");
+    assert_eq!(s.push_bytes(b"\xF0\x9F"), "");
+    assert_eq!(s.flush(), "\u{FFFD}");
+    assert!(s.pending().is_empty());
+}
+
+#[test]
+fn tokenizer_json_override_matches_the_gguf_tokenizer() {
+    let v = vocab();
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("tokenizer.json");
+    v.save_tokenizer_json(&json).expect("save");
+    let g = GgufFile::open(&model_path()).expect("open model");
+    let w = Vocab::from_tokenizer_json(&json, &g).expect("load tokenizer.json");
+    assert_eq!(w.vocab_size(), v.vocab_size());
+    assert_eq!(w.eos_ids(), v.eos_ids());
+    assert_eq!(w.bos_id(), v.bos_id());
+    for id in 0..v.vocab_size() as u32 {
+        assert_eq!(w.view(id), v.view(id));
+        assert_eq!(w.token_bytes(id), v.token_bytes(id));
+    }
+    for text in [
+        "<|im_start|>user\nThe capital of France is 12345 日本 👩‍👩‍👧<|im_end|>",
+        "  x  ",
+    ] {
+        assert_eq!(w.encode(text).unwrap(), v.encode(text).unwrap(), "{text:?}");
+    }
+}

@@ -63,23 +63,43 @@ impl GgufFile {
             detail: format!("its header cannot be read ({e})"),
         })?;
         // The header can be whole while the tensor data is cut short: check every tensor's extent.
-        let mut end = content.tensor_data_offset;
+        // Checked arithmetic: a corrupt header can declare sizes that overflow.
         for (name, info) in content.tensor_infos.iter() {
-            let elems = info.shape.elem_count();
-            let block = info.ggml_dtype.block_size();
-            let bytes = elems / block * info.ggml_dtype.type_size();
-            let tensor_end = content.tensor_data_offset + info.offset + bytes as u64;
-            if tensor_end > file_bytes {
-                return Err(LoadError::Truncated {
-                    path: path.to_path_buf(),
-                    detail: format!(
-                        "tensor `{name}` ends at byte {tensor_end} but the file has only {file_bytes} bytes"
-                    ),
+            let block = info.ggml_dtype.block_size() as u64;
+            let tensor_end = info
+                .shape
+                .dims()
+                .iter()
+                .try_fold(1u64, |acc, &d| acc.checked_mul(d as u64))
+                .and_then(|elems| (elems / block).checked_mul(info.ggml_dtype.type_size() as u64))
+                .and_then(|bytes| {
+                    content
+                        .tensor_data_offset
+                        .checked_add(info.offset)?
+                        .checked_add(bytes)
                 });
+            match tensor_end {
+                Some(end) if end <= file_bytes => {}
+                Some(end) => {
+                    return Err(LoadError::Truncated {
+                        path: path.to_path_buf(),
+                        detail: format!(
+                            "tensor `{name}` ends at byte {end} but the file has only {file_bytes} bytes"
+                        ),
+                    })
+                }
+                None => {
+                    return Err(LoadError::Truncated {
+                        path: path.to_path_buf(),
+                        detail: format!(
+                            "tensor `{name}` declares an impossible size (shape {:?}, offset {})",
+                            info.shape.dims(),
+                            info.offset
+                        ),
+                    })
+                }
             }
-            end = end.max(tensor_end);
         }
-        let _ = end;
         Ok(Self {
             path: path.to_path_buf(),
             content,
@@ -114,6 +134,41 @@ impl GgufFile {
             gguf_file::Value::F64(x) => Some(*x as f32),
             _ => None,
         })
+    }
+
+    /// An array of strings (`tokenizer.ggml.tokens`); a clear error when absent or of another type.
+    pub fn get_string_array(&self, key: &str) -> Result<Vec<String>, LoadError> {
+        match self.metadata(key) {
+            Some(gguf_file::Value::Array(items)) => items
+                .iter()
+                .map(|v| match v {
+                    gguf_file::Value::String(s) => Ok(s.clone()),
+                    other => Err(LoadError::Other(format!(
+                        "`{key}` holds a {:?}, not a string",
+                        other.value_type()
+                    ))),
+                })
+                .collect(),
+            Some(_) => Err(LoadError::Other(format!("`{key}` is not an array"))),
+            None => Err(LoadError::MissingKey(key.into())),
+        }
+    }
+
+    /// An array of integers (`tokenizer.ggml.token_type`); `None` when absent or not an integer array.
+    pub fn get_i32_array(&self, key: &str) -> Option<Vec<i32>> {
+        match self.metadata(key)? {
+            gguf_file::Value::Array(items) => items
+                .iter()
+                .map(|v| match v {
+                    gguf_file::Value::I32(x) => Some(*x),
+                    gguf_file::Value::U32(x) => Some(*x as i32),
+                    gguf_file::Value::I8(x) => Some(*x as i32),
+                    gguf_file::Value::U8(x) => Some(*x as i32),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        }
     }
 
     /// The architecture named in `general.architecture`.

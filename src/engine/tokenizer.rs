@@ -71,9 +71,11 @@ impl Vocab {
             .get_string("tokenizer.ggml.pre")
             .unwrap_or_else(|| "default".into());
         let pre_tokenizer = pre_tokenizer(&pre)?;
-        let tokens = string_array(g, "tokenizer.ggml.tokens")?;
-        let merges = string_array(g, "tokenizer.ggml.merges")?;
-        let types = int_array(g, "tokenizer.ggml.token_type").unwrap_or_default();
+        let tokens = g.get_string_array("tokenizer.ggml.tokens")?;
+        let merges = g.get_string_array("tokenizer.ggml.merges")?;
+        let types = g
+            .get_i32_array("tokenizer.ggml.token_type")
+            .unwrap_or_default();
         let type_of = |id: usize| types.get(id).copied().unwrap_or(1);
 
         let mut vocab = tokenizers::models::bpe::Vocab::default();
@@ -168,6 +170,14 @@ impl Vocab {
             })
             .collect();
         Ok(Self::finish(tokenizer, pieces, g))
+    }
+
+    /// Writes the tokenizer as a tokenizer.json (e.g. to inspect it, or to edit and pass back with
+    /// `--tokenizer`).
+    pub fn save_tokenizer_json(&self, path: &Path) -> Result<(), LoadError> {
+        self.tokenizer
+            .save(path, true)
+            .map_err(|e| LoadError::Tokenizer(format!("cannot write {}: {e}", path.display())))
     }
 
     fn finish(tokenizer: Tokenizer, pieces: Vec<Piece>, g: &GgufFile) -> Vocab {
@@ -457,40 +467,5 @@ fn make_view(id: u32, p: &Piece) -> TokenView {
         id,
         text,
         kind: TokenKind::Bytes,
-    }
-}
-
-fn string_array(g: &GgufFile, key: &str) -> Result<Vec<String>, LoadError> {
-    match g.metadata(key) {
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|v| match v {
-                Value::String(s) => Ok(s.clone()),
-                other => Err(LoadError::Tokenizer(format!(
-                    "`{key}` holds a {:?}, not a string",
-                    other.value_type()
-                ))),
-            })
-            .collect(),
-        Some(_) => Err(LoadError::Tokenizer(format!("`{key}` is not an array"))),
-        None => Err(LoadError::MissingKey(key.into())),
-    }
-}
-
-fn int_array(g: &GgufFile, key: &str) -> Option<Vec<i32>> {
-    match g.metadata(key)? {
-        Value::Array(items) => Some(
-            items
-                .iter()
-                .map(|v| match v {
-                    Value::I32(x) => *x,
-                    Value::U32(x) => *x as i32,
-                    Value::I8(x) => *x as i32,
-                    Value::U8(x) => *x as i32,
-                    _ => 1,
-                })
-                .collect(),
-        ),
-        _ => None,
     }
 }
