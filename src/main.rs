@@ -1,14 +1,75 @@
 //! The `nexttoken` binary: parses arguments and hands off to the TUI, `fetch`, `trace` or `bench`.
 
+use anyhow::Result;
 use clap::Parser;
-use nexttoken::cli::{Cli, Cmd};
+use nexttoken::cli::{Cli, Cmd, SamplerArgs};
+use nexttoken::engine::fetch;
+use nexttoken::engine::linear::MatmulPath;
+use nexttoken::engine::load::{load_session, LoadOptions};
+use nexttoken::engine::session::SessionOptions;
+use nexttoken::protocol::SamplerSettings;
 
-fn main() -> anyhow::Result<()> {
+fn main() {
     let cli = Cli::parse();
+    if let Err(e) = run(cli) {
+        eprintln!("nexttoken: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    if let Some(n) = cli.model.threads {
+        nexttoken::engine::set_threads(n);
+    }
     match &cli.command {
-        None => anyhow::bail!("the TUI is not built yet"),
-        Some(Cmd::Fetch { .. }) => anyhow::bail!("fetch is not built yet"),
-        Some(Cmd::Trace(_)) => anyhow::bail!("trace is not built yet"),
-        Some(Cmd::Bench(_)) => anyhow::bail!("bench is not built yet"),
+        Some(Cmd::Fetch { force }) => {
+            let path = fetch::fetch_default(*force)?;
+            println!("{}", path.display());
+            Ok(())
+        }
+        Some(Cmd::Trace(args)) => {
+            let path = fetch::resolve_model(cli.model.model.as_deref())?;
+            let load = LoadOptions {
+                tokenizer_json: cli.model.tokenizer.as_deref(),
+                matmul: MatmulPath::Fast,
+            };
+            let opts = SessionOptions {
+                top_k_shown: args.top_k.max(1),
+                ..SessionOptions::default()
+            };
+            let (mut session, _) = load_session(
+                &path,
+                &load,
+                sampler_settings(&cli.sampler),
+                opts,
+                &mut |_| {},
+            )?;
+            let prompt = cli.prompt.as_deref().unwrap_or("The capital of France is");
+            let stdout = std::io::stdout();
+            nexttoken::trace::run(&mut session, prompt, cli.chat, args, &mut stdout.lock())
+        }
+        Some(Cmd::Bench(args)) => {
+            let path = fetch::resolve_model(cli.model.model.as_deref())?;
+            nexttoken::bench::run(&path, args)
+        }
+        None => {
+            let path = fetch::resolve_model(cli.model.model.as_deref())?;
+            nexttoken::tui::run(&cli, path)
+        }
+    }
+}
+
+/// Sampler settings from the defaults and the command line.
+pub fn sampler_settings(a: &SamplerArgs) -> SamplerSettings {
+    let d = SamplerSettings::default();
+    SamplerSettings {
+        greedy: a.greedy,
+        temperature: a.temperature.unwrap_or(d.temperature),
+        top_k: a.sample_top_k.unwrap_or(d.top_k),
+        top_p: a.top_p.unwrap_or(d.top_p),
+        min_p: a.min_p.unwrap_or(d.min_p),
+        repeat_penalty: a.repeat_penalty.unwrap_or(d.repeat_penalty),
+        seed: a.seed.unwrap_or(d.seed),
+        ..d
     }
 }

@@ -20,13 +20,18 @@ pub enum ForceSpec {
 pub fn parse_forces(specs: &[String]) -> Result<BTreeMap<usize, ForceSpec>> {
     let mut out = BTreeMap::new();
     for spec in specs {
-        let (step, what) = spec
-            .split_once(':')
-            .with_context(|| format!("--force `{spec}`: expected STEP:ID or STEP:text, e.g. 2:7042 or 0:' Rome'"))?;
-        let step: usize = step.trim().parse().with_context(|| format!("--force `{spec}`: `{step}` is not a step number"))?;
+        let (step, what) = spec.split_once(':').with_context(|| {
+            format!("--force `{spec}`: expected STEP:ID or STEP:text, e.g. 2:7042 or 0:' Rome'")
+        })?;
+        let step: usize = step
+            .trim()
+            .parse()
+            .with_context(|| format!("--force `{spec}`: `{step}` is not a step number"))?;
         let f = match what.parse::<u32>() {
             Ok(id) => ForceSpec::Id(id),
-            Err(_) if what.is_empty() => bail!("--force `{spec}`: nothing to force after the colon"),
+            Err(_) if what.is_empty() => {
+                bail!("--force `{spec}`: nothing to force after the colon")
+            }
             Err(_) => ForceSpec::Text(what.to_string()),
         };
         out.insert(step, f);
@@ -35,7 +40,13 @@ pub fn parse_forces(specs: &[String]) -> Result<BTreeMap<usize, ForceSpec>> {
 }
 
 /// Runs the trace, writing JSON Lines to `out`.
-pub fn run(session: &mut Session, prompt: &str, chat: bool, args: &TraceArgs, out: &mut dyn Write) -> Result<()> {
+pub fn run(
+    session: &mut Session,
+    prompt: &str,
+    chat: bool,
+    args: &TraceArgs,
+    out: &mut dyn Write,
+) -> Result<()> {
     let forces = parse_forces(&args.force)?;
     session.set_kv_cache(!args.no_kv_cache);
     let text = session.render_prompt(prompt, chat)?;
@@ -61,7 +72,9 @@ pub fn run(session: &mut Session, prompt: &str, chat: bool, args: &TraceArgs, ou
     for step in 0..args.steps {
         match forces.get(&step) {
             Some(ForceSpec::Id(id)) => queue = vec![*id],
-            Some(ForceSpec::Text(t)) => queue = session.vocab.encode(t)?.into_iter().rev().collect(),
+            Some(ForceSpec::Text(t)) => {
+                queue = session.vocab.encode(t)?.into_iter().rev().collect()
+            }
             None => {}
         }
         let choice = queue.pop().map_or(Choice::Sample, Choice::Force);
@@ -121,7 +134,9 @@ fn attention(session: &Session, mode: Option<AttentionMode>) -> Value {
     };
     let layers: Vec<Value> = (0..c.n_layer)
         .map(|l| match mode {
-            AttentionMode::All => json!((0..c.n_head).map(|h| row(l, h).to_vec()).collect::<Vec<_>>()),
+            AttentionMode::All => json!((0..c.n_head)
+                .map(|h| row(l, h).to_vec())
+                .collect::<Vec<_>>()),
             AttentionMode::Mean => {
                 let mean: Vec<f32> = (0..a.kv_len)
                     .map(|k| (0..c.n_head).map(|h| row(l, h)[k]).sum::<f32>() / c.n_head as f32)

@@ -11,3 +11,8 @@ pub mod sampler;
 pub mod session;
 pub mod tokenizer;
 pub mod worker;
+
+/// Sets the worker threads for the model's matrix work (default: all cores). Call before loading.
+pub fn set_threads(n: usize) {
+    std::env::set_var("RAYON_NUM_THREADS", n.max(1).to_string());
+}

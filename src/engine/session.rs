@@ -378,8 +378,17 @@ impl Session {
         let lp = super::model::log_softmax(&logits);
         let token = self.vocab.view(id);
         let i = id as usize;
-        let sampled_prob = out.shown.iter().position(|&s| s == id).map_or(0.0, |r| out.final_probs[r]);
-        Ok(Candidate { token, prob: out.raw_probs[i], logprob: lp[i], sampled_prob })
+        let sampled_prob = out
+            .shown
+            .iter()
+            .position(|&s| s == id)
+            .map_or(0.0, |r| out.final_probs[r]);
+        Ok(Candidate {
+            token,
+            prob: out.raw_probs[i],
+            logprob: lp[i],
+            sampled_prob,
+        })
     }
 
     pub fn prefill_report(&self) -> &PrefillReport {
