@@ -33,7 +33,7 @@ impl Areas {
             let [left, right] =
                 Layout::horizontal([Constraint::Percentage(58), Constraint::Fill(1)]).areas(body);
             let [transcript, attention] =
-                Layout::vertical([Constraint::Percentage(40), Constraint::Fill(1)]).areas(left);
+                Layout::vertical([Constraint::Percentage(35), Constraint::Fill(1)]).areas(left);
             let [distribution, timing] =
                 Layout::vertical([Constraint::Fill(1), Constraint::Length(18)]).areas(right);
             Areas {
@@ -49,9 +49,11 @@ impl Areas {
                 Layout::vertical([Constraint::Percentage(30), Constraint::Fill(1)]).areas(body);
             let [distribution, side] =
                 Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(lower);
-            let (attention, timing) = match app.side {
-                super::SidePanel::Attention => (Some(side), None),
-                super::SidePanel::Timing => (None, Some(side)),
+            // The sampler chain needs a column per stage: it takes the whole width.
+            let (distribution, attention, timing) = match app.side {
+                _ if app.show_chain => (lower, None, None),
+                super::SidePanel::Attention => (distribution, Some(side), None),
+                super::SidePanel::Timing => (distribution, None, Some(side)),
             };
             Areas {
                 transcript,

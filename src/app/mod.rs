@@ -3,7 +3,7 @@
 //! # How a key press becomes a `Command` (the one-minute tour)
 //!
 //! 1. `tui.rs` reads a crossterm key event on the input thread and turns it into [`Msg::Key`]`(`[`Key`]`)`.
-//! 2. [`App::update`] (in `update.rs`) looks the key up in [`keymap::KEYMAP`] for the current [`Mode`]
+//! 2. [`App::update`] (in `update.rs`; engine replies are folded in `events.rs`) looks the key up in [`keymap::KEYMAP`] for the current [`Mode`]
 //!    (global bindings such as Ctrl-C first), which gives an [`Action`].
 //! 3. `update.rs` applies the action: it changes state and returns the `Command`s to send, e.g.
 //!    `Action::Pick(2)` → `Command::Force { token_id }` of the second candidate.
@@ -13,6 +13,7 @@
 //! `update` performs no I/O and reads no clock: time arrives inside [`Msg::Tick`]. The help screen is
 //! generated from the same keymap table, so it cannot drift from what the keys do.
 
+mod events;
 pub mod keymap;
 pub mod layout;
 pub mod sampler_panel;
@@ -25,6 +26,8 @@ use crate::protocol::{
 };
 
 /// Everything that can happen to the app.
+// `Engine` carries a whole report; messages are handled one at a time, so boxing would only add noise.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Msg {
     Key(Key),

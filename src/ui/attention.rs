@@ -10,21 +10,20 @@ use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
-/// Columns per matrix cell.
-const CELL: usize = 2;
-
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let n_layer = app.n_layer();
-    let which = match app.head {
-        HeadSel::Mean => format!("mean of {} heads", app.n_head()),
-        HeadSel::Head(h) => format!("head {}/{}", h + 1, app.n_head()),
+    let title = if n_layer == 0 {
+        " Attention ".to_string()
+    } else {
+        let which = match app.head {
+            HeadSel::Mean => "head mean".to_string(),
+            HeadSel::Head(h) => format!("head {}/{}", h + 1, app.n_head()),
+        };
+        format!(" Attention · layer {}/{n_layer} · {which} ", app.layer + 1)
     };
     let block = Block::bordered()
         .border_style(theme.border)
-        .title(Span::styled(
-            format!(" Attention · layer {}/{n_layer} · {which} ", app.layer + 1),
-            theme.title,
-        ))
+        .title(Span::styled(title, theme.title))
         .title_bottom(Line::styled(" [ ] layer · { } head ", theme.dim).right_aligned());
     let inner = block.inner(area);
     frame.render_widget(block, area);
@@ -62,32 +61,50 @@ fn matrix_lines(
     if win.len == 0 || win.n_layer == 0 || win.weights.is_empty() {
         return vec![Line::styled("no attention yet", theme.dim)];
     }
-    let width = area.width as usize;
-    let label_w = (width / 4).clamp(5, 12);
-    let header_rows: usize = if area.height >= 16 { 3 } else { 2 };
-    // Room below the matrix: a legend, and (when tall) where the newest token looks.
-    let extra = if area.height >= 14 { 3 } else { 1 };
-    let max_cols = width.saturating_sub(label_w + 1) / CELL;
-    let max_rows = (area.height as usize).saturating_sub(header_rows + extra);
-    let n = win.len.min(max_cols).min(max_rows);
+    let (width, height) = (area.width as usize, area.height as usize);
+    let label_w = (width / 5).clamp(5, 12);
+    let vertical_rows: usize = if height >= 16 { 3 } else { 2 };
+    let max_cols = width.saturating_sub(label_w + 1) / 2;
+    let n = win
+        .len
+        .min(max_cols)
+        .min(height.saturating_sub(vertical_rows + 1));
     if n == 0 {
         return vec![Line::styled("too small for the matrix", theme.dim)];
     }
+    // Wider cells when there is room: from 4 columns on, each cell prints its weight in %.
+    let cell = (width.saturating_sub(label_w + 1) / n).clamp(2, 7);
+    let numbers = cell >= 4;
     // The newest positions: the bottom-right corner of the window.
     let first = win.len - n;
     let mut lines = vec![];
 
-    // Key labels, written downwards, one character per row.
-    for r in 0..header_rows {
+    if cell >= 5 {
+        // Key labels across, cut to the cell.
         let mut s = " ".repeat(label_w + 1);
         for c in first..win.len {
-            let ch = label(tokens, win.start + c).chars().nth(r).unwrap_or(' ');
-            let ch = if ch.to_string().width() == 1 { ch } else { '?' };
-            s.push(ch);
-            s.push(' ');
+            s.push_str(&format!(
+                "{:>w$}",
+                fit(&label(tokens, win.start + c), cell - 1),
+                w = cell
+            ));
         }
-        let style = if r == 0 { theme.text } else { theme.dim };
-        lines.push(Line::styled(s, style));
+        lines.push(Line::styled(s, theme.text));
+    } else {
+        // Key labels written downwards, one character per row.
+        for r in 0..vertical_rows {
+            let mut s = " ".repeat(label_w + 1);
+            for c in first..win.len {
+                let ch = label(tokens, win.start + c).chars().nth(r).unwrap_or(' ');
+                let ch = if ch.to_string().width() == 1 { ch } else { '?' };
+                if numbers {
+                    s.push_str(&format!("{:>w$}", ch, w = cell));
+                } else {
+                    s.push_str(&format!("{:>w$} ", ch, w = cell - 1));
+                }
+            }
+            lines.push(Line::styled(s, if r == 0 { theme.text } else { theme.dim }));
+        }
     }
 
     for r in first..win.len {
@@ -103,23 +120,44 @@ fn matrix_lines(
             if newest { theme.newest } else { theme.text },
         )];
         for c in first..win.len {
-            if c > r {
-                spans.push(Span::styled(" ·", theme.blocked));
+            // Every cell ends where its column label ends; glyph cells keep a gap column.
+            spans.push(if c > r && numbers {
+                Span::styled(format!("{:>w$}", "·", w = cell), theme.blocked)
+            } else if c > r {
+                Span::styled(format!("{:>w$} ", "·", w = cell - 1), theme.blocked)
+            } else if numbers {
+                let w = weight(app, win, r, c);
+                let text = format!("{:>w$}", (w * 100.0).round() as u32, w = cell - 1);
+                Span::styled(format!(" {text}"), theme.heat_cell(w))
             } else {
                 let (glyph, style) = theme.heat(weight(app, win, r, c));
-                spans.push(Span::styled(glyph, style));
-            }
+                let g = glyph.chars().next().unwrap_or(' ');
+                let body: String = std::iter::repeat_n(g, cell.max(3) - 1).collect();
+                if cell >= 3 {
+                    Span::styled(format!("{body} "), style)
+                } else {
+                    Span::styled(format!("{g}{g}"), style)
+                }
+            });
         }
         lines.push(Line::from(spans));
     }
 
-    lines.push(Line::from(vec![
-        Span::styled(" ░▒▓█", theme.heat(0.6).1),
-        Span::styled(" weight  ", theme.dim),
-        Span::styled("·", theme.blocked),
-        Span::styled(" masked: the future", theme.dim),
-    ]));
-    if extra >= 3 {
+    lines.push(if numbers {
+        Line::from(vec![
+            Span::styled(" weights in %  ", theme.dim),
+            Span::styled("·", theme.blocked),
+            Span::styled(" = masked (future)", theme.dim),
+        ])
+    } else {
+        Line::from(vec![
+            Span::styled(" ░▒▓█", theme.heat(0.6).1),
+            Span::styled(" weight  ", theme.dim),
+            Span::styled("·", theme.blocked),
+            Span::styled(" = masked (future)", theme.dim),
+        ])
+    });
+    if lines.len() + 2 <= height {
         lines.push(Line::default());
         lines.push(top_attended(app, win, tokens, theme, width));
     }

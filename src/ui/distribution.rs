@@ -1,6 +1,6 @@
 //! The next-token panel: top-k candidates as bars, or the sampler chain stage by stage (`t`).
 
-use super::fmt::{bar, pad, pct, quoted};
+use super::fmt::{bar, cut_bar, pad, pct, quoted};
 use super::theme::Theme;
 use crate::app::layout::{candidate_rows, inset, CHAIN_HEADER};
 use crate::app::App;
@@ -21,10 +21,19 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(block, area);
         return;
     };
-    block = block.title(Span::styled(
-        format!(" Next token · position {} ", dist.position),
-        theme.title,
-    ));
+    block = block
+        .title(Span::styled(
+            format!(" Next token · position {} ", dist.position),
+            theme.title,
+        ))
+        .title_bottom(Line::styled(
+            format!(
+                " entropy {:.2} nats · EOS {} ",
+                dist.entropy,
+                pct(dist.eos_prob)
+            ),
+            theme.dim,
+        ));
     frame.render_widget(block, area);
     let rows = candidate_rows(area, app.show_chain);
     let inner = inset(area);
@@ -53,7 +62,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         height: (inner.y + inner.height).saturating_sub(rows.y + rows.height),
         ..inner
     };
-    frame.render_widget(Paragraph::new(footer_lines(app, dist, theme)), footer);
+    frame.render_widget(
+        Paragraph::new(footer_lines(app, dist, rows.width, theme)),
+        footer,
+    );
 }
 
 /// Width of the token column: the longest candidate, within limits.
@@ -85,7 +97,14 @@ fn bar_row(app: &App, dist: &Distribution, i: usize, width: usize, theme: &Theme
         ),
         Span::styled(pad(&quoted(&c.token.text), tw), text_style),
         Span::styled(format!(" {:>6} ", pct(c.prob)), text_style),
-        Span::styled(bar(c.prob, bar_w), bar_style),
+        Span::styled(
+            if cut {
+                cut_bar(c.prob, bar_w)
+            } else {
+                bar(c.prob, bar_w)
+            },
+            bar_style,
+        ),
         Span::styled(mark, theme.planned),
     ];
     if selected {
@@ -172,23 +191,23 @@ fn compact_count(n: usize) -> String {
     }
 }
 
-/// Entropy and EOS, then what the sampler will do.
-fn footer_lines(app: &App, dist: &Distribution, theme: &Theme) -> Vec<Line<'static>> {
-    let mut first = vec![Span::styled(
-        format!(
-            "entropy {:.2} nats · EOS {}",
-            dist.entropy,
-            pct(dist.eos_prob)
-        ),
-        theme.dim,
-    )];
-    if app.show_chain {
-        let mass: Vec<String> = dist.stages.iter().map(|s| pct(s.kept_mass)).collect();
-        first.push(Span::styled(
-            format!(" · mass kept {}", mass.join(" ")),
-            theme.dim,
-        ));
-    }
+/// Under the list: the chain's kept mass per stage (chain view) or a legend, and what the sampler does.
+fn footer_lines(app: &App, dist: &Distribution, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let first = if app.show_chain {
+        let tw = chain_token_width(dist, width as usize);
+        let mut row = format!("{:3} {}", "", pad("mass kept", tw));
+        for st in &dist.stages {
+            row.push_str(&format!("{:>w$}", pct(st.kept_mass), w = CELL));
+        }
+        Line::styled(row, theme.dim)
+    } else {
+        Line::from(vec![
+            Span::styled("◀ next", theme.planned),
+            Span::styled(": the sampler's pick · ", theme.dim),
+            Span::styled("░", theme.bar_cut),
+            Span::styled(" cut by it", theme.dim),
+        ])
+    };
     let planned = quoted(&dist.planned.text);
     let second = match &dist.draw {
         None => Line::from(vec![
@@ -202,15 +221,11 @@ fn footer_lines(app: &App, dist: &Distribution, theme: &Theme) -> Vec<Line<'stat
                 Span::styled(format!("draw u={:.3} → ", d.u), theme.dim),
                 Span::styled(planned, theme.planned),
                 Span::styled(
-                    format!(
-                        " ({} after sampler, #{} of {kept})",
-                        pct(dist.planned_prob),
-                        d.rank + 1
-                    ),
+                    format!(" (#{} of {kept}, {})", d.rank + 1, pct(dist.planned_prob)),
                     theme.dim,
                 ),
             ])
         }
     };
-    vec![Line::from(first), second]
+    vec![first, second]
 }

@@ -102,3 +102,9 @@ pub fn bar(frac: f32, width: usize) -> String {
     }
     s
 }
+
+/// A bar of whole light-shade cells, for probability the sampler cut (visible without colour).
+pub fn cut_bar(frac: f32, width: usize) -> String {
+    let cells = (frac.clamp(0.0, 1.0) * width as f32).round() as usize;
+    "░".repeat(cells.max(usize::from(frac > 0.0)))
+}

@@ -17,14 +17,10 @@ pub fn draw(frame: &mut Frame, area: Rect, theme: &Theme) {
         .filter(|b| b.scope == Scope::In(Mode::Normal))
         .chain(KEYMAP.iter().filter(|b| b.scope == Scope::Global))
         .collect();
-    // Two columns when the screen is narrow and short, one when there is room.
-    let columns = if area.height as usize >= rows.len() + 8 {
-        1
-    } else {
-        2
-    };
+    // Two columns whenever they fit: the whole table stays on one screen at 80x24.
+    let columns = if area.width >= 70 { 2 } else { 1 };
     let per_col = rows.len().div_ceil(columns);
-    let col_w = (area.width.saturating_sub(4) as usize / columns).min(48);
+    let col_w = (area.width.saturating_sub(4) as usize / columns).min(42);
     let width = (col_w * columns + 2) as u16;
     let height = (per_col + 6) as u16;
     let popup = centered(area, width, height);
@@ -34,7 +30,7 @@ pub fn draw(frame: &mut Frame, area: Rect, theme: &Theme) {
         .title_bottom(Line::styled(" ? or esc closes ", theme.dim).right_aligned());
     let mut lines = vec![
         Line::styled(
-            " The model writes one token per forward pass. Step it, or choose for it.",
+            " One forward pass, one token. Step it, or choose for it.",
             theme.text,
         ),
         Line::default(),
@@ -51,7 +47,7 @@ pub fn draw(frame: &mut Frame, area: Rect, theme: &Theme) {
     lines.push(Line::default());
     lines.push(Line::styled(
         format!(
-            " In a panel ({}, {}, {}), its keys show at the bottom.",
+            " In a panel ({}, {}, {}) its keys show at its foot.",
             Mode::Sampler.title(),
             Mode::Branches.title(),
             Mode::Search.title()
@@ -59,7 +55,8 @@ pub fn draw(frame: &mut Frame, area: Rect, theme: &Theme) {
         theme.dim,
     ));
     frame.render_widget(Clear, popup);
-    frame.render_widget(Paragraph::new(lines).block(block), popup);
+    let p = Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false });
+    frame.render_widget(p.block(block), popup);
 }
 
 fn entry(b: &Binding, col_w: usize, theme: &Theme) -> Vec<Span<'static>> {
@@ -72,13 +69,23 @@ fn entry(b: &Binding, col_w: usize, theme: &Theme) -> Vec<Span<'static>> {
     ]
 }
 
-/// One hint line for a panel: the first key of each of its bindings, from the table.
-pub fn panel_hints(mode: Mode, theme: &Theme) -> Line<'static> {
-    let mut spans = vec![];
+/// Hint lines for a panel: the first key of each of its bindings and what it does, wrapped at
+/// binding boundaries to `width`.
+pub fn panel_hints(mode: Mode, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = vec![];
+    let mut spans: Vec<Span> = vec![];
+    let mut used = 0;
     for b in keymap::bindings(mode) {
         let key = b.keys.first().map(|k| k.label()).unwrap_or_default();
-        spans.push(Span::styled(format!(" {key}"), theme.key));
-        spans.push(Span::styled(format!(" {}", b.help), theme.dim));
+        let w = key.chars().count() + b.help.chars().count() + 2;
+        if used + w > width && !spans.is_empty() {
+            lines.push(Line::from(std::mem::take(&mut spans)));
+            used = 0;
+        }
+        used += w;
+        spans.push(Span::styled(key, theme.key));
+        spans.push(Span::styled(format!(" {} ", b.help), theme.dim));
     }
-    Line::from(spans)
+    lines.push(Line::from(spans));
+    lines
 }

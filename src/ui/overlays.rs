@@ -26,17 +26,16 @@ fn panel(
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);
-    let hints = Paragraph::new(panel_hints(mode, theme)).wrap(Wrap { trim: true });
-    let hint_rows = if inner.width >= 60 { 1 } else { 3 };
+    let hints = panel_hints(mode, inner.width as usize, theme);
     let [body, foot] =
-        Layout::vertical([Constraint::Fill(1), Constraint::Length(hint_rows)]).areas(inner);
-    frame.render_widget(Paragraph::new(lines), body);
-    frame.render_widget(hints, foot);
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(hints.len() as u16)])
+            .areas(inner);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
+    frame.render_widget(Paragraph::new(hints), foot);
 }
 
 /// Sampler settings: each change is sent at once and re-ranks the current distribution.
 pub fn sampler(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let w = area.width.saturating_sub(2) as usize;
     let mut lines = vec![];
     for (i, f) in FIELDS.iter().enumerate() {
         let sel = i == app.sampler_field;
@@ -53,11 +52,10 @@ pub fn sampler(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             ),
         ]));
     }
-    lines.push(Line::default());
     let f = FIELDS[app.sampler_field];
-    lines.push(Line::styled(fit(f.explain(), w), theme.dim));
+    lines.push(Line::styled(f.explain(), theme.dim));
     lines.push(Line::styled(
-        fit("changes re-rank the list: no forward pass", w),
+        "a change re-ranks the list at once: no forward pass",
         theme.info,
     ));
     panel(frame, area, " Sampler ".into(), lines, Mode::Sampler, theme);

@@ -21,48 +21,48 @@ pub fn busy_text(app: &App) -> Option<String> {
     }
 }
 
-/// Hints on the second line in normal mode: (action, word). The keys come from the keymap.
-const HINTS: [(Action, &str); 9] = [
+/// Hints on the second line in normal mode, most useful first: (action, word). Keys come from the
+/// keymap; hints that do not fit the width are left out.
+const HINTS: [(Action, &str); 10] = [
     (Action::Step, "step"),
     (Action::Pick(1), "force"),
     (Action::OpenSearch, "search"),
     (Action::OpenForceText, "type"),
     (Action::Rewind, "rewind"),
-    (Action::ToggleAutoplay, "autoplay"),
-    (Action::OpenSampler, "sampler"),
     (Action::ToggleHelp, "help"),
     (Action::Quit, "quit"),
+    (Action::OpenSampler, "sampler"),
+    (Action::ToggleAutoplay, "autoplay"),
+    (Action::ToggleChain, "chain"),
 ];
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let sep = Span::styled(" │ ", theme.dim);
-    let model = app.model.as_ref().map_or("no model", |m| m.name.as_str());
+    let sep = || Span::styled(" │ ", theme.dim);
+    // Most important first: a narrow screen cuts from the right, where the model name sits.
     let mut top = vec![
-        Span::styled(format!(" {model}"), theme.title),
-        sep.clone(),
-        Span::styled(format!("step {}", app.step_count()), theme.key),
-        sep.clone(),
+        Span::styled(format!(" step {}", app.step_count()), theme.key),
+        sep(),
         Span::styled(format!("passes {}", app.forward_passes()), theme.text),
-        sep.clone(),
-        Span::styled(sampler_panel::summary(&app.settings), theme.text),
-        sep.clone(),
-        Span::styled(format!("seed {}", app.settings.seed), theme.text),
     ];
+    if let Some(busy) = busy_text(app) {
+        top.extend([sep(), Span::styled(busy, theme.newest)]);
+    }
     if app.autoplay {
-        top.push(sep.clone());
-        top.push(Span::styled(
-            format!("▶ autoplay {}", app.autoplay_label()),
-            theme.planned,
-        ));
+        let text = format!("▶ autoplay {}", app.autoplay_label());
+        top.extend([sep(), Span::styled(text, theme.planned)]);
     }
     if !app.kv_cache {
-        top.push(sep.clone());
-        top.push(Span::styled("KV OFF", theme.warn_badge));
+        top.extend([sep(), Span::styled("KV OFF", theme.warn_badge)]);
     }
-    if let Some(busy) = busy_text(app) {
-        top.push(sep);
-        top.push(Span::styled(busy, theme.newest));
-    }
+    let model = app.model.as_ref().map_or("no model", |m| m.name.as_str());
+    top.extend([
+        sep(),
+        Span::styled(sampler_panel::summary(&app.settings), theme.text),
+        sep(),
+        Span::styled(format!("seed {}", app.settings.seed), theme.text),
+        sep(),
+        Span::styled(model.to_string(), theme.title),
+    ]);
     let bottom = if app.mode.is_text_input() {
         let label = match app.mode {
             Mode::Search => "search vocabulary> ",
@@ -78,28 +78,29 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     } else if let Some(msg) = &app.status {
         let style = if msg.error { theme.error } else { theme.info };
         Line::styled(format!(" {}", msg.text), style)
+    } else if app.mode == Mode::Normal {
+        hints(area.width as usize, theme)
     } else {
-        hints(app.mode, theme)
+        Line::styled(format!(" {} · esc closes", app.mode.title()), theme.dim)
     };
     frame.render_widget(Paragraph::new(vec![Line::from(top), bottom]), area);
 }
 
-fn hints(mode: Mode, theme: &Theme) -> Line<'static> {
+fn hints(width: usize, theme: &Theme) -> Line<'static> {
     let mut spans = vec![Span::raw(" ")];
+    let mut used = 1;
     for (action, word) in HINTS {
         let Some(key) = key_for(Mode::Normal, action) else {
             continue;
         };
-        let key = if matches!(action, Action::Pick(_)) {
-            "1-9".to_string()
-        } else {
-            key
-        };
+        let word = format!(" {word}  ");
+        let w = key.chars().count() + word.chars().count();
+        if used + w > width {
+            continue;
+        }
+        used += w;
         spans.push(Span::styled(key, theme.key));
-        spans.push(Span::styled(format!(" {word}  "), theme.dim));
-    }
-    if mode != Mode::Normal {
-        spans.clear();
+        spans.push(Span::styled(word, theme.dim));
     }
     Line::from(spans)
 }

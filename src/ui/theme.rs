@@ -176,4 +176,29 @@ impl Theme {
         };
         (glyph, s().fg(color))
     }
+
+    /// A matrix cell that prints its weight: the heat is the background, the number stays readable.
+    pub fn heat_cell(&self, w: f32) -> Style {
+        let x = w.clamp(0.0, 1.0).sqrt();
+        if !self.has_color() {
+            return if x >= 0.5 {
+                s().add_modifier(Modifier::REVERSED)
+            } else {
+                s()
+            };
+        }
+        let (bg, fg) = match x {
+            x if x < 0.08 => (Color::Reset, Color::DarkGray),
+            x if x < 0.3 => (Color::Indexed(17), Color::Gray),
+            x if x < 0.5 => (Color::Indexed(24), Color::White),
+            x if x < 0.7 => (Color::Indexed(136), Color::Black),
+            _ => (Color::Indexed(220), Color::Black),
+        };
+        let style = s().bg(bg).fg(fg);
+        if self.kind == ThemeKind::Projector {
+            style.add_modifier(Modifier::BOLD)
+        } else {
+            style
+        }
+    }
 }

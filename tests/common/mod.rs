@@ -2,6 +2,7 @@
 //! (no model), with a sampler chain that follows the real stage order and attention rows that sum to 1.
 #![allow(dead_code)]
 
+use nexttoken::app::keymap::Key;
 use nexttoken::app::{App, AppConfig, Msg, ThemeKind};
 use nexttoken::protocol::*;
 
@@ -87,11 +88,11 @@ pub const AFTER_PARIS: [(u32, &str, f32); 10] = [
     (284, " and", 0.07),
     (198, "\n", 0.05),
     (563, " which", 0.03),
-    (30, "<E2 80>", 0.02),
+    (9937, "<E2 80>", 0.02),
     (347, " (", 0.015),
     (1014, " in", 0.01),
     (2, "<|im_end|>", 0.008),
-    (3, " is", 0.005),
+    (314, " is", 0.005),
 ];
 
 /// A distribution with a sampler chain computed the way the engine's stages run.
@@ -352,4 +353,17 @@ pub fn ready_app(width: u16, height: u16) -> App {
     app.update(Msg::Engine(Event::Loaded(model_info())));
     app.update(Msg::Engine(Event::Synced(prefilled())));
     app
+}
+
+/// Presses one character key.
+pub fn key(app: &mut App, c: char) -> Vec<Command> {
+    app.update(Msg::Key(Key::Char(c)))
+}
+
+pub fn press(app: &mut App, k: Key) -> Vec<Command> {
+    app.update(Msg::Key(k))
+}
+
+pub fn typing(app: &mut App, text: &str) -> Vec<Command> {
+    text.chars().flat_map(|c| key(app, c)).collect()
 }
