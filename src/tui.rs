@@ -64,12 +64,12 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
     std::thread::Builder::new()
         .name("engine-events".into())
         .spawn(move || {
+            // Ends when the engine thread hangs up; a command sent after that reports it (below).
             for ev in event_rx {
                 if engine_tx.send(Msg::Engine(ev)).is_err() {
                     return;
                 }
             }
-            let _ = engine_tx.send(Msg::Engine(Event::Failed("the engine stopped".into())));
         })?;
 
     let start = Instant::now();
@@ -90,10 +90,13 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
             let now_ms = start.elapsed().as_millis() as u64;
             msgs.push(Msg::Tick { now_ms });
         }
-        for msg in msgs {
+        let mut queue = std::collections::VecDeque::from(msgs);
+        while let Some(msg) = queue.pop_front() {
             for cmd in app.update(msg) {
-                // A closed engine already reported itself through the event channel.
-                let _ = engine.cmd_tx.send(cmd);
+                if engine.cmd_tx.send(cmd).is_err() && !app.quit {
+                    let gone = Event::Failed("the engine thread has stopped".into());
+                    queue.push_back(Msg::Engine(gone));
+                }
             }
         }
         if app.quit {
@@ -197,10 +200,10 @@ fn to_key(k: KeyEvent) -> Option<Key> {
 }
 
 /// Raw mode, the alternate screen and mouse capture, undone on drop and by the panic hook.
-struct TerminalGuard;
+pub struct TerminalGuard;
 
 impl TerminalGuard {
-    fn enter() -> anyhow::Result<TerminalGuard> {
+    pub fn enter() -> anyhow::Result<TerminalGuard> {
         install_panic_hook();
         // Made first, so an error half-way through still restores what was done.
         let guard = TerminalGuard;

@@ -22,7 +22,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         block = block.title_top(Line::styled(" chat template ", theme.special).right_aligned());
     }
     let Some(session) = app.session.as_ref() else {
-        let text = super::status::busy_text(app).unwrap_or_else(|| "no model".into());
+        let text = super::status::busy_text(app)
+            .unwrap_or_else(|| "no model loaded: see the status line below".into());
         let p = Paragraph::new(Line::styled(text, theme.dim)).block(block);
         frame.render_widget(p, area);
         return;
