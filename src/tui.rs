@@ -27,7 +27,7 @@ pub const DEFAULT_PROMPT: &str = "The capital of France is";
 /// How often the clock ticks (autoplay, spinner).
 const TICK: Duration = Duration::from_millis(100);
 /// Candidates per distribution and positions in the attention window asked of the engine.
-const TOP_K_SHOWN: usize = 10;
+const TOP_K_SHOWN: usize = 20;
 const ATTENTION_WINDOW: usize = 16;
 
 /// Runs the TUI on `model_path` until the user quits.

@@ -365,3 +365,25 @@ fn load_failure_is_reported() {
     assert!(app.status.as_ref().unwrap().text.contains("could not load"));
     assert_eq!(key(&mut app, ' '), vec![], "no model: nothing to step");
 }
+
+#[test]
+fn selection_stops_at_the_last_row_on_screen() {
+    // 20 candidates, fewer rows at 80x24.
+    let mut app = ready_app(80, 24);
+    let mut view = prefilled();
+    let more: Vec<_> = (0..20)
+        .map(|i| {
+            let mut c = view.next.candidates[i % 10].clone();
+            c.token.id = 10_000 + i as u32;
+            c
+        })
+        .collect();
+    view.next.candidates = more;
+    app.update(Msg::Engine(Event::Synced(view)));
+    for _ in 0..30 {
+        key(&mut app, 'j');
+    }
+    let rows = candidate_rows(Areas::compute(&app).distribution, false).height as usize;
+    assert!(rows < 20);
+    assert_eq!(app.selected, rows - 1);
+}

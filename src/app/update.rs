@@ -51,9 +51,17 @@ impl App {
                 self.autoplay = !self.autoplay;
                 // Step on the very next tick rather than a whole interval later.
                 self.last_auto_ms = self.now_ms.saturating_sub(self.autoplay_interval_ms());
+                let state = if self.autoplay { "on" } else { "off" };
+                self.say(format!("autoplay {state}, {}", self.autoplay_label()));
             }
-            Action::Faster => self.speed = (self.speed + 1).min(AUTOPLAY_INTERVALS_MS.len() - 1),
-            Action::Slower => self.speed = self.speed.saturating_sub(1),
+            Action::Faster | Action::Slower => {
+                self.speed = if action == Action::Faster {
+                    (self.speed + 1).min(AUTOPLAY_INTERVALS_MS.len() - 1)
+                } else {
+                    self.speed.saturating_sub(1)
+                };
+                self.say(format!("autoplay speed {}", self.autoplay_label()));
+            }
             Action::Up | Action::Down => self.move_selection(action == Action::Up),
             Action::Accept => return self.force_candidate(self.selected),
             Action::Pick(n) => return self.force_candidate(n as usize - 1),
@@ -149,7 +157,12 @@ impl App {
                 (&mut self.branch_selected, len)
             }
             _ => {
-                let len = self.session.as_ref().map_or(0, |s| s.next.candidates.len());
+                // Only rows on screen can be selected (the engine may send more than fit).
+                let rows = layout::candidate_rows(
+                    layout::Areas::compute(self).distribution,
+                    self.show_chain,
+                );
+                let len = self.candidates().len().min(rows.height as usize);
                 (&mut self.selected, len)
             }
         };
