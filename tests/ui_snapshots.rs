@@ -114,13 +114,20 @@ fn attention_panel() {
 fn attention_mask_blocks_the_upper_triangle() {
     let app = attention_app(160, 48);
     let s = screen(&app);
-    // The newest row sees everything; the first row sees only itself.
-    let rows: Vec<&str> = s
-        .lines()
-        .filter(|l| l.contains("▶") && l.contains("is "))
+    // The attention panel is the left column, below the transcript: row i of the 9x9 matrix has
+    // 8 - i masked cells, and the newest row (▶) has none.
+    let left: Vec<String> = s.lines().map(|l| l.chars().take(92).collect()).collect();
+    let start = left.iter().position(|l| l.contains("Attention")).unwrap();
+    let rows: Vec<&String> = left[start + 2..]
+        .iter()
+        .filter(|l| l.contains("·") && !l.contains("masked") || l.contains("▶"))
+        .take(9)
         .collect();
-    assert!(!rows.is_empty());
-    assert!(s.contains(" ·"), "masked cells are drawn");
+    assert_eq!(rows.len(), 9, "{rows:#?}");
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row.matches('·').count(), 8 - i, "row {i}: {row}");
+    }
+    assert!(rows[8].contains("▶"), "the newest row is marked");
 }
 
 #[test]
