@@ -260,3 +260,50 @@ fn projector_theme_80x24() {
     app.theme = ThemeKind::Projector;
     insta::assert_snapshot!(screen(&app));
 }
+
+#[test]
+fn special_newline_and_byte_tokens() {
+    let mut app = ready_app(80, 24);
+    let mut view = prefilled();
+    let chat = [
+        "<|im_start|>",
+        "user",
+        "\n",
+        "Capital",
+        " of",
+        " France",
+        "?",
+        "<|im_end|>",
+        "\n",
+        "<|im_start|>",
+        "assistant",
+        "\n",
+    ];
+    view.tokens = chat
+        .iter()
+        .enumerate()
+        .map(|(i, t)| nexttoken::protocol::TokenRecord {
+            token: tv(i as u32 + 1, t),
+            position: i,
+            source: Source::Prompt,
+            prob: 1.0,
+            logprob: 0.0,
+            rank: 0,
+            entropy: 0.0,
+        })
+        .collect();
+    view.prompt_len = view.tokens.len();
+    app.chat = true;
+    app.update(Msg::Engine(Event::Synced(view)));
+    for (pos, text, p) in [(12, "Paris", 0.61), (13, " ", 0.2), (14, "<E2 9C>", 0.04)] {
+        keys(&mut app, " ");
+        step(&mut app, later_step(pos, text, p, true, 9.0));
+    }
+    let s = screen(&app);
+    assert!(
+        s.contains("<|im_start|>user↵"),
+        "special tokens and newlines show"
+    );
+    assert!(s.contains("<E2 9C>"), "partial UTF-8 shows as bytes");
+    insta::assert_snapshot!(s);
+}
