@@ -1,4 +1,249 @@
-//! The terminal: setup, restore, input thread, event loop.
-pub fn run(_cli: &crate::cli::Cli, _model: std::path::PathBuf) -> anyhow::Result<()> {
-    anyhow::bail!("the TUI is not built yet")
+//! The terminal: setup and restore (on every exit path, a panic included), the input thread, and the
+//! event loop that feeds `Msg`s to `App::update`, sends its `Command`s to the engine, and redraws.
+
+use crate::app::{App, AppConfig, Key, Msg, ThemeKind};
+use crate::cli::{Cli, SamplerArgs, Theme};
+use crate::engine::worker::{self, EngineConfig};
+use crate::protocol::{Event, SamplerSettings};
+use crossterm::event::{
+    self, DisableMouseCapture, EnableMouseCapture, Event as CtEvent, KeyCode, KeyEvent,
+    KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
+};
+use crossterm::terminal::{
+    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
+};
+use crossterm::{cursor, execute};
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+use std::io::stdout;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The prompt when none is given.
+pub const DEFAULT_PROMPT: &str = "The capital of France is";
+/// How often the clock ticks (autoplay, spinner).
+const TICK: Duration = Duration::from_millis(100);
+/// Candidates per distribution and positions in the attention window asked of the engine.
+const TOP_K_SHOWN: usize = 20;
+const ATTENTION_WINDOW: usize = 16;
+
+/// Runs the TUI on `model_path` until the user quits.
+pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
+    let settings = sampler_settings(&cli.sampler);
+    let engine = worker::spawn(EngineConfig {
+        model_path,
+        tokenizer_path: cli.model.tokenizer.clone(),
+        sampler: settings.clone(),
+        top_k_shown: TOP_K_SHOWN,
+        attention_window: ATTENTION_WINDOW,
+        kv_cache: true,
+    });
+
+    let _guard = TerminalGuard::enter()?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
+    let size = terminal.size()?;
+    let mut app = App::new(AppConfig {
+        prompt: cli.prompt.clone().unwrap_or_else(|| DEFAULT_PROMPT.into()),
+        chat: cli.chat,
+        theme: theme_kind(cli.theme),
+        settings,
+        kv_cache: true,
+        width: size.width,
+        height: size.height,
+    });
+
+    // Input and engine events arrive on one channel, so the loop waits on a single receiver.
+    let (msg_tx, msg_rx) = mpsc::channel::<Msg>();
+    let stop = Arc::new(AtomicBool::new(false));
+    spawn_input_thread(msg_tx.clone(), stop.clone());
+    let event_rx = engine.event_rx;
+    let engine_tx = msg_tx;
+    std::thread::Builder::new()
+        .name("engine-events".into())
+        .spawn(move || {
+            // Ends when the engine thread hangs up; a command sent after that reports it (below).
+            for ev in event_rx {
+                if engine_tx.send(Msg::Engine(ev)).is_err() {
+                    return;
+                }
+            }
+        })?;
+
+    let start = Instant::now();
+    let mut last_tick = Instant::now();
+    let result = loop {
+        if let Err(e) = terminal.draw(|frame| crate::ui::draw(frame, &app)) {
+            break Err(e.into());
+        }
+        let mut msgs = match msg_rx.recv_timeout(TICK) {
+            Ok(msg) => vec![msg],
+            Err(RecvTimeoutError::Timeout) => vec![],
+            Err(RecvTimeoutError::Disconnected) => break Ok(()),
+        };
+        // Take everything already waiting, so a burst of events costs one redraw.
+        msgs.extend(msg_rx.try_iter());
+        if last_tick.elapsed() >= TICK {
+            last_tick = Instant::now();
+            let now_ms = start.elapsed().as_millis() as u64;
+            msgs.push(Msg::Tick { now_ms });
+        }
+        let mut queue = std::collections::VecDeque::from(msgs);
+        while let Some(msg) = queue.pop_front() {
+            for cmd in app.update(msg) {
+                if engine.cmd_tx.send(cmd).is_err() && !app.quit {
+                    let gone = Event::Failed("the engine thread has stopped".into());
+                    queue.push_back(Msg::Engine(gone));
+                }
+            }
+        }
+        if app.quit {
+            break Ok(());
+        }
+    };
+    stop.store(true, Ordering::Relaxed);
+    result
+}
+
+fn theme_kind(theme: Theme) -> ThemeKind {
+    // https://no-color.org: any non-empty NO_COLOR turns colour off, whatever the theme.
+    if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+        return ThemeKind::NoColor;
+    }
+    match theme {
+        Theme::Default => ThemeKind::Default,
+        Theme::Projector => ThemeKind::Projector,
+    }
+}
+
+/// Sampler settings from the command line over the defaults.
+pub fn sampler_settings(args: &SamplerArgs) -> SamplerSettings {
+    let mut s = SamplerSettings {
+        greedy: args.greedy,
+        ..SamplerSettings::default()
+    };
+    if let Some(t) = args.temperature {
+        s.temperature = t;
+    }
+    if let Some(k) = args.sample_top_k {
+        s.top_k = k;
+    }
+    if let Some(p) = args.top_p {
+        s.top_p = p;
+    }
+    if let Some(p) = args.min_p {
+        s.min_p = p;
+    }
+    if let Some(r) = args.repeat_penalty {
+        s.repeat_penalty = r;
+    }
+    if let Some(seed) = args.seed {
+        s.seed = seed;
+    }
+    s
+}
+
+/// Reads terminal events until `stop`, turning them into `Msg`s. Polls so that it can notice `stop`.
+fn spawn_input_thread(tx: Sender<Msg>, stop: Arc<AtomicBool>) {
+    let _ = std::thread::Builder::new()
+        .name("input".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                match event::poll(TICK) {
+                    Ok(false) => continue,
+                    Ok(true) => {}
+                    Err(_) => return,
+                }
+                let Ok(ev) = event::read() else { return };
+                if let Some(msg) = to_msg(ev) {
+                    if tx.send(msg).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+}
+
+/// A crossterm event as a `Msg`, or `None` for what the app ignores (key releases, mouse moves).
+pub fn to_msg(ev: CtEvent) -> Option<Msg> {
+    match ev {
+        CtEvent::Key(k) if k.kind != KeyEventKind::Release => to_key(k).map(Msg::Key),
+        CtEvent::Mouse(m) if m.kind == MouseEventKind::Down(MouseButton::Left) => {
+            Some(Msg::Click {
+                column: m.column,
+                row: m.row,
+            })
+        }
+        CtEvent::Resize(width, height) => Some(Msg::Resize { width, height }),
+        _ => None,
+    }
+}
+
+fn to_key(k: KeyEvent) -> Option<Key> {
+    Some(match k.code {
+        KeyCode::Char(c) if k.modifiers.contains(KeyModifiers::CONTROL) => {
+            Key::Ctrl(c.to_ascii_lowercase())
+        }
+        KeyCode::Char(c) => Key::Char(c),
+        KeyCode::Enter => Key::Enter,
+        KeyCode::Esc => Key::Esc,
+        KeyCode::Backspace => Key::Backspace,
+        KeyCode::Tab | KeyCode::BackTab => Key::Tab,
+        KeyCode::Up => Key::Up,
+        KeyCode::Down => Key::Down,
+        KeyCode::Left => Key::Left,
+        KeyCode::Right => Key::Right,
+        _ => return None,
+    })
+}
+
+/// Raw mode, the alternate screen and mouse capture, undone on drop and by the panic hook.
+pub struct TerminalGuard;
+
+impl TerminalGuard {
+    pub fn enter() -> anyhow::Result<TerminalGuard> {
+        install_panic_hook();
+        // Made first, so an error half-way through still restores what was done.
+        let guard = TerminalGuard;
+        enable_raw_mode()?;
+        execute!(
+            stdout(),
+            EnterAlternateScreen,
+            EnableMouseCapture,
+            cursor::Hide
+        )?;
+        Ok(guard)
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+/// Puts the terminal back as the shell expects it. Safe to call twice.
+pub fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = execute!(
+        stdout(),
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
+}
+
+/// Restores the terminal before the panic message prints, so it is readable. Only for the thread that
+/// owns the screen: a panic elsewhere must not pull the screen from under a running UI.
+fn install_panic_hook() {
+    let ui_thread = std::thread::current().id();
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() == ui_thread {
+            restore_terminal();
+        }
+        previous(info);
+    }));
 }

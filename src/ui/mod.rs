@@ -1,1 +1,68 @@
-//! Views: pure reads of the app state.
+//! Views: pure reads of `&App` that draw one frame with ratatui. Split by panel; none changes state.
+
+pub mod attention;
+pub mod distribution;
+pub mod fmt;
+pub mod help;
+pub mod overlays;
+pub mod status;
+pub mod theme;
+pub mod timing;
+pub mod transcript;
+
+use crate::app::layout::{centered, Areas};
+use crate::app::{App, Mode, MIN_HEIGHT, MIN_WIDTH};
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::Frame;
+use theme::Theme;
+
+/// Draws the whole screen for the current state.
+pub fn draw(frame: &mut Frame, app: &App) {
+    let theme = Theme::new(app.theme);
+    let screen = frame.area();
+    if app.too_small() || screen.width < MIN_WIDTH || screen.height < MIN_HEIGHT {
+        too_small(frame, screen, &theme);
+        return;
+    }
+    // The layout follows the app's idea of the size; clip in case the terminal disagrees for a frame.
+    let clip = |r: Rect| r.intersection(screen);
+    let areas = Areas::compute(app);
+    transcript::draw(frame, clip(areas.transcript), app, &theme);
+    distribution::draw(frame, clip(areas.distribution), app, &theme);
+    if let Some(a) = areas.attention {
+        attention::draw(frame, clip(a), app, &theme);
+    }
+    if let Some(t) = areas.timing {
+        timing::draw(frame, clip(t), app, &theme);
+    }
+    status::draw(frame, clip(areas.status), app, &theme);
+    let overlay = clip(areas.overlay);
+    match app.mode {
+        Mode::Help => help::draw(frame, screen, &theme),
+        Mode::Sampler => overlays::sampler(frame, overlay, app, &theme),
+        Mode::Branches => overlays::branches(frame, overlay, app, &theme),
+        Mode::Search => overlays::search(frame, overlay, app, &theme),
+        Mode::Normal | Mode::ForceText | Mode::Prompt => {}
+    }
+}
+
+/// A clear message instead of a garbled screen.
+fn too_small(frame: &mut Frame, screen: Rect, theme: &Theme) {
+    let text = vec![
+        Line::styled("Terminal too small", theme.title),
+        Line::styled(
+            format!("now {}x{}", screen.width, screen.height),
+            theme.text,
+        ),
+        Line::styled(format!("needs {MIN_WIDTH}x{MIN_HEIGHT}"), theme.key),
+        Line::styled("resize, or q to quit", theme.dim),
+    ];
+    let area = centered(screen, 24.min(screen.width), 6.min(screen.height));
+    let p = Paragraph::new(text)
+        .centered()
+        .wrap(Wrap { trim: true })
+        .block(Block::bordered().border_style(theme.border));
+    frame.render_widget(p, area);
+}

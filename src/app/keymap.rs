@@ -1,0 +1,264 @@
+//! The one keymap table: which key does what in which mode. It drives both dispatch and the help screen.
+
+/// A key press, reduced to what the app cares about. `tui.rs` builds it from crossterm's `KeyEvent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Char(char),
+    /// A letter with Ctrl held, lower-case (`Ctrl('c')`).
+    Ctrl(char),
+    Enter,
+    Esc,
+    Backspace,
+    Tab,
+    Up,
+    Down,
+    Left,
+    Right,
+}
+
+/// What the screen is doing; decides which bindings are live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Normal,
+    Help,
+    /// Typing a vocabulary search after `/`.
+    Search,
+    /// Typing text to teacher-force after `i`.
+    ForceText,
+    /// Editing the prompt after `p`.
+    Prompt,
+    /// The sampler settings panel after `s`.
+    Sampler,
+    /// The branch list after `b`.
+    Branches,
+}
+
+impl Mode {
+    /// Modes where plain characters are typed into `App::input` rather than looked up.
+    pub fn is_text_input(self) -> bool {
+        matches!(self, Mode::Search | Mode::ForceText | Mode::Prompt)
+    }
+    pub fn title(self) -> &'static str {
+        match self {
+            Mode::Normal => "normal",
+            Mode::Help => "help",
+            Mode::Search => "search",
+            Mode::ForceText => "force text",
+            Mode::Prompt => "prompt",
+            Mode::Sampler => "sampler",
+            Mode::Branches => "branches",
+        }
+    }
+}
+
+/// Where a binding applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// In every mode, before any other binding.
+    Global,
+    In(Mode),
+}
+
+/// A key or a class of keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pattern {
+    Key(Key),
+    /// Any of `1`..=`9`; the action receives the digit.
+    Digit,
+}
+
+/// Everything a key can ask for. `App::update` turns an action into state changes and `Command`s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Quit,
+    Step,
+    ToggleAutoplay,
+    Faster,
+    Slower,
+    Up,
+    Down,
+    Accept,
+    /// Force the candidate with this 1-based number.
+    Pick(u8),
+    OpenSearch,
+    OpenForceText,
+    Rewind,
+    OpenBranches,
+    OpenSampler,
+    ToggleChain,
+    ToggleKvCache,
+    PrevLayer,
+    NextLayer,
+    PrevHead,
+    NextHead,
+    NextPanel,
+    OpenPrompt,
+    ToggleChat,
+    ToggleHelp,
+    /// Leave the current panel or text input.
+    Close,
+    /// Submit the text being typed.
+    Submit,
+    DeleteChar,
+    /// Sampler panel: change the selected setting down or up.
+    Decrease,
+    Increase,
+    ResetSampler,
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding {
+    pub scope: Scope,
+    pub keys: &'static [Pattern],
+    pub action: Action,
+    pub help: &'static str,
+}
+
+use Action as A;
+use Key as K;
+use Mode as M;
+use Pattern::{Digit, Key as P};
+use Scope::{Global, In};
+
+const fn b(scope: Scope, keys: &'static [Pattern], action: Action, help: &'static str) -> Binding {
+    Binding {
+        scope,
+        keys,
+        action,
+        help,
+    }
+}
+
+/// THE keymap. Order matters only for the help screen, which lists rows as they appear here.
+#[rustfmt::skip]
+pub static KEYMAP: &[Binding] = &[
+    b(Global, &[P(K::Ctrl('c'))], A::Quit, "quit, always"),
+    // Normal mode: the main screen.
+    b(In(M::Normal), &[P(K::Char(' ')), P(K::Char('n'))], A::Step, "step: one pass, one token"),
+    b(In(M::Normal), &[P(K::Char('a'))], A::ToggleAutoplay, "autoplay on/off"),
+    b(In(M::Normal), &[P(K::Char('+')), P(K::Char('='))], A::Faster, "autoplay faster"),
+    b(In(M::Normal), &[P(K::Char('-'))], A::Slower, "autoplay slower"),
+    b(In(M::Normal), &[P(K::Up), P(K::Char('k'))], A::Up, "select candidate above"),
+    b(In(M::Normal), &[P(K::Down), P(K::Char('j'))], A::Down, "select candidate below"),
+    b(In(M::Normal), &[P(K::Enter)], A::Accept, "force the selected candidate"),
+    b(In(M::Normal), &[Digit], A::Pick(1), "force candidate by number"),
+    b(In(M::Normal), &[P(K::Char('/'))], A::OpenSearch, "search the vocabulary"),
+    b(In(M::Normal), &[P(K::Char('i'))], A::OpenForceText, "type text to force"),
+    b(In(M::Normal), &[P(K::Char('u')), P(K::Backspace)], A::Rewind, "rewind one token"),
+    b(In(M::Normal), &[P(K::Char('b'))], A::OpenBranches, "branches: switch path"),
+    b(In(M::Normal), &[P(K::Char('s'))], A::OpenSampler, "sampler settings"),
+    b(In(M::Normal), &[P(K::Char('t'))], A::ToggleChain, "sampler chain stage by stage"),
+    b(In(M::Normal), &[P(K::Char('v'))], A::ToggleKvCache, "KV cache on/off"),
+    b(In(M::Normal), &[P(K::Char('['))], A::PrevLayer, "attention: prev layer"),
+    b(In(M::Normal), &[P(K::Char(']'))], A::NextLayer, "attention: next layer"),
+    b(In(M::Normal), &[P(K::Char('{'))], A::PrevHead, "attention: prev head/mean"),
+    b(In(M::Normal), &[P(K::Char('}'))], A::NextHead, "attention: next head/mean"),
+    b(In(M::Normal), &[P(K::Tab)], A::NextPanel, "attention ⇄ timing panel"),
+    b(In(M::Normal), &[P(K::Char('p'))], A::OpenPrompt, "edit prompt, prefill again"),
+    b(In(M::Normal), &[P(K::Char('c'))], A::ToggleChat, "chat template on/off"),
+    b(In(M::Normal), &[P(K::Char('?'))], A::ToggleHelp, "this help"),
+    b(In(M::Normal), &[P(K::Char('q'))], A::Quit, "quit"),
+    // Help overlay.
+    b(In(M::Help), &[P(K::Char('?')), P(K::Esc), P(K::Char('q'))], A::Close, "close help"),
+    // Text inputs: characters are typed; these keys are special.
+    b(In(M::Search), &[P(K::Enter)], A::Submit, "force the selected hit"),
+    b(In(M::Search), &[P(K::Up)], A::Up, "previous hit"),
+    b(In(M::Search), &[P(K::Down), P(K::Tab)], A::Down, "next hit"),
+    b(In(M::Search), &[P(K::Backspace)], A::DeleteChar, "delete"),
+    b(In(M::Search), &[P(K::Esc)], A::Close, "cancel"),
+    b(In(M::ForceText), &[P(K::Enter)], A::Submit, "force this text"),
+    b(In(M::ForceText), &[P(K::Backspace)], A::DeleteChar, "delete"),
+    b(In(M::ForceText), &[P(K::Esc)], A::Close, "cancel"),
+    b(In(M::Prompt), &[P(K::Enter)], A::Submit, "read this prompt"),
+    b(In(M::Prompt), &[P(K::Backspace)], A::DeleteChar, "delete"),
+    b(In(M::Prompt), &[P(K::Esc)], A::Close, "cancel"),
+    // Sampler panel.
+    b(In(M::Sampler), &[P(K::Up), P(K::Char('k'))], A::Up, "previous setting"),
+    b(In(M::Sampler), &[P(K::Down), P(K::Char('j'))], A::Down, "next setting"),
+    b(In(M::Sampler), &[P(K::Left), P(K::Char('h')), P(K::Char('-'))], A::Decrease, "lower"),
+    b(In(M::Sampler), &[P(K::Right), P(K::Char('l')), P(K::Char('+')), P(K::Enter)], A::Increase, "raise/toggle"),
+    b(In(M::Sampler), &[P(K::Char('r'))], A::ResetSampler, "defaults"),
+    b(In(M::Sampler), &[P(K::Esc), P(K::Char('s')), P(K::Char('q'))], A::Close, "close"),
+    // Branch list.
+    b(In(M::Branches), &[P(K::Up), P(K::Char('k'))], A::Up, "previous"),
+    b(In(M::Branches), &[P(K::Down), P(K::Char('j'))], A::Down, "next"),
+    b(In(M::Branches), &[P(K::Enter)], A::Submit, "switch to it"),
+    b(In(M::Branches), &[P(K::Esc), P(K::Char('b')), P(K::Char('q'))], A::Close, "close"),
+];
+
+impl Pattern {
+    /// The action for `key` if this pattern matches it: `Digit` fills in the number, a plain key
+    /// gives the binding's own action.
+    fn action_for(self, key: Key, action: Action) -> Option<Action> {
+        match (self, key) {
+            (Pattern::Digit, Key::Char(c @ '1'..='9')) => Some(Action::Pick(c as u8 - b'0')),
+            (Pattern::Key(k), key) if k == key => Some(action),
+            _ => None,
+        }
+    }
+
+    /// How the key is written on screen.
+    pub fn label(self) -> String {
+        match self {
+            Pattern::Digit => "1-9".into(),
+            Pattern::Key(k) => k.label(),
+        }
+    }
+}
+
+impl Key {
+    pub fn label(self) -> String {
+        match self {
+            Key::Char(' ') => "space".into(),
+            Key::Char(c) => c.to_string(),
+            Key::Ctrl(c) => format!("ctrl-{c}"),
+            Key::Enter => "enter".into(),
+            Key::Esc => "esc".into(),
+            Key::Backspace => "bksp".into(),
+            Key::Tab => "tab".into(),
+            Key::Up => "↑".into(),
+            Key::Down => "↓".into(),
+            Key::Left => "←".into(),
+            Key::Right => "→".into(),
+        }
+    }
+}
+
+impl Binding {
+    /// The action this binding gives for `key`, if it matches (a digit fills in `Pick`).
+    pub fn action_for(&self, key: Key) -> Option<Action> {
+        self.keys
+            .iter()
+            .find_map(|p| p.action_for(key, self.action))
+    }
+
+    /// All keys of the binding, as shown in help ("space n").
+    pub fn keys_label(&self) -> String {
+        self.keys
+            .iter()
+            .map(|p| p.label())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Looks a key up: global bindings first, then the mode's own.
+pub fn lookup(mode: Mode, key: Key) -> Option<Action> {
+    let global = KEYMAP.iter().filter(|b| b.scope == Scope::Global);
+    let local = KEYMAP.iter().filter(|b| b.scope == Scope::In(mode));
+    global.chain(local).find_map(|b| b.action_for(key))
+}
+
+/// The bindings of one mode, in table order (for help and panel hints).
+pub fn bindings(mode: Mode) -> impl Iterator<Item = &'static Binding> {
+    KEYMAP.iter().filter(move |b| b.scope == Scope::In(mode))
+}
+
+/// The first key bound to `action` in `mode`, as shown on screen (for hint lines).
+pub fn key_for(mode: Mode, action: Action) -> Option<String> {
+    bindings(mode)
+        .find(|b| b.action == action)
+        .and_then(|b| b.keys.first())
+        .map(|p| p.label())
+}

@@ -1,0 +1,115 @@
+//! Where each panel sits on screen: pure geometry shared by the views (to draw) and by `update` (to
+//! hit-test mouse clicks), so the two can never disagree.
+
+use super::App;
+use ratatui::layout::{Constraint, Layout, Rect};
+
+/// The screen, cut into panels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Areas {
+    pub transcript: Rect,
+    pub distribution: Rect,
+    /// `None` when the small layout shows timing in its place.
+    pub attention: Option<Rect>,
+    /// `None` when the small layout shows attention in its place.
+    pub timing: Option<Rect>,
+    /// Two lines at the bottom: status and key hints (or the text being typed).
+    pub status: Rect,
+    /// Where panels that open over the screen go (sampler settings, branches, search hits).
+    pub overlay: Rect,
+}
+
+/// Rows under the candidate list inside the distribution panel (entropy line, sampler line).
+pub const DIST_FOOTER: u16 = 2;
+/// Header rows above the candidates in the sampler-chain view (stage names, kept counts).
+pub const CHAIN_HEADER: u16 = 2;
+
+impl Areas {
+    pub fn compute(app: &App) -> Areas {
+        let screen = Rect::new(0, 0, app.width, app.height);
+        let [body, status] =
+            Layout::vertical([Constraint::Fill(1), Constraint::Length(2)]).areas(screen);
+        if app.is_wide() {
+            let [left, right] =
+                Layout::horizontal([Constraint::Percentage(58), Constraint::Fill(1)]).areas(body);
+            let [transcript, attention] =
+                Layout::vertical([Constraint::Percentage(35), Constraint::Fill(1)]).areas(left);
+            let [distribution, timing] =
+                Layout::vertical([Constraint::Fill(1), Constraint::Length(18)]).areas(right);
+            Areas {
+                transcript,
+                distribution,
+                attention: Some(attention),
+                timing: Some(timing),
+                status,
+                overlay: attention,
+            }
+        } else {
+            let [transcript, lower] =
+                Layout::vertical([Constraint::Percentage(30), Constraint::Fill(1)]).areas(body);
+            let [distribution, side] =
+                Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(lower);
+            // The sampler chain needs a column per stage: it takes the whole width.
+            let (distribution, attention, timing) = match app.side {
+                _ if app.show_chain => (lower, None, None),
+                super::SidePanel::Attention => (distribution, Some(side), None),
+                super::SidePanel::Timing => (distribution, None, Some(side)),
+            };
+            Areas {
+                transcript,
+                distribution,
+                attention,
+                timing,
+                status,
+                overlay: side,
+            }
+        }
+    }
+}
+
+/// The rows of the candidate list inside the distribution panel: candidate `i` is drawn on row `y + i`.
+pub fn candidate_rows(distribution: Rect, show_chain: bool) -> Rect {
+    let inner = inset(distribution);
+    let header = if show_chain { CHAIN_HEADER } else { 0 };
+    Rect {
+        y: inner.y + header,
+        height: inner.height.saturating_sub(header + DIST_FOOTER),
+        ..inner
+    }
+}
+
+/// The candidate under a click, if any.
+pub fn candidate_at(app: &App, column: u16, row: u16) -> Option<usize> {
+    let rows = candidate_rows(Areas::compute(app).distribution, app.show_chain);
+    let inside = column >= rows.x
+        && column < rows.x + rows.width
+        && row >= rows.y
+        && row < rows.y + rows.height;
+    if !inside {
+        return None;
+    }
+    let i = (row - rows.y) as usize;
+    (i < app.candidates().len()).then_some(i)
+}
+
+/// The inside of a bordered block.
+pub fn inset(r: Rect) -> Rect {
+    Rect {
+        x: r.x + 1,
+        y: r.y + 1,
+        width: r.width.saturating_sub(2),
+        height: r.height.saturating_sub(2),
+    }
+}
+
+/// A `width` × `height` rectangle centred in `area` (clipped to it).
+pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let width = width.min(area.width);
+    let height = height.min(area.height);
+    Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    }
+}

@@ -1,0 +1,165 @@
+//! The transcript panel: prompt and generated tokens with visible boundaries, coloured by probability.
+
+use super::fmt::{quoted, visible};
+use super::theme::Theme;
+use crate::app::App;
+use crate::protocol::{Source, TokenKind, TokenRecord};
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+use ratatui::Frame;
+use unicode_width::UnicodeWidthStr;
+
+/// Marks a token the user chose instead of the sampler.
+pub const FORCED_MARK: &str = "⚑";
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let mut block = Block::bordered()
+        .border_style(theme.border)
+        .title(Span::styled(" Transcript ", theme.title));
+    if app.chat {
+        block = block.title_top(Line::styled(" chat template ", theme.special).right_aligned());
+    }
+    let Some(session) = app.session.as_ref() else {
+        let text = super::status::busy_text(app)
+            .unwrap_or_else(|| "no model loaded: see the status line below".into());
+        let p = Paragraph::new(Line::styled(text, theme.dim)).block(block);
+        frame.render_widget(p, area);
+        return;
+    };
+    let generated = session.tokens.len().saturating_sub(session.prompt_len);
+    block = block.title_bottom(Line::styled(
+        format!(
+            " prompt {} tokens · {} generated ",
+            session.prompt_len, generated
+        ),
+        theme.dim,
+    ));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.height == 0 || inner.width == 0 {
+        return;
+    }
+
+    let info = info_line(app.last_generated(), theme);
+    let text_height = inner.height.saturating_sub(1) as usize;
+    let lines = wrap(&chunks(&session.tokens, theme), inner.width as usize);
+    // Keep the newest tokens in view.
+    let skip = lines.len().saturating_sub(text_height);
+    let mut shown: Vec<Line> = lines.into_iter().skip(skip).collect();
+    while shown.len() < text_height {
+        shown.push(Line::default());
+    }
+    shown.push(info);
+    frame.render_widget(Paragraph::new(shown), inner);
+}
+
+/// One styled piece of a token, or a line break.
+enum Chunk {
+    Text(String, Style),
+    Break,
+}
+
+fn chunks(tokens: &[TokenRecord], theme: &Theme) -> Vec<Chunk> {
+    let mut out = Vec::new();
+    let last = tokens.len().saturating_sub(1);
+    for (i, t) in tokens.iter().enumerate() {
+        let mut style = match (t.token.kind, t.source) {
+            (TokenKind::Special, _) => theme.special,
+            (TokenKind::Bytes, _) => theme.bytes,
+            (_, Source::Prompt) => theme.prompt,
+            _ => theme.prob(t.prob),
+        };
+        if t.source == Source::Forced {
+            style = style.patch(theme.forced);
+        }
+        style = theme.token_bg(i).patch(style);
+        if i == last {
+            style = style.patch(theme.cursor);
+        }
+        if !theme.has_color() && i > 0 {
+            out.push(Chunk::Text("|".into(), theme.dim));
+        }
+        if t.source == Source::Forced {
+            out.push(Chunk::Text(FORCED_MARK.into(), theme.forced));
+        }
+        // A newline inside a token shows as ↵ and then really breaks the line.
+        let text = visible(&t.token.text);
+        let parts: Vec<&str> = text.split('↵').collect();
+        for (j, part) in parts.iter().enumerate() {
+            if j > 0 {
+                out.push(Chunk::Text("↵".into(), style));
+                out.push(Chunk::Break);
+            }
+            if !part.is_empty() {
+                out.push(Chunk::Text((*part).into(), style));
+            }
+        }
+    }
+    out.push(Chunk::Text("▌".into(), theme.newest));
+    out
+}
+
+/// Greedy wrap at token boundaries; a token wider than the line is split by characters.
+fn wrap(chunks: &[Chunk], width: usize) -> Vec<Line<'static>> {
+    let mut lines = vec![];
+    let mut line: Vec<Span<'static>> = vec![];
+    let mut used = 0;
+    for chunk in chunks {
+        let (text, style) = match chunk {
+            Chunk::Break => {
+                lines.push(Line::from(std::mem::take(&mut line)));
+                used = 0;
+                continue;
+            }
+            Chunk::Text(t, s) => (t, *s),
+        };
+        let w = text.width();
+        if used + w > width && used > 0 {
+            lines.push(Line::from(std::mem::take(&mut line)));
+            used = 0;
+        }
+        if w <= width {
+            line.push(Span::styled(text.clone(), style));
+            used += w;
+            continue;
+        }
+        for c in text.chars() {
+            let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+            if used + cw > width {
+                lines.push(Line::from(std::mem::take(&mut line)));
+                used = 0;
+            }
+            line.push(Span::styled(c.to_string(), style));
+            used += cw;
+        }
+    }
+    lines.push(Line::from(line));
+    lines
+}
+
+/// How surprised the model was by the newest generated token.
+fn info_line(last: Option<&TokenRecord>, theme: &Theme) -> Line<'static> {
+    let Some(t) = last else {
+        return Line::styled("press space to generate the first token", theme.dim);
+    };
+    let (label, style) = match t.source {
+        Source::Forced => (format!("{FORCED_MARK} forced"), theme.forced),
+        Source::Greedy => ("greedy".to_string(), theme.planned),
+        _ => ("sampled".to_string(), theme.planned),
+    };
+    Line::from(vec![
+        Span::styled(label, style),
+        Span::styled(format!(" {} ", quoted(&t.token.text)), theme.text),
+        Span::styled(
+            format!(
+                "p {}  rank #{}  −log p {:.2}",
+                super::fmt::pct(t.prob),
+                t.rank + 1,
+                -t.logprob
+            ),
+            theme.prob(t.prob),
+        ),
+    ])
+}

@@ -1,0 +1,389 @@
+//! State-machine tests: fold `Msg`s through `App::update`, with no terminal and no model, and check both
+//! the state and the `Command`s it returns.
+
+mod common;
+
+use common::*;
+use nexttoken::app::keymap::{Key, Mode};
+use nexttoken::app::layout::{candidate_rows, Areas};
+use nexttoken::app::{App, Msg};
+use nexttoken::protocol::{Command, Event, SamplerSettings, Source};
+
+fn stepped(app: &mut App, report: nexttoken::protocol::StepReport) -> Vec<Command> {
+    app.update(Msg::Engine(Event::Stepped(report)))
+}
+
+/// True for commands that run a forward pass.
+fn runs_forward_pass(c: &Command) -> bool {
+    matches!(
+        c,
+        Command::Step
+            | Command::Force { .. }
+            | Command::ForceText { .. }
+            | Command::Prefill { .. }
+            | Command::SetKvCache { .. }
+    )
+}
+
+#[test]
+fn loaded_model_prefills_the_prompt() {
+    let mut app = App::new(config(80, 24));
+    assert!(app.is_busy(), "loading counts as busy");
+    let cmds = app.update(Msg::Engine(Event::Loaded(model_info())));
+    assert_eq!(
+        cmds,
+        vec![Command::Prefill {
+            prompt: PROMPT.into(),
+            chat: false
+        }]
+    );
+    assert!(app.is_busy());
+    app.update(Msg::Engine(Event::Synced(prefilled())));
+    assert!(!app.is_busy());
+    assert_eq!(app.step_count(), 0);
+    assert_eq!(app.candidates()[0].token.text, " Paris");
+}
+
+#[test]
+fn step_sends_one_step_at_a_time() {
+    let mut app = ready_app(80, 24);
+    assert_eq!(key(&mut app, ' '), vec![Command::Step]);
+    assert!(app.is_busy());
+    assert_eq!(
+        key(&mut app, 'n'),
+        vec![],
+        "a second step waits for the first"
+    );
+    assert!(
+        app.status.is_some(),
+        "the user is told why nothing happened"
+    );
+    stepped(&mut app, step_after_is(0, Source::Sampled, true, 9.0));
+    assert!(!app.is_busy());
+    assert_eq!(key(&mut app, 'n'), vec![Command::Step]);
+}
+
+#[test]
+fn stepped_report_folds_into_the_session() {
+    let mut app = ready_app(80, 24);
+    key(&mut app, 'j');
+    key(&mut app, ' ');
+    stepped(&mut app, step_after_is(0, Source::Sampled, true, 9.0));
+    let s = app.session.as_ref().unwrap();
+    assert_eq!(s.tokens.len(), 6);
+    assert_eq!(s.tokens[5].token.text, " Paris");
+    assert_eq!(s.decode_ms, vec![9.0]);
+    assert_eq!(s.last_pass.forward_passes, 2);
+    assert_eq!(app.step_count(), 1);
+    assert_eq!(app.candidates()[0].token.text, ".");
+    assert_eq!(app.selected, 0, "selection resets for the new distribution");
+}
+
+#[test]
+fn pick_by_number_forces_that_candidate() {
+    let mut app = ready_app(80, 24);
+    assert_eq!(key(&mut app, '2'), vec![Command::Force { token_id: 260 }]);
+    assert_eq!(app.selected, 1);
+    assert!(app.is_busy());
+}
+
+#[test]
+fn pick_beyond_the_list_does_nothing() {
+    let mut app = ready_app(80, 24);
+    let mut view = prefilled();
+    view.next.candidates.truncate(3);
+    app.update(Msg::Engine(Event::Synced(view)));
+    assert_eq!(key(&mut app, '7'), vec![]);
+    assert!(!app.is_busy());
+}
+
+#[test]
+fn enter_forces_the_moved_selection() {
+    let mut app = ready_app(80, 24);
+    press(&mut app, Key::Down);
+    key(&mut app, 'j');
+    key(&mut app, 'j');
+    key(&mut app, 'k');
+    assert_eq!(app.selected, 2);
+    assert_eq!(
+        press(&mut app, Key::Enter),
+        vec![Command::Force { token_id: 253 }]
+    );
+    press(&mut app, Key::Up);
+    press(&mut app, Key::Up);
+    press(&mut app, Key::Up);
+    assert_eq!(app.selected, 0, "up stops at the top");
+}
+
+#[test]
+fn click_on_a_candidate_row_forces_it() {
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut app = ready_app(w, h);
+        let rows = candidate_rows(Areas::compute(&app).distribution, false);
+        let click = Msg::Click {
+            column: rows.x + 3,
+            row: rows.y + 3,
+        };
+        assert_eq!(app.update(click), vec![Command::Force { token_id: 3532 }]);
+        let mut app = ready_app(w, h);
+        let outside = Msg::Click { column: 0, row: 0 };
+        assert_eq!(app.update(outside), vec![]);
+    }
+}
+
+#[test]
+fn forced_step_is_recorded_as_forced() {
+    let mut app = ready_app(80, 24);
+    key(&mut app, '2');
+    stepped(&mut app, step_after_is(1, Source::Forced, true, 9.0));
+    let last = app.last_generated().unwrap();
+    assert_eq!(last.source, Source::Forced);
+    assert_eq!(last.token.text, " the");
+    assert_eq!(last.rank, 1);
+}
+
+#[test]
+fn force_text_is_typed_then_sent() {
+    let mut app = ready_app(80, 24);
+    assert_eq!(key(&mut app, 'i'), vec![]);
+    assert_eq!(app.mode, Mode::ForceText);
+    assert_eq!(
+        typing(&mut app, "Lyon q"),
+        vec![],
+        "q types, it does not quit"
+    );
+    press(&mut app, Key::Backspace);
+    press(&mut app, Key::Backspace);
+    assert_eq!(app.input, "Lyon");
+    assert_eq!(
+        press(&mut app, Key::Enter),
+        vec![Command::ForceText {
+            text: "Lyon".into()
+        }]
+    );
+    assert_eq!(app.mode, Mode::Normal);
+    assert!(app.input.is_empty());
+}
+
+#[test]
+fn escape_cancels_typing() {
+    let mut app = ready_app(80, 24);
+    key(&mut app, 'i');
+    typing(&mut app, "abc");
+    assert_eq!(press(&mut app, Key::Esc), vec![]);
+    assert_eq!(app.mode, Mode::Normal);
+    assert!(!app.is_busy());
+}
+
+#[test]
+fn rewind_drops_one_token_but_never_the_prompt() {
+    let mut app = ready_app(80, 24);
+    assert_eq!(
+        key(&mut app, 'u'),
+        vec![],
+        "only the prompt: nothing to rewind"
+    );
+    key(&mut app, ' ');
+    stepped(&mut app, step_after_is(0, Source::Sampled, true, 9.0));
+    assert_eq!(key(&mut app, 'u'), vec![Command::Rewind { n: 1 }]);
+    app.update(Msg::Engine(Event::Synced(prefilled())));
+    assert_eq!(app.step_count(), 0);
+    key(&mut app, ' ');
+    stepped(&mut app, step_after_is(0, Source::Sampled, true, 9.0));
+    assert_eq!(
+        press(&mut app, Key::Backspace),
+        vec![Command::Rewind { n: 1 }]
+    );
+}
+
+#[test]
+fn autoplay_steps_on_tick_only_when_not_busy() {
+    let mut app = ready_app(80, 24);
+    app.update(Msg::Tick { now_ms: 10_000 });
+    assert_eq!(key(&mut app, 'a'), vec![], "autoplay itself sends nothing");
+    assert!(app.autoplay);
+    let interval = app.autoplay_interval_ms();
+    assert_eq!(
+        app.update(Msg::Tick { now_ms: 10_100 }),
+        vec![Command::Step]
+    );
+    assert_eq!(
+        app.update(Msg::Tick {
+            now_ms: 10_100 + interval * 3
+        }),
+        vec![],
+        "busy: the first step has not come back"
+    );
+    stepped(&mut app, step_after_is(0, Source::Sampled, true, 9.0));
+    assert_eq!(
+        app.update(Msg::Tick {
+            now_ms: 10_100 + interval * 3
+        }),
+        vec![Command::Step]
+    );
+    stepped(&mut app, later_step(6, ".", 0.55, true, 9.0));
+    let t = 10_100 + interval * 3;
+    assert_eq!(app.update(Msg::Tick { now_ms: t + 1 }), vec![], "too soon");
+    assert_eq!(
+        app.update(Msg::Tick {
+            now_ms: t + interval
+        }),
+        vec![Command::Step]
+    );
+    stepped(&mut app, later_step(7, " It", 0.3, true, 9.0));
+    key(&mut app, 'a');
+    assert_eq!(
+        app.update(Msg::Tick { now_ms: t * 2 }),
+        vec![],
+        "autoplay off"
+    );
+}
+
+#[test]
+fn autoplay_speed_dial() {
+    let mut app = ready_app(80, 24);
+    let start = app.autoplay_interval_ms();
+    key(&mut app, '+');
+    assert!(app.autoplay_interval_ms() < start);
+    for _ in 0..20 {
+        key(&mut app, '-');
+    }
+    assert_eq!(app.autoplay_interval_ms(), 2000, "slowest");
+}
+
+#[test]
+fn autoplay_stops_at_a_special_token() {
+    let mut app = ready_app(80, 24);
+    key(&mut app, 'a');
+    app.update(Msg::Tick { now_ms: 5000 });
+    stepped(&mut app, later_step(5, "<|im_end|>", 0.9, true, 9.0));
+    assert!(!app.autoplay);
+}
+
+#[test]
+fn sampler_change_resends_settings_without_a_forward_pass() {
+    let mut app = ready_app(80, 24);
+    assert_eq!(key(&mut app, 's'), vec![]);
+    assert_eq!(app.mode, Mode::Sampler);
+    let cmds = press(&mut app, Key::Right);
+    let expected = SamplerSettings {
+        temperature: 0.9,
+        ..SamplerSettings::default()
+    };
+    assert_eq!(cmds, vec![Command::SetSampler(expected.clone())]);
+    assert!(!cmds.iter().any(runs_forward_pass));
+    // Another change while the first is in flight waits, then goes out with the reply.
+    key(&mut app, 'j');
+    assert_eq!(key(&mut app, 'l'), vec![], "waits for the engine");
+    let mut view = prefilled();
+    view.settings = expected;
+    let cmds = app.update(Msg::Engine(Event::Synced(view)));
+    assert_eq!(cmds.len(), 1);
+    let Command::SetSampler(s) = &cmds[0] else {
+        panic!("expected SetSampler, got {cmds:?}");
+    };
+    assert_eq!((s.temperature, s.top_k), (0.9, 50));
+    assert_eq!(app.step_count(), 0, "re-ranking did not step");
+}
+
+#[test]
+fn re_ranked_distribution_replaces_the_old_one() {
+    let mut app = ready_app(80, 24);
+    key(&mut app, 's');
+    // Greedy is the sixth row.
+    for _ in 0..5 {
+        key(&mut app, 'j');
+    }
+    let cmds = press(&mut app, Key::Enter);
+    let Command::SetSampler(s) = &cmds[0] else {
+        panic!("expected SetSampler, got {cmds:?}");
+    };
+    assert!(s.greedy);
+    let mut view = prefilled();
+    view.settings = s.clone();
+    view.next = distribution(5, &AFTER_IS, s, 0.0);
+    app.update(Msg::Engine(Event::Synced(view)));
+    let next = &app.session.as_ref().unwrap().next;
+    assert!(next.draw.is_none(), "greedy: no random draw");
+    assert!(app.settings.greedy);
+    assert_eq!(key(&mut app, 'q'), vec![], "q closes the panel");
+    assert_eq!(app.mode, Mode::Normal);
+}
+
+#[test]
+fn kv_cache_toggle() {
+    let mut app = ready_app(80, 24);
+    assert_eq!(key(&mut app, 'v'), vec![Command::SetKvCache { on: false }]);
+    assert!(!app.kv_cache);
+}
+
+#[test]
+fn too_small_flag_follows_resize() {
+    let mut app = ready_app(80, 24);
+    assert!(!app.too_small());
+    app.update(Msg::Resize {
+        width: 50,
+        height: 15,
+    });
+    assert!(app.too_small());
+    app.update(Msg::Resize {
+        width: 160,
+        height: 48,
+    });
+    assert!(!app.too_small());
+    assert!(app.is_wide());
+}
+
+#[test]
+fn quit_with_q_and_ctrl_c_everywhere() {
+    let mut app = ready_app(80, 24);
+    assert_eq!(key(&mut app, 'q'), vec![Command::Quit]);
+    assert!(app.quit);
+    let mut app = ready_app(80, 24);
+    key(&mut app, 'i');
+    assert_eq!(press(&mut app, Key::Ctrl('c')), vec![Command::Quit]);
+    assert!(app.quit);
+}
+
+#[test]
+fn engine_failure_shows_and_frees_the_ui() {
+    let mut app = ready_app(80, 24);
+    key(&mut app, 'a');
+    key(&mut app, ' ');
+    app.update(Msg::Engine(Event::Failed("out of context".into())));
+    assert!(!app.is_busy());
+    assert!(!app.autoplay);
+    let status = app.status.as_ref().unwrap();
+    assert!(status.error && status.text.contains("out of context"));
+}
+
+#[test]
+fn load_failure_is_reported() {
+    let mut app = App::new(config(80, 24));
+    app.update(Msg::Engine(Event::Failed("no such file".into())));
+    assert!(!app.is_busy());
+    assert!(app.status.as_ref().unwrap().text.contains("could not load"));
+    assert_eq!(key(&mut app, ' '), vec![], "no model: nothing to step");
+}
+
+#[test]
+fn selection_stops_at_the_last_row_on_screen() {
+    // 20 candidates, fewer rows at 80x24.
+    let mut app = ready_app(80, 24);
+    let mut view = prefilled();
+    let more: Vec<_> = (0..20)
+        .map(|i| {
+            let mut c = view.next.candidates[i % 10].clone();
+            c.token.id = 10_000 + i as u32;
+            c
+        })
+        .collect();
+    view.next.candidates = more;
+    app.update(Msg::Engine(Event::Synced(view)));
+    for _ in 0..30 {
+        key(&mut app, 'j');
+    }
+    let rows = candidate_rows(Areas::compute(&app).distribution, false).height as usize;
+    assert!(rows < 20);
+    assert_eq!(app.selected, rows - 1);
+}

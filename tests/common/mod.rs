@@ -1,0 +1,369 @@
+//! Report fixtures for the TUI tests: a realistic session on "The capital of France is", built by hand
+//! (no model), with a sampler chain that follows the real stage order and attention rows that sum to 1.
+#![allow(dead_code)]
+
+use nexttoken::app::keymap::Key;
+use nexttoken::app::{App, AppConfig, Msg, ThemeKind};
+use nexttoken::protocol::*;
+
+pub const PROMPT: &str = "The capital of France is";
+pub const VOCAB: usize = 49152;
+pub const N_LAYER: usize = 2;
+pub const N_HEAD: usize = 3;
+
+pub fn tv(id: u32, text: &str) -> TokenView {
+    let kind = if text.starts_with("<|") {
+        TokenKind::Special
+    } else if text.starts_with("<") && text.ends_with('>') && text.len() > 2 {
+        TokenKind::Bytes
+    } else {
+        TokenKind::Text
+    };
+    TokenView {
+        id,
+        text: text.into(),
+        kind,
+    }
+}
+
+pub fn model_info() -> ModelInfo {
+    ModelInfo {
+        name: "SmolLM2-135M-Instruct".into(),
+        path: "models/SmolLM2-135M-Instruct.Q4_1.gguf".into(),
+        architecture: "llama".into(),
+        file_bytes: 98_000_000,
+        n_layer: N_LAYER,
+        n_head: N_HEAD,
+        n_kv_head: 1,
+        head_dim: 64,
+        n_embd: 576,
+        vocab_size: VOCAB,
+        context_length: 8192,
+        has_chat_template: true,
+        load_ms: 412.0,
+    }
+}
+
+/// The prompt's tokens.
+pub fn prompt_tokens() -> Vec<TokenRecord> {
+    [
+        (504, "The"),
+        (3575, " capital"),
+        (282, " of"),
+        (4649, " France"),
+        (314, " is"),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, &(id, text))| TokenRecord {
+        token: tv(id, text),
+        position: i,
+        source: Source::Prompt,
+        prob: 1.0,
+        logprob: 0.0,
+        rank: 0,
+        entropy: 0.0,
+    })
+    .collect()
+}
+
+/// What the model predicts after "… France is".
+pub const AFTER_IS: [(u32, &str, f32); 10] = [
+    (7042, " Paris", 0.78),
+    (260, " the", 0.06),
+    (253, " a", 0.04),
+    (3532, " located", 0.03),
+    (1543, " known", 0.02),
+    (597, " also", 0.015),
+    (441, " not", 0.012),
+    (582, " one", 0.010),
+    (1719, " home", 0.008),
+    (198, "\n", 0.006),
+];
+
+/// What the model predicts after "… France is Paris".
+pub const AFTER_PARIS: [(u32, &str, f32); 10] = [
+    (30, ".", 0.55),
+    (28, ",", 0.21),
+    (284, " and", 0.07),
+    (198, "\n", 0.05),
+    (563, " which", 0.03),
+    (9937, "<E2 80>", 0.02),
+    (347, " (", 0.015),
+    (1014, " in", 0.01),
+    (2, "<|im_end|>", 0.008),
+    (314, " is", 0.005),
+];
+
+/// A distribution with a sampler chain computed the way the engine's stages run.
+pub fn distribution(
+    position: usize,
+    cands: &[(u32, &str, f32)],
+    s: &SamplerSettings,
+    u: f32,
+) -> Distribution {
+    let raw: Vec<f32> = cands.iter().map(|c| c.2).collect();
+    let tail = (1.0 - raw.iter().sum::<f32>()).max(0.0);
+    let mut stages = vec![
+        stage("raw", VOCAB, raw.clone(), 1.0),
+        stage("penalties", VOCAB, raw.clone(), 1.0),
+    ];
+    // Temperature: p^(1/T), renormalised; the long tail is one lump.
+    let t: Vec<f32> = raw.iter().map(|p| p.powf(1.0 / s.temperature)).collect();
+    let t_tail = tail.powf(1.0 / s.temperature) * 0.3;
+    let z = t.iter().sum::<f32>() + t_tail;
+    let t: Vec<f32> = t.iter().map(|p| p / z).collect();
+    let t_tail = t_tail / z;
+    stages.push(stage("temperature", VOCAB, t.clone(), 1.0));
+    // Top-k keeps every shown candidate (k > 10) and part of the tail.
+    let k_tail = t_tail * 0.5;
+    let z = t.iter().sum::<f32>() + k_tail;
+    let k: Vec<f32> = t.iter().map(|p| p / z).collect();
+    stages.push(stage("top-k", s.top_k, k.clone(), z));
+    // Top-p: the smallest prefix whose mass reaches p.
+    let mut cum = 0.0;
+    let keep: Vec<bool> = k
+        .iter()
+        .map(|p| {
+            let was = cum;
+            cum += p;
+            was < s.top_p
+        })
+        .collect();
+    let (tp, mass) = renorm(&k, &keep);
+    stages.push(stage(
+        "top-p",
+        keep.iter().filter(|&&x| x).count(),
+        tp.clone(),
+        mass,
+    ));
+    // Min-p: drop what is below min_p × the best.
+    let best = tp.iter().cloned().fold(0.0, f32::max);
+    let keep: Vec<bool> = tp.iter().map(|&p| p > 0.0 && p >= s.min_p * best).collect();
+    let (mp, mass) = renorm(&tp, &keep);
+    stages.push(stage(
+        "min-p",
+        keep.iter().filter(|&&x| x).count(),
+        mp.clone(),
+        mass,
+    ));
+
+    // The draw: where u lands in the cumulative final distribution.
+    let mut acc = 0.0;
+    let rank = mp
+        .iter()
+        .position(|&p| {
+            acc += p;
+            u < acc
+        })
+        .unwrap_or(0);
+    let candidates = cands
+        .iter()
+        .zip(&mp)
+        .map(|(&(id, text, p), &sp)| Candidate {
+            token: tv(id, text),
+            prob: p,
+            logprob: p.ln(),
+            sampled_prob: sp,
+        })
+        .collect();
+    let entropy = -raw.iter().map(|p| p * p.ln()).sum::<f32>() + tail * 4.0;
+    Distribution {
+        position,
+        candidates,
+        entropy,
+        eos_prob: 0.002,
+        stages,
+        planned: tv(cands[rank].0, cands[rank].1),
+        planned_prob: mp[rank],
+        draw: (!s.greedy).then_some(Draw {
+            u,
+            token_id: cands[rank].0,
+            rank,
+        }),
+    }
+}
+
+fn stage(name: &str, kept: usize, probs: Vec<f32>, kept_mass: f32) -> StageReport {
+    StageReport {
+        name: name.into(),
+        kept,
+        probs,
+        kept_mass,
+    }
+}
+
+fn renorm(p: &[f32], keep: &[bool]) -> (Vec<f32>, f32) {
+    let mass: f32 = p.iter().zip(keep).filter(|(_, &k)| k).map(|(p, _)| p).sum();
+    let out = p
+        .iter()
+        .zip(keep)
+        .map(|(&p, &k)| if k { p / mass } else { 0.0 })
+        .collect();
+    (out, mass)
+}
+
+/// Attention over positions `0..len` for every layer and head: causal (zeros above the diagonal),
+/// each row a softmax that sums to 1. Head 0 looks at the first token (a "sink"), head 1 at the
+/// previous token, head 2 spreads out; layer 1 is sharper.
+pub fn attention(len: usize) -> AttentionWindow {
+    let mut weights = vec![0.0; N_LAYER * N_HEAD * len * len];
+    for l in 0..N_LAYER {
+        for h in 0..N_HEAD {
+            for r in 0..len {
+                let scores: Vec<f32> = (0..=r)
+                    .map(|c| {
+                        let sharp = 1.0 + l as f32;
+                        sharp
+                            * match h {
+                                0 => {
+                                    if c == 0 {
+                                        3.0
+                                    } else {
+                                        0.2 * c as f32 / len as f32
+                                    }
+                                }
+                                1 => {
+                                    if c + 1 == r || (r == 0 && c == 0) {
+                                        2.5
+                                    } else {
+                                        0.0
+                                    }
+                                }
+                                _ => -0.3 * (r - c) as f32,
+                            }
+                    })
+                    .collect();
+                let z: f32 = scores.iter().map(|s| s.exp()).sum();
+                for (c, s) in scores.iter().enumerate() {
+                    weights[((l * N_HEAD + h) * len + r) * len + c] = s.exp() / z;
+                }
+            }
+        }
+    }
+    AttentionWindow {
+        start: 0,
+        len,
+        n_layer: N_LAYER,
+        n_head: N_HEAD,
+        weights,
+    }
+}
+
+fn pass(tokens_fed: usize, ms: f64, kv_len: usize, kv_on: bool, passes: u64) -> PassReport {
+    PassReport {
+        tokens_fed,
+        ms,
+        kv_len: if kv_on { kv_len } else { 0 },
+        kv_bytes: if kv_on {
+            kv_len * 2 * N_LAYER * 64 * 4 * 30
+        } else {
+            0
+        },
+        kv_cache_on: kv_on,
+        forward_passes: passes,
+    }
+}
+
+/// The session right after reading the prompt.
+pub fn prefilled() -> SessionView {
+    let settings = SamplerSettings::default();
+    SessionView {
+        tokens: prompt_tokens(),
+        prompt_len: 5,
+        next: distribution(5, &AFTER_IS, &settings, 0.412),
+        attention: attention(5),
+        last_pass: pass(5, 21.4, 5, true, 1),
+        prefill: PrefillReport {
+            tokens: 5,
+            ms: 21.4,
+            tok_per_s: 233.6,
+            ttft_ms: 22.9,
+        },
+        decode_ms: vec![],
+        branches: vec![],
+        settings,
+    }
+}
+
+/// The step that commits `token` (from the candidates after "is") and runs the next pass.
+pub fn step_after_is(rank: usize, source: Source, kv_on: bool, ms: f64) -> StepReport {
+    let settings = SamplerSettings::default();
+    let (id, text, p) = AFTER_IS[rank];
+    StepReport {
+        step: 0,
+        committed: TokenRecord {
+            token: tv(id, text),
+            position: 5,
+            source,
+            prob: p,
+            logprob: p.ln(),
+            rank,
+            entropy: 0.98,
+        },
+        chosen_from: distribution(5, &AFTER_IS, &settings, 0.412),
+        pass: pass(if kv_on { 1 } else { 6 }, ms, 6, kv_on, 2),
+        next: distribution(6, &AFTER_PARIS, &settings, 0.23),
+        attention: attention(6),
+    }
+}
+
+/// A later step committing `text` at `position` (as a sampled token of probability `p`).
+pub fn later_step(position: usize, text: &str, p: f32, kv_on: bool, ms: f64) -> StepReport {
+    let settings = SamplerSettings::default();
+    StepReport {
+        step: position - 5,
+        committed: TokenRecord {
+            token: tv(9000 + position as u32, text),
+            position,
+            source: Source::Sampled,
+            prob: p,
+            logprob: p.ln(),
+            rank: 0,
+            entropy: 1.4,
+        },
+        chosen_from: distribution(position, &AFTER_PARIS, &settings, 0.3),
+        pass: pass(
+            if kv_on { 1 } else { position + 1 },
+            ms,
+            position + 1,
+            kv_on,
+            (position - 3) as u64,
+        ),
+        next: distribution(position + 1, &AFTER_PARIS, &settings, 0.3),
+        attention: attention(position + 1),
+    }
+}
+
+pub fn config(width: u16, height: u16) -> AppConfig {
+    AppConfig {
+        prompt: PROMPT.into(),
+        chat: false,
+        theme: ThemeKind::Default,
+        settings: SamplerSettings::default(),
+        kv_cache: true,
+        width,
+        height,
+    }
+}
+
+/// An app that has loaded the model and read the prompt, ready for the first step.
+pub fn ready_app(width: u16, height: u16) -> App {
+    let mut app = App::new(config(width, height));
+    app.update(Msg::Engine(Event::Loaded(model_info())));
+    app.update(Msg::Engine(Event::Synced(prefilled())));
+    app
+}
+
+/// Presses one character key.
+pub fn key(app: &mut App, c: char) -> Vec<Command> {
+    app.update(Msg::Key(Key::Char(c)))
+}
+
+pub fn press(app: &mut App, k: Key) -> Vec<Command> {
+    app.update(Msg::Key(k))
+}
+
+pub fn typing(app: &mut App, text: &str) -> Vec<Command> {
+    text.chars().flat_map(|c| key(app, c)).collect()
+}
