@@ -2,12 +2,11 @@
 
 use anyhow::Result;
 use clap::Parser;
-use nexttoken::cli::{Cli, Cmd, SamplerArgs};
+use nexttoken::cli::{Cli, Cmd};
 use nexttoken::engine::fetch;
 use nexttoken::engine::linear::MatmulPath;
 use nexttoken::engine::load::{load_session, LoadOptions};
 use nexttoken::engine::session::SessionOptions;
-use nexttoken::protocol::SamplerSettings;
 
 fn main() {
     let cli = Cli::parse();
@@ -40,7 +39,7 @@ fn run(cli: Cli) -> Result<()> {
             let (mut session, _) = load_session(
                 &path,
                 &load,
-                sampler_settings(&cli.sampler),
+                nexttoken::tui::sampler_settings(&cli.sampler),
                 opts,
                 &mut |_| {},
             )?;
@@ -56,20 +55,5 @@ fn run(cli: Cli) -> Result<()> {
             let path = fetch::resolve_model(cli.model.model.as_deref())?;
             nexttoken::tui::run(&cli, path)
         }
-    }
-}
-
-/// Sampler settings from the defaults and the command line.
-pub fn sampler_settings(a: &SamplerArgs) -> SamplerSettings {
-    let d = SamplerSettings::default();
-    SamplerSettings {
-        greedy: a.greedy,
-        temperature: a.temperature.unwrap_or(d.temperature),
-        top_k: a.sample_top_k.unwrap_or(d.top_k),
-        top_p: a.top_p.unwrap_or(d.top_p),
-        min_p: a.min_p.unwrap_or(d.min_p),
-        repeat_penalty: a.repeat_penalty.unwrap_or(d.repeat_penalty),
-        seed: a.seed.unwrap_or(d.seed),
-        ..d
     }
 }

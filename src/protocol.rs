@@ -202,6 +202,8 @@ pub struct StepReport {
     pub pass: PassReport,
     pub next: Distribution,
     pub attention: AttentionWindow,
+    /// The branch list, when this step changed it (it created a fork or moved along one).
+    pub branches: Option<Vec<BranchInfo>>,
 }
 
 /// One leaf of the branch tree, for the branch list.
@@ -249,6 +251,8 @@ pub struct ModelInfo {
     pub vocab_size: usize,
     pub context_length: usize,
     pub has_chat_template: bool,
+    /// Tokens that end a sequence (autoplay stops at them).
+    pub eos_ids: Vec<u32>,
     pub load_ms: f64,
 }
 
@@ -266,7 +270,7 @@ pub enum Command {
     Force {
         token_id: u32,
     },
-    /// Tokenise the text and teacher-force each token in turn.
+    /// Tokenise the text and teacher-force each token in turn; answered by one `Synced`.
     ForceText {
         text: String,
     },

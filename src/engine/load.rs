@@ -55,6 +55,7 @@ pub fn load_session(
         vocab_size: model.vocab_size,
         context_length: c.context_length,
         has_chat_template: chat_template.is_some(),
+        eos_ids: vocab.eos_ids().to_vec(),
         load_ms: 0.0,
     };
     let mut session = Session::new(model, vocab, settings, opts);

@@ -276,6 +276,7 @@ impl Session {
             entropy: chosen_from.entropy,
         };
         let tip = *self.path.last().ok_or(SessionError::NoPrompt)?;
+        let at_fork = !self.nodes[tip].children.is_empty();
         match self.nodes[tip]
             .children
             .iter()
@@ -296,6 +297,7 @@ impl Session {
             pass,
             next,
             attention: self.window(),
+            branches: at_fork.then(|| self.branches()),
         })
     }
 

@@ -40,6 +40,7 @@ pub fn model_info() -> ModelInfo {
         vocab_size: VOCAB,
         context_length: 8192,
         has_chat_template: true,
+        eos_ids: vec![2, 0],
         load_ms: 412.0,
     }
 }
@@ -305,6 +306,7 @@ pub fn step_after_is(rank: usize, source: Source, kv_on: bool, ms: f64) -> StepR
         pass: pass(if kv_on { 1 } else { 6 }, ms, 6, kv_on, 2),
         next: distribution(6, &AFTER_PARIS, &settings, 0.23),
         attention: attention(6),
+        branches: None,
     }
 }
 
@@ -332,6 +334,7 @@ pub fn later_step(position: usize, text: &str, p: f32, kv_on: bool, ms: f64) -> 
         ),
         next: distribution(position + 1, &AFTER_PARIS, &settings, 0.3),
         attention: attention(position + 1),
+        branches: None,
     }
 }
 

@@ -1,0 +1,164 @@
+//! End to end in a real terminal: tmux runs the real binary on the real model, and the test waits on
+//! screen conditions (polling capture-pane against a deadline), never on fixed sleeps.
+
+mod support;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Tmux {
+    session: String,
+}
+
+impl Tmux {
+    fn start(cmd: &str, width: u16, height: u16) -> Tmux {
+        let have = Command::new("tmux")
+            .arg("-V")
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+        assert!(
+            have,
+            "tmux is needed for this test: apt-get install tmux (.ci/run installs it)"
+        );
+        let session = format!("nexttoken-e2e-{}", std::process::id());
+        let ok = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &session,
+                "-x",
+                &width.to_string(),
+                "-y",
+                &height.to_string(),
+            ])
+            .arg(cmd)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tmux new-session failed");
+        Tmux { session }
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.session])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        Command::new("tmux")
+            .args(["send-keys", "-t", &self.session])
+            .args(keys)
+            .status()
+            .unwrap();
+    }
+
+    fn display(&self, format: &str) -> String {
+        let out = Command::new("tmux")
+            .args(["display-message", "-p", "-t", &self.session, format])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Polls the screen until `pred` holds; fails with the last screen after `secs`.
+    fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let s = self.screen();
+            if pred(&s) {
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; the screen was:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.session])
+            .status();
+    }
+}
+
+/// The number after "step " on the status line.
+fn step_counter(screen: &str) -> Option<usize> {
+    let line = screen
+        .lines()
+        .find(|l| l.trim_start().starts_with("step "))?;
+    line.trim_start()["step ".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+#[test]
+fn step_force_rewind_and_quit_in_a_real_terminal() {
+    let model = support::real_model();
+    let bin = env!("CARGO_BIN_EXE_nexttoken");
+    // After the app exits, print its status and the terminal modes, then keep the pane open to read them.
+    let cmd = format!(
+        "'{bin}' --model '{}' --prompt 'The capital of France is' --seed 42; echo \"exit=$?\"; \
+         stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; \
+         echo; sleep 120",
+        model.display()
+    );
+    let t = Tmux::start(&cmd, 120, 36);
+
+    let s = t.wait_for("\" Paris\" among the candidates", 120, |s| {
+        s.contains("\" Paris\"") && step_counter(s) == Some(0)
+    });
+    assert!(s.contains("The capital of France is"));
+    assert_eq!(
+        t.display("#{alternate_on}"),
+        "1",
+        "the app draws on the alternate screen"
+    );
+
+    t.keys(&["Space"]);
+    t.wait_for("step 1", 60, |s| step_counter(s) == Some(1));
+    t.keys(&["Space"]);
+    t.wait_for("step 2", 60, |s| step_counter(s) == Some(2));
+
+    // Force the second candidate by number: it is marked as forced.
+    t.keys(&["2"]);
+    let s = t.wait_for("a forced token", 60, |s| {
+        step_counter(s) == Some(3) && s.contains('⚑')
+    });
+    assert!(
+        s.contains("forced"),
+        "the forced token's surprise line is shown:\n{s}"
+    );
+
+    // Rewind it: the counter goes back and the mark disappears.
+    t.keys(&["u"]);
+    t.wait_for("the rewind", 60, |s| {
+        step_counter(s) == Some(2) && !s.contains('⚑')
+    });
+
+    t.keys(&["q"]);
+    let s = t.wait_for("the app to exit", 30, |s| s.contains("exit="));
+    assert!(s.contains("exit=0"), "{s}");
+    assert_eq!(
+        t.display("#{alternate_on}"),
+        "0",
+        "the alternate screen was left"
+    );
+    let modes = t.wait_for("the terminal modes", 10, |s| {
+        s.contains("icanon") && s.contains("echo")
+    });
+    assert!(
+        !modes.contains("-icanon") && !modes.contains("-echo"),
+        "raw mode was left on:\n{modes}"
+    );
+}
