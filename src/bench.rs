@@ -1,4 +1,251 @@
-//! `nexttoken bench`: prefill and decode speed.
-pub fn run(_model: &std::path::Path, _args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
-    anyhow::bail!("bench is not built yet")
+//! `nexttoken bench`: prefill (pp) and decode (tg) speed in the spirit of llama-bench, decode cost without
+//! the KV cache, a session step's overhead over a bare forward, load time, peak RSS, and how far the fast
+//! matmul path's probabilities are from the exact quantised path.
+
+use crate::cli::BenchArgs;
+use crate::engine::gguf::GgufFile;
+use crate::engine::linear::MatmulPath;
+use crate::engine::load::{load_session, LoadOptions};
+use crate::engine::model::{ForwardOptions, Model};
+use crate::engine::sampler::softmax;
+use crate::engine::session::{Choice, SessionOptions};
+use crate::protocol::SamplerSettings;
+use anyhow::Result;
+use serde::Serialize;
+use std::path::Path;
+use std::time::Instant;
+
+/// One measured test: rates over `reps` runs after a warm-up.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub test: String,
+    pub tokens: usize,
+    pub median_tok_s: f64,
+    pub stddev_tok_s: f64,
+    pub median_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub model: String,
+    pub threads: usize,
+    pub load_ms: f64,
+    pub rows: Vec<Row>,
+    /// Full session step (sampler chain, attention window, report) over a bare forward pass, as a ratio.
+    pub step_overhead: f64,
+    /// Largest |p_fast - p_exact| over the vocabulary on a fixed prompt and 8 greedy steps.
+    pub max_prob_diff_fast_vs_exact: f32,
+    pub peak_rss_mib: f64,
+}
+
+fn median_std(xs: &[f64]) -> (f64, f64) {
+    let mut v = xs.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let med = if v.len() % 2 == 1 {
+        v[v.len() / 2]
+    } else {
+        (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
+    };
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let var =
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / v.len().max(2).saturating_sub(1) as f64;
+    (med, var.sqrt())
+}
+
+/// Times `f` (which processes `tokens` tokens) once to warm up, then `reps` times.
+fn measure(
+    test: &str,
+    tokens: usize,
+    reps: usize,
+    mut f: impl FnMut() -> Result<()>,
+) -> Result<Row> {
+    f()?;
+    let mut rates = Vec::new();
+    let mut times = Vec::new();
+    for _ in 0..reps.max(1) {
+        let t = Instant::now();
+        f()?;
+        let s = t.elapsed().as_secs_f64();
+        rates.push(tokens as f64 / s);
+        times.push(s * 1e3);
+    }
+    let (median_tok_s, stddev_tok_s) = median_std(&rates);
+    Ok(Row {
+        test: test.into(),
+        tokens,
+        median_tok_s,
+        stddev_tok_s,
+        median_ms: median_std(&times).0,
+    })
+}
+
+/// Deterministic token ids spread over the vocabulary (as llama-bench uses random tokens).
+fn tokens(n: usize, vocab: usize) -> Vec<u32> {
+    (0..n)
+        .map(|i| ((i as u64 * 2654435761 + 12345) % vocab as u64) as u32)
+        .collect()
+}
+
+fn load_model(path: &Path, matmul: MatmulPath) -> Result<Model> {
+    let mut g = GgufFile::open(path)?;
+    Ok(Model::load(&mut g, matmul)?)
+}
+
+/// Peak resident set size of this process, from /proc (Linux); 0 elsewhere.
+pub fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(|l| l.to_string())
+        })
+        .and_then(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
+    let t = Instant::now();
+    let mut model = load_model(path, MatmulPath::Fast)?;
+    let load_ms = t.elapsed().as_secs_f64() * 1e3;
+    let vocab = model.vocab_size;
+    let none = ForwardOptions::default();
+    let mut rows = Vec::new();
+    for &n in &args.prompt_lens {
+        let toks = tokens(n, vocab);
+        rows.push(measure(&format!("pp{n}"), n, args.reps, || {
+            model.cache.clear();
+            model.forward(&toks, 0, none)?;
+            Ok(())
+        })?);
+    }
+    let n = args.gen_len;
+    let toks = tokens(n, vocab);
+    rows.push(measure(&format!("tg{n}"), n, args.reps, || {
+        model.cache.clear();
+        for (i, &t) in toks.iter().enumerate() {
+            model.forward(&[t], i, none)?;
+        }
+        Ok(())
+    })?);
+    // Without the cache a step re-reads the whole sequence: its cost grows with length.
+    for &len in &args.no_cache_lens {
+        let toks = tokens(len, vocab);
+        rows.push(measure(&format!("tg@{len} no-kv"), 1, args.reps, || {
+            model.cache.clear();
+            model.forward(&toks, 0, none)?;
+            Ok(())
+        })?);
+    }
+    drop(model);
+
+    let step_overhead = step_overhead(path, args.reps)?;
+    let max_prob_diff_fast_vs_exact = fast_vs_exact(path)?;
+    Ok(Report {
+        model: path.display().to_string(),
+        threads: crate::engine::threads(),
+        load_ms,
+        rows,
+        step_overhead,
+        max_prob_diff_fast_vs_exact,
+        peak_rss_mib: peak_rss_mib(),
+    })
+}
+
+/// A session step (chain, commit, forward with attention capture, report) against a bare forward of one
+/// token, interleaved so both see the same machine load. Returns step_time / forward_time.
+fn step_overhead(path: &Path, reps: usize) -> Result<f64> {
+    let load = LoadOptions {
+        tokenizer_json: None,
+        matmul: MatmulPath::Fast,
+    };
+    let settings = SamplerSettings::default();
+    let (mut s, _) = load_session(
+        path,
+        &load,
+        settings,
+        SessionOptions::default(),
+        &mut |_| {},
+    )?;
+    let (mut bare_ms, mut step_ms) = (Vec::new(), Vec::new());
+    let rounds = 8 * reps.max(1);
+    s.prefill_text("The capital of France is", false)?;
+    let mut model = load_model(path, MatmulPath::Fast)?;
+    let prompt = s.tokens();
+    model.forward(&prompt, 0, ForwardOptions::default())?;
+    for i in 0..rounds {
+        let pos = prompt.len() + i;
+        let t = Instant::now();
+        model.forward(&[13], pos, ForwardOptions::default())?;
+        bare_ms.push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        s.step(Choice::Force(13))?;
+        step_ms.push(t.elapsed().as_secs_f64());
+    }
+    Ok(median_std(&step_ms).0 / median_std(&bare_ms).0)
+}
+
+/// Largest probability difference between the fast and exact matmul paths along a greedy path.
+fn fast_vs_exact(path: &Path) -> Result<f32> {
+    let mut fast = load_model(path, MatmulPath::Fast)?;
+    let mut exact = load_model(path, MatmulPath::Exact)?;
+    let mut toks: Vec<u32> = vec![504, 3575, 282, 4649, 314]; // "The capital of France is"
+    let mut worst = 0f32;
+    let mut pos = 0;
+    for _ in 0..8 {
+        let a = softmax(
+            &fast
+                .forward(&toks[pos..], pos, ForwardOptions::default())?
+                .logits,
+        );
+        let b = softmax(
+            &exact
+                .forward(&toks[pos..], pos, ForwardOptions::default())?
+                .logits,
+        );
+        worst = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(worst, f32::max);
+        pos = toks.len();
+        let next = b
+            .iter()
+            .enumerate()
+            .max_by(|x, y| x.1.total_cmp(y.1))
+            .map(|(i, _)| i as u32)
+            .unwrap();
+        toks.push(next);
+    }
+    Ok(worst)
+}
+
+pub fn run(path: &Path, args: &BenchArgs) -> Result<()> {
+    let r = measure_all(path, args)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+        return Ok(());
+    }
+    println!(
+        "model: {} · threads: {} · load {:.0} ms · peak RSS {:.0} MiB\n",
+        r.model, r.threads, r.load_ms, r.peak_rss_mib
+    );
+    println!("| test | tokens | tok/s (median) | ± stddev | ms (median) |");
+    println!("|---|---:|---:|---:|---:|");
+    for row in &r.rows {
+        println!(
+            "| {} | {} | {:.1} | {:.1} | {:.2} |",
+            row.test, row.tokens, row.median_tok_s, row.stddev_tok_s, row.median_ms
+        );
+    }
+    println!("\nsession step / bare forward: {:.3}x", r.step_overhead);
+    println!(
+        "max |p_fast - p_exact| (8 greedy steps on \"The capital of France is\"): {:.2e}",
+        r.max_prob_diff_fast_vs_exact
+    );
+    Ok(())
 }

@@ -16,3 +16,8 @@ pub mod worker;
 pub fn set_threads(n: usize) {
     std::env::set_var("RAYON_NUM_THREADS", n.max(1).to_string());
 }
+
+/// Threads the model's matrix work uses.
+pub fn threads() -> usize {
+    candle_core::utils::get_num_threads()
+}
