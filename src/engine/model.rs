@@ -287,15 +287,3 @@ fn rope_tables(c: &LlamaConfig) -> candle_core::Result<(Tensor, Tensor)> {
         .matmul(&theta.reshape((1, d / 2))?)?;
     Ok((angles.cos()?, angles.sin()?))
 }
-
-/// Numerically stable log-softmax over one logits row.
-pub fn log_softmax(logits: &[f32]) -> Vec<f32> {
-    let max = logits.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
-    let lse = logits
-        .iter()
-        .map(|&l| ((l - max) as f64).exp())
-        .sum::<f64>()
-        .ln() as f32
-        + max;
-    logits.iter().map(|&l| l - lse).collect()
-}

@@ -14,6 +14,10 @@ pub struct ChainOutput {
     pub shown: Vec<u32>,
     /// Raw probabilities (softmax of the unpenalised logits) of the whole vocabulary.
     pub raw_probs: Vec<f32>,
+    /// log-sum-exp of the raw logits: `logprob(i) = logits[i] - lse`.
+    pub lse: f32,
+    /// Shannon entropy of `raw_probs`, in nats.
+    pub entropy: f32,
     pub stages: Vec<StageReport>,
     /// Final (post-chain, renormalised) probability of each `shown` id; 0 where a stage cut it.
     pub final_probs: Vec<f32>,
@@ -24,10 +28,17 @@ pub struct ChainOutput {
 
 /// Softmax in f64 accumulation for stability.
 pub fn softmax(logits: &[f32]) -> Vec<f32> {
+    softmax_lse(logits).0
+}
+
+/// Softmax and the log-sum-exp of the logits, in one pass over the exponentials.
+pub fn softmax_lse(logits: &[f32]) -> (Vec<f32>, f32) {
     let max = logits.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
-    let exps: Vec<f32> = logits.iter().map(|&l| (l - max).exp()).collect();
+    let mut exps: Vec<f32> = logits.iter().map(|&l| (l - max).exp()).collect();
     let sum: f64 = exps.iter().map(|&e| e as f64).sum();
-    exps.into_iter().map(|e| (e as f64 / sum) as f32).collect()
+    let inv = (1.0 / sum) as f32;
+    exps.iter_mut().for_each(|e| *e *= inv);
+    (exps, max + sum.ln() as f32)
 }
 
 /// Shannon entropy in nats.
@@ -63,11 +74,15 @@ pub fn top_n(values: &[f32], n: usize) -> Vec<u32> {
     ids
 }
 
+fn penalties_on(s: &SamplerSettings) -> bool {
+    let off = s.repeat_penalty == 1.0 && s.frequency_penalty == 0.0 && s.presence_penalty == 0.0;
+    !off && s.penalty_last_n > 0
+}
+
 /// Applies repetition (CTRL, Keskar et al. 2019), frequency and presence penalties over the last
 /// `penalty_last_n` tokens of `history`.
 pub fn apply_penalties(logits: &mut [f32], history: &[u32], s: &SamplerSettings) {
-    let off = s.repeat_penalty == 1.0 && s.frequency_penalty == 0.0 && s.presence_penalty == 0.0;
-    if off || s.penalty_last_n == 0 {
+    if !penalties_on(s) {
         return;
     }
     let recent = &history[history.len().saturating_sub(s.penalty_last_n)..];
@@ -112,16 +127,25 @@ pub fn run_chain(
     u: f32,
 ) -> ChainOutput {
     let vocab = logits.len();
-    let raw_probs = softmax(logits);
-    let mut pen = logits.to_vec();
-    apply_penalties(&mut pen, history, s);
-    let pen_probs = softmax(&pen);
+    let (raw_probs, lse) = softmax_lse(logits);
+    // Stages that are off reuse the previous stage's probabilities instead of another pass.
+    let pen = (penalties_on(s) && !history.is_empty()).then(|| {
+        let mut pen = logits.to_vec();
+        apply_penalties(&mut pen, history, s);
+        pen
+    });
+    let pen_owned = pen.as_ref().map(|p| softmax(p));
+    let pen_probs: &[f32] = pen_owned.as_deref().unwrap_or(&raw_probs);
     let t = if s.temperature > 0.0 {
         s.temperature
     } else {
         1.0
     };
-    let temp_probs = softmax(&pen.iter().map(|l| l / t).collect::<Vec<_>>());
+    let temp_owned = (t != 1.0).then(|| {
+        let base = pen.as_deref().unwrap_or(logits);
+        softmax(&base.iter().map(|l| l / t).collect::<Vec<_>>())
+    });
+    let temp_probs: &[f32] = temp_owned.as_deref().unwrap_or(pen_probs);
 
     // How much of the sorted order the cut-offs need.
     let k = if s.top_k > 0 {
@@ -139,7 +163,7 @@ pub fn run_chain(
     } else {
         vocab
     };
-    let mut sorted = top_n(&temp_probs, need.max(shown_n));
+    let mut sorted = top_n(temp_probs, need.max(shown_n));
     let mass = |n: usize, sorted: &[u32]| -> f32 {
         if n >= vocab {
             1.0
@@ -163,7 +187,7 @@ pub fn run_chain(
         match find(&sorted) {
             Some(i) => i + 1,
             None if sorted.len() < k => {
-                sorted = top_n(&temp_probs, k);
+                sorted = top_n(temp_probs, k);
                 find(&sorted).map_or(k, |i| i + 1)
             }
             None => k,
@@ -186,7 +210,7 @@ pub fn run_chain(
     };
     let mass_m = mass(n_m, &sorted);
     if n_m >= vocab && sorted.len() < vocab {
-        sorted = top_n(&temp_probs, vocab);
+        sorted = top_n(temp_probs, vocab);
     }
 
     let shown: Vec<u32> = sorted.iter().take(shown_n).cloned().collect();
@@ -212,8 +236,8 @@ pub fn run_chain(
     };
     let stages = vec![
         stage("raw", vocab, pick(&raw_probs), 1.0),
-        stage("penalties", vocab, pick(&pen_probs), 1.0),
-        stage("temperature", vocab, pick(&temp_probs), 1.0),
+        stage("penalties", vocab, pick(pen_probs), 1.0),
+        stage("temperature", vocab, pick(temp_probs), 1.0),
         stage("top-k", k, cut(k, mass_k), mass_k),
         stage("top-p", n_p, cut(n_p, mass_p), mass_p / mass_k),
         stage("min-p", n_m, cut(n_m, mass_m), mass_m / mass_p),
@@ -243,13 +267,17 @@ pub fn run_chain(
         )
     };
     let planned = sorted[planned_rank];
+    let entropy = entropy(&raw_probs);
+    let planned_prob = temp_probs[planned as usize] / mass_m;
     ChainOutput {
         shown,
+        lse,
+        entropy,
         raw_probs,
         stages,
         final_probs,
         planned,
-        planned_prob: temp_probs[planned as usize] / mass_m,
+        planned_prob,
         draw,
     }
 }

@@ -102,7 +102,11 @@ pub struct Session {
     prefill: PrefillReport,
     last_pass: PassReport,
     last_attention: AttentionRows,
+    /// The last chain run: (tip node, settings, (output, the logits it read)).
+    chain_memo: Option<ChainMemo>,
 }
+
+type ChainMemo = (usize, SamplerSettings, (Arc<ChainOutput>, Arc<Vec<f32>>));
 
 impl Session {
     pub fn new(
@@ -124,6 +128,7 @@ impl Session {
             fed: 0,
             with_logits: VecDeque::new(),
             last_attention: AttentionRows::default(),
+            chain_memo: None,
             prefill: PrefillReport {
                 tokens: 0,
                 ms: 0.0,
@@ -265,13 +270,12 @@ impl Session {
             Choice::Force(t) if (t as usize) < self.model.vocab_size => (t, Source::Forced),
             Choice::Force(t) => return Err(SessionError::BadToken(t)),
         };
-        let lp = super::model::log_softmax(&logits);
         let record = TokenRecord {
             token: self.vocab.view(token),
             position: self.path.len(),
             source,
             prob: out.raw_probs[token as usize],
-            logprob: lp[token as usize],
+            logprob: logits[token as usize] - out.lse,
             rank: sampler::rank_of(&logits, token),
             entropy: chosen_from.entropy,
         };
@@ -377,7 +381,6 @@ impl Session {
     /// One vocabulary entry as a candidate at the current position (for search results).
     pub fn candidate(&mut self, id: u32) -> Result<Candidate> {
         let (out, logits) = self.chain()?;
-        let lp = super::model::log_softmax(&logits);
         let token = self.vocab.view(id);
         let i = id as usize;
         let sampled_prob = out
@@ -388,7 +391,7 @@ impl Session {
         Ok(Candidate {
             token,
             prob: out.raw_probs[i],
-            logprob: lp[i],
+            logprob: logits[i] - out.lse,
             sampled_prob,
         })
     }
@@ -483,21 +486,33 @@ impl Session {
         Ok(self.last_pass.clone())
     }
 
-    /// The tip's logits (re-fed if they were dropped) run through the sampler chain.
-    fn chain(&mut self) -> Result<(ChainOutput, Arc<Vec<f32>>)> {
+    /// The tip's logits (re-fed if they were dropped) run through the sampler chain. Memoised per tip and
+    /// settings: a step reuses the chain its previous report already ran.
+    fn chain(&mut self) -> Result<(Arc<ChainOutput>, Arc<Vec<f32>>)> {
         let tip = *self.path.last().ok_or(SessionError::NoPrompt)?;
         if self.nodes[tip].logits.is_none() {
             self.feed()?;
         }
         let logits = self.nodes[tip].logits.clone().expect("fed");
+        if let Some((t, settings, out)) = &self.chain_memo {
+            if *t == tip && *settings == self.settings && Arc::ptr_eq(&out.1, &logits) {
+                return Ok((out.0.clone(), logits));
+            }
+        }
         let history = self.tokens();
         let u = sampler::uniform(self.settings.seed, self.path.len());
-        let out = sampler::run_chain(&logits, &history, &self.settings, self.opts.top_k_shown, u);
+        let out = Arc::new(sampler::run_chain(
+            &logits,
+            &history,
+            &self.settings,
+            self.opts.top_k_shown,
+            u,
+        ));
+        self.chain_memo = Some((tip, self.settings.clone(), (out.clone(), logits.clone())));
         Ok((out, logits))
     }
 
     fn describe(&self, out: &ChainOutput, logits: &[f32]) -> Distribution {
-        let lp = super::model::log_softmax(logits);
         let candidates = out
             .shown
             .iter()
@@ -505,7 +520,7 @@ impl Session {
             .map(|(&id, &fp)| Candidate {
                 token: self.vocab.view(id),
                 prob: out.raw_probs[id as usize],
-                logprob: lp[id as usize],
+                logprob: logits[id as usize] - out.lse,
                 sampled_prob: fp,
             })
             .collect();
@@ -519,7 +534,7 @@ impl Session {
         Distribution {
             position: self.path.len(),
             candidates,
-            entropy: sampler::entropy(&out.raw_probs),
+            entropy: out.entropy,
             eos_prob,
             stages: out.stages.clone(),
             planned: self.vocab.view(out.planned),
