@@ -6,6 +6,7 @@ pub mod gguf;
 pub mod kv_cache;
 pub mod linear;
 pub mod model;
+pub mod quant;
 pub mod sampler;
 pub mod session;
 pub mod tokenizer;
