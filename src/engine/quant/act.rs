@@ -32,6 +32,11 @@ pub struct Act {
 
 impl Act {
     pub fn quantize(xs: &[f32], m: usize, k: usize, kind: ActKind) -> Act {
+        Self::quantize_with(xs, m, k, kind, true)
+    }
+
+    /// `simd: false` forces the portable code (tests compare both with candle).
+    pub fn quantize_with(xs: &[f32], m: usize, k: usize, kind: ActKind, simd: bool) -> Act {
         assert!(k % QK == 0 && xs.len() == m * k);
         let nb = k / QK;
         let mut act = Act {
@@ -42,16 +47,13 @@ impl Act {
             s: vec![0.0; m * nb],
             sum: vec![0; m * nb],
         };
-        let blocks = xs.chunks_exact(QK).zip(act.qs.chunks_exact_mut(QK));
-        for (i, (x, q)) in blocks.enumerate() {
-            let (d, sum) = quantize_block(x, q.try_into().unwrap());
-            act.d[i] = d.to_f32();
-            act.sum[i] = sum;
-            if kind == ActKind::Q8_1 {
-                // candle: `f16::from_f32(sum as f32) * d`, an f16 product.
-                act.s[i] = (f16::from_f32(sum as f32) * d).to_f32();
-            }
+        #[cfg(target_arch = "x86_64")]
+        if simd && is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU supports AVX2 and F16C (checked just above).
+            unsafe { quantize_rows_avx2(xs, &mut act, kind) };
+            return act;
         }
+        quantize_rows(xs, &mut act, kind);
         act
     }
 
@@ -62,17 +64,82 @@ impl Act {
     }
 }
 
+/// The same code compiled for AVX2, so the block loops vectorise 8 wide, and the f16 roundings
+/// done 8 blocks at a time with F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn quantize_rows_avx2(xs: &[f32], act: &mut Act, kind: ActKind) {
+    use std::arch::x86_64::*;
+    quantize_blocks(xs, act);
+    // f16 round trip of 8 floats, round to nearest even as `half` does.
+    let round16 = |v: __m256| _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v));
+    let n8 = act.d.len() / 8 * 8;
+    for i in (0..n8).step_by(8) {
+        let d = round16(_mm256_loadu_ps(act.d[i..i + 8].as_ptr()));
+        _mm256_storeu_ps(act.d[i..i + 8].as_mut_ptr(), d);
+        if kind == ActKind::Q8_1 {
+            let sum = _mm256_loadu_si256(act.sum[i..i + 8].as_ptr() as *const __m256i);
+            let s = round16(_mm256_mul_ps(round16(_mm256_cvtepi32_ps(sum)), d));
+            _mm256_storeu_ps(act.s[i..i + 8].as_mut_ptr(), s);
+        }
+    }
+    round_scales(act, kind, n8);
+}
+
+#[inline(always)]
+fn quantize_rows(xs: &[f32], act: &mut Act, kind: ActKind) {
+    quantize_blocks(xs, act);
+    round_scales(act, kind, 0);
+}
+
+/// Quants, `sum(q)` and the unrounded `d` of every block (`d` is rounded to f16 afterwards: the
+/// quants use the unrounded `1/d`, as candle's do).
+#[inline(always)]
+fn quantize_blocks(xs: &[f32], act: &mut Act) {
+    let blocks = xs.chunks_exact(QK).zip(act.qs.chunks_exact_mut(QK));
+    for (i, (x, q)) in blocks.enumerate() {
+        (act.d[i], act.sum[i]) = quantize_block(x.try_into().unwrap(), q.try_into().unwrap());
+    }
+}
+
+/// Rounds `d` to f16 and sets candle's `s = f16(f16(sum) * d)` for blocks `from..`.
+fn round_scales(act: &mut Act, kind: ActKind, from: usize) {
+    for i in from..act.d.len() {
+        let d = f16::from_f32(act.d[i]);
+        act.d[i] = d.to_f32();
+        if kind == ActKind::Q8_1 {
+            act.s[i] = (f16::from_f32(act.sum[i] as f32) * d).to_f32();
+        }
+    }
+}
+
 /// candle's `quantize_row_q8_0/q8_1`: `d = amax/127`, `q = round(x * (1/d))` (ties away from zero).
-fn quantize_block(x: &[f32], q: &mut [i8; QK]) -> (f16, i32) {
-    let amax = x.iter().fold(0f32, |a, &v| a.max(v.abs()));
-    let d = amax / 127.0;
+#[inline(always)]
+fn quantize_block(x: &[f32; QK], q: &mut [i8; QK]) -> (f32, i32) {
+    // amax over |x| as integer bits (monotonic for non-NaN floats), so it vectorises; NaN bits are
+    // skipped, as `f32::max` skips NaN in candle's fold.
+    let amax_bits = x.iter().fold(0u32, |a, &v| {
+        let b = v.to_bits() & 0x7FFF_FFFF;
+        if b > 0x7F80_0000 {
+            a
+        } else {
+            a.max(b)
+        }
+    });
+    let d = f32::from_bits(amax_bits) / 127.0;
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
     let mut sum = 0;
     for (q, &v) in q.iter_mut().zip(x) {
-        *q = f32::round(v * id) as i8;
-        sum += *q as i32;
+        // `f32::round(v * id) as i8` without the libm call, so the loop vectorises: truncate, then
+        // step away from zero when the (exact) fraction is at least one half. NaN gives 0 either way.
+        let v = v * id;
+        let t = v as i32;
+        let frac = v - t as f32;
+        let r = (t + (frac >= 0.5) as i32 - (frac <= -0.5) as i32).clamp(-128, 127);
+        *q = r as i8;
+        sum += r;
     }
-    (f16::from_f32(d), sum)
+    (d, sum)
 }
 
 #[cfg(test)]
@@ -81,38 +148,46 @@ mod tests {
     use candle_core::quantized::{GgmlDType, QTensor};
     use candle_core::{Device, Tensor};
 
-    /// Our quants must be byte-identical to candle's `quantize_row_q8_1` / `q8_0`.
+    /// Our quants must be byte-identical to candle's `quantize_row_q8_1` / `q8_0`, on both code paths.
     #[test]
     fn matches_candle_bit_for_bit() {
-        let xs: Vec<f32> = (0..4 * 96)
+        let xs: Vec<f32> = (0..5 * 96)
             .map(|i| ((i * 37 % 101) as f32 - 50.0) * 0.013)
             .collect();
-        let mut xs_with_zero_block = xs.clone();
-        xs_with_zero_block[..32].fill(0.0);
-        for xs in [xs, xs_with_zero_block] {
-            let t = Tensor::from_vec(xs.clone(), (4, 96), &Device::Cpu).unwrap();
-            for (kind, dtype, bytes) in [
+        let mut with_specials = xs.clone();
+        with_specials[..32].fill(0.0); // d = 0
+        with_specials[40] = 0.5 * with_specials[41]; // likely ties
+        with_specials[70] = f32::NAN; // skipped by amax, quantised to 0
+        for xs in [xs, with_specials] {
+            let t = Tensor::from_vec(xs.clone(), (5, 96), &Device::Cpu).unwrap();
+            let cases = [
                 (ActKind::Q8_1, GgmlDType::Q8_1, 36),
                 (ActKind::Q8_0, GgmlDType::Q8_0, 34),
-            ] {
-                let ours = Act::quantize(&xs, 4, 96, kind);
+            ];
+            for (kind, dtype, bytes) in cases {
                 let theirs = QTensor::quantize(&t, dtype)
                     .unwrap()
                     .data()
                     .unwrap()
                     .into_owned();
-                for (i, block) in theirs.chunks_exact(bytes).enumerate() {
-                    let f16_at =
-                        |at: usize| f16::from_le_bytes([block[at], block[at + 1]]).to_f32();
-                    assert_eq!(ours.d[i], f16_at(0), "d of block {i}");
-                    if kind == ActKind::Q8_1 {
-                        assert_eq!(ours.s[i], f16_at(2), "s of block {i}");
-                    }
-                    let qs: Vec<i8> = block[bytes - 32..].iter().map(|&b| b as i8).collect();
-                    assert_eq!(&ours.qs[i * 32..][..32], &qs[..], "quants of block {i}");
-                    assert_eq!(ours.sum[i], qs.iter().map(|&q| q as i32).sum::<i32>());
+                for simd in [false, true] {
+                    let ours = Act::quantize_with(&xs, 5, 96, kind, simd);
+                    check(&ours, &theirs, bytes, kind);
                 }
             }
+        }
+    }
+
+    fn check(ours: &Act, theirs: &[u8], bytes: usize, kind: ActKind) {
+        for (i, block) in theirs.chunks_exact(bytes).enumerate() {
+            let f16_at = |at: usize| f16::from_le_bytes([block[at], block[at + 1]]).to_f32();
+            assert_eq!(ours.d[i], f16_at(0), "d of block {i}");
+            if kind == ActKind::Q8_1 {
+                assert_eq!(ours.s[i], f16_at(2), "s of block {i}");
+            }
+            let qs: Vec<i8> = block[bytes - 32..].iter().map(|&b| b as i8).collect();
+            assert_eq!(&ours.qs[i * 32..][..32], &qs[..], "quants of block {i}");
+            assert_eq!(ours.sum[i], qs.iter().map(|&q| q as i32).sum::<i32>());
         }
     }
 }
