@@ -45,10 +45,16 @@ fn main() {
         let xs: Vec<f32> = (0..m * w.in_dim())
             .map(|i| ((i * 7919 % 1000) as f32 - 500.0) * 1e-3)
             .collect();
+        use nexttoken::engine::quant::Isa;
+        let isa = match std::env::var("ISA").as_deref() {
+            Ok("avx2") => Isa::Avx2,
+            Ok("scalar") => Isa::Scalar,
+            _ => Isa::best(),
+        };
         let (start, mut best, mut runs) = (Instant::now(), f64::MAX, 0);
         while start.elapsed().as_secs_f64() < 3.0 {
             let s = Instant::now();
-            std::hint::black_box(w.matmul(&xs, m, nexttoken::engine::quant::Isa::best()));
+            std::hint::black_box(w.matmul(&xs, m, isa));
             best = best.min(s.elapsed().as_secs_f64() * 1e6);
             runs += 1;
         }

@@ -35,8 +35,14 @@ impl Isa {
     }
 }
 
-/// Activation rows per kernel call: each weight tile is unpacked once per `ROWS` rows.
-const ROWS: usize = 4;
+/// Activation rows per kernel call: each weight tile is unpacked once per this many rows. AVX-512
+/// has 32 registers for the accumulators, AVX2 16.
+fn rows_per_call(isa: Isa) -> usize {
+    match isa {
+        Isa::Avx512Vnni => 8,
+        _ => 4,
+    }
+}
 /// Activation rows per work item: its quants (at most 64*1536 bytes) stay in L2 while the
 /// threads sweep the weight tiles.
 const ROW_CHUNK: usize = 64;
@@ -93,7 +99,8 @@ impl QMatrix {
             let cols = t * TILE..self.n.min((t + 1) * TILE);
             let mut c0 = rows.start;
             while c0 < rows.end {
-                let step = ROWS.min(rows.end - c0);
+                // 8, 4, 2 or 1 rows: the largest that fits.
+                let step = 1 << (rows_per_call(isa).min(rows.end - c0)).ilog2();
                 let tile = |c: usize, v: &[f32; TILE]| out.write(c * self.n, &cols, v);
                 match &self.tiles {
                     Tiles::Q4_1(w) => run_q4_1(isa, step, &w[t * nb..][..nb], &act, c0, tile),
@@ -127,8 +134,8 @@ macro_rules! dispatch {
             }};
         }
         match $step {
+            8 => call!(8),
             4 => call!(4),
-            3 => call!(3),
             2 => call!(2),
             _ => call!(1),
         }
