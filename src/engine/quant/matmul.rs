@@ -92,21 +92,27 @@ impl QMatrix {
         let out = OutPtr(dst.as_mut_ptr());
         let (nb, n_tiles) = (self.k / QK, self.n.div_ceil(TILE));
         let chunks = m.div_ceil(ROW_CHUNK);
+        // Each item takes a run of neighbouring tiles, so a thread streams contiguous weights (the
+        // hardware prefetcher follows), with about 8 items per thread left to balance the load.
+        let per_item = (chunks * n_tiles / (8 * pool::threads())).clamp(1, n_tiles);
+        let groups = n_tiles.div_ceil(per_item);
         // Items run chunk-major: neighbouring items share one chunk of activations.
-        pool::parallel_for(chunks * n_tiles, |item| {
-            let (chunk, t) = (item / n_tiles, item % n_tiles);
+        pool::parallel_for(chunks * groups, |item| {
+            let (chunk, group) = (item / groups, item % groups);
             let rows = chunk * ROW_CHUNK..m.min((chunk + 1) * ROW_CHUNK);
-            let cols = t * TILE..self.n.min((t + 1) * TILE);
-            let mut c0 = rows.start;
-            while c0 < rows.end {
-                // 8, 4, 2 or 1 rows: the largest that fits.
-                let step = 1 << (rows_per_call(isa).min(rows.end - c0)).ilog2();
-                let tile = |c: usize, v: &[f32; TILE]| out.write(c * self.n, &cols, v);
-                match &self.tiles {
-                    Tiles::Q4_1(w) => run_q4_1(isa, step, &w[t * nb..][..nb], &act, c0, tile),
-                    Tiles::Q8_0(w) => run_q8_0(isa, step, &w[t * nb..][..nb], &act, c0, tile),
+            for t in group * per_item..n_tiles.min((group + 1) * per_item) {
+                let cols = t * TILE..self.n.min((t + 1) * TILE);
+                let mut c0 = rows.start;
+                while c0 < rows.end {
+                    // 8, 4, 2 or 1 rows: the largest that fits.
+                    let step = 1 << (rows_per_call(isa).min(rows.end - c0)).ilog2();
+                    let emit = |c: usize, v: &[f32; TILE]| out.write(c * self.n, &cols, v);
+                    match &self.tiles {
+                        Tiles::Q4_1(w) => run_q4_1(isa, step, &w[t * nb..][..nb], &act, c0, emit),
+                        Tiles::Q8_0(w) => run_q8_0(isa, step, &w[t * nb..][..nb], &act, c0, emit),
+                    }
+                    c0 += step;
                 }
-                c0 += step;
             }
         });
         dst

@@ -191,3 +191,35 @@ impl Shared {
         self.epoch.load(SeqCst)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every item runs exactly once, for many small jobs back to back (workers spinning, sleeping,
+    /// joining late) and from several callers at once.
+    #[test]
+    fn every_item_runs_once() {
+        let callers: Vec<_> = (0..3)
+            .map(|caller| {
+                std::thread::spawn(move || {
+                    for round in 0..2000usize {
+                        let n = (round * 7 + caller) % 50;
+                        let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+                        parallel_for(n, |i| {
+                            hits[i].fetch_add(1, SeqCst);
+                        });
+                        assert!(hits.iter().all(|h| h.load(SeqCst) == 1), "round {round}");
+                        if round % 500 == 0 {
+                            // let idle workers fall asleep, so the next job must wake them
+                            std::thread::sleep(std::time::Duration::from_millis(5));
+                        }
+                    }
+                })
+            })
+            .collect();
+        for c in callers {
+            c.join().unwrap();
+        }
+    }
+}
