@@ -128,7 +128,12 @@ fn sweep() {
         }
     }
     names.push("token_embd.weight".into());
-    for path in [MatmulPath::Fast, MatmulPath::Exact] {
+    let paths = if std::env::var("SKIP_EXACT").is_ok() {
+        vec![MatmulPath::Fast]
+    } else {
+        vec![MatmulPath::Fast, MatmulPath::Exact]
+    };
+    for path in paths {
         let layers: Vec<Linear> = names
             .iter()
             .map(|n| {
@@ -136,7 +141,11 @@ fn sweep() {
             })
             .collect();
         let bytes: usize = layers.iter().map(|l| l.fast_bytes()).sum();
+        let only_m: Option<usize> = std::env::var("ROWS").ok().and_then(|r| r.parse().ok());
         for m in [1usize, 64, 512] {
+            if only_m.is_some_and(|o| o != m) {
+                continue;
+            }
             if path == MatmulPath::Exact && m > 1 {
                 continue;
             }
@@ -146,7 +155,11 @@ fn sweep() {
                 .collect();
             let last = Tensor::randn(0f32, 1.0, (1, 576), &Device::Cpu).unwrap();
             let mut times = vec![];
-            for _ in 0..if m == 1 { 30 } else { 4 } {
+            let reps: usize = std::env::var("REPS")
+                .ok()
+                .and_then(|r| r.parse().ok())
+                .unwrap_or(if m == 1 { 30 } else { 4 });
+            for _ in 0..reps {
                 let s = Instant::now();
                 for (i, l) in layers.iter().enumerate() {
                     // prefill computes logits for the last position only

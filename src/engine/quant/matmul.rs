@@ -185,7 +185,12 @@ impl OutPtr {
         // each (row, tile) pair belongs to exactly one work item, hence one thread.
         unsafe {
             let dst = self.0.add(row_start + cols.start);
-            std::ptr::copy_nonoverlapping(v.as_ptr(), dst, cols.len());
+            if cols.len() == TILE {
+                // a fixed-size copy compiles to one 64-byte store, not a `memcpy` call
+                (dst as *mut [f32; TILE]).write_unaligned(*v);
+            } else {
+                std::ptr::copy_nonoverlapping(v.as_ptr(), dst, cols.len());
+            }
         }
     }
 }
