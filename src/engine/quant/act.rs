@@ -50,7 +50,7 @@ impl Act {
         #[cfg(target_arch = "x86_64")]
         if simd && is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c") {
             // SAFETY: the CPU supports AVX2 and F16C (checked just above).
-            unsafe { quantize_rows_avx2(xs, &mut act, kind) };
+            unsafe { super::act_x86::quantize_rows_avx2(xs, &mut act, kind) };
             return act;
         }
         quantize_rows(xs, &mut act, kind);
@@ -62,28 +62,6 @@ impl Act {
     pub fn block(&self, c: usize, b: usize) -> &[i8] {
         &self.qs[(c * self.nb + b) * QK..][..QK]
     }
-}
-
-/// The same code compiled for AVX2, so the block loops vectorise 8 wide, and the f16 roundings
-/// done 8 blocks at a time with F16C.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,f16c")]
-unsafe fn quantize_rows_avx2(xs: &[f32], act: &mut Act, kind: ActKind) {
-    use std::arch::x86_64::*;
-    quantize_blocks(xs, act);
-    // f16 round trip of 8 floats, round to nearest even as `half` does.
-    let round16 = |v: __m256| _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v));
-    let n8 = act.d.len() / 8 * 8;
-    for i in (0..n8).step_by(8) {
-        let d = round16(_mm256_loadu_ps(act.d[i..i + 8].as_ptr()));
-        _mm256_storeu_ps(act.d[i..i + 8].as_mut_ptr(), d);
-        if kind == ActKind::Q8_1 {
-            let sum = _mm256_loadu_si256(act.sum[i..i + 8].as_ptr() as *const __m256i);
-            let s = round16(_mm256_mul_ps(round16(_mm256_cvtepi32_ps(sum)), d));
-            _mm256_storeu_ps(act.s[i..i + 8].as_mut_ptr(), s);
-        }
-    }
-    round_scales(act, kind, n8);
 }
 
 #[inline(always)]
@@ -103,7 +81,7 @@ fn quantize_blocks(xs: &[f32], act: &mut Act) {
 }
 
 /// Rounds `d` to f16 and sets candle's `s = f16(f16(sum) * d)` for blocks `from..`.
-fn round_scales(act: &mut Act, kind: ActKind, from: usize) {
+pub(super) fn round_scales(act: &mut Act, kind: ActKind, from: usize) {
     for i in from..act.d.len() {
         let d = f16::from_f32(act.d[i]);
         act.d[i] = d.to_f32();
@@ -158,6 +136,14 @@ mod tests {
         with_specials[..32].fill(0.0); // d = 0
         with_specials[40] = 0.5 * with_specials[41]; // likely ties
         with_specials[70] = f32::NAN; // skipped by amax, quantised to 0
+                                      // amax 127 makes d = 1: exact ties at +-0.5, +-2.5, ... (round half away from zero)
+        for (j, x) in with_specials[96..128].iter_mut().enumerate() {
+            *x = if j == 0 {
+                127.0
+            } else {
+                (j as f32 - 16.0) * 1.5 + 0.5
+            };
+        }
         for xs in [xs, with_specials] {
             let t = Tensor::from_vec(xs.clone(), (5, 96), &Device::Cpu).unwrap();
             let cases = [
