@@ -4,6 +4,7 @@ use super::act::{Act, ActKind};
 use super::layout::{pack_q4_1, pack_q8_0, Tiles, QK, TILE};
 use super::{pool, scalar};
 use candle_core::quantized::{GgmlDType, QTensor};
+use std::sync::OnceLock;
 
 /// Which kernels run. `best()` is chosen once at run time; tests force the others to compare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,11 +88,12 @@ impl QMatrix {
             Tiles::Q4_1(_) => ActKind::Q8_1,
             Tiles::Q8_0(_) => ActKind::Q8_0,
         };
-        let act = Act::quantize(xs, m, self.k, kind);
-        let mut dst = vec![0f32; m * self.n];
-        let out = OutPtr(dst.as_mut_ptr());
         let (nb, n_tiles) = (self.k / QK, self.n.div_ceil(TILE));
         let chunks = m.div_ceil(ROW_CHUNK);
+        let rows_of = |chunk: usize| chunk * ROW_CHUNK..m.min((chunk + 1) * ROW_CHUNK);
+        let acts = quantize_chunks(xs, self.k, kind, chunks, rows_of);
+        let mut dst = vec![0f32; m * self.n];
+        let out = OutPtr(dst.as_mut_ptr());
         // Each item takes a run of neighbouring tiles, so a thread streams contiguous weights (the
         // hardware prefetcher follows), with about 8 items per thread left to balance the load.
         let per_item = (chunks * n_tiles / (8 * pool::threads())).clamp(1, n_tiles);
@@ -99,17 +101,18 @@ impl QMatrix {
         // Items run chunk-major: neighbouring items share one chunk of activations.
         pool::parallel_for(chunks * groups, |item| {
             let (chunk, group) = (item / groups, item % groups);
-            let rows = chunk * ROW_CHUNK..m.min((chunk + 1) * ROW_CHUNK);
+            let (rows, act) = (rows_of(chunk), &acts[chunk]);
             for t in group * per_item..n_tiles.min((group + 1) * per_item) {
                 let cols = t * TILE..self.n.min((t + 1) * TILE);
-                let mut c0 = rows.start;
-                while c0 < rows.end {
+                let mut c0 = 0; // row within the chunk
+                while c0 < act.m {
                     // 8, 4, 2 or 1 rows: the largest that fits.
-                    let step = 1 << (rows_per_call(isa).min(rows.end - c0)).ilog2();
-                    let emit = |c: usize, v: &[f32; TILE]| out.write(c * self.n, &cols, v);
+                    let step = 1 << (rows_per_call(isa).min(act.m - c0)).ilog2();
+                    let emit =
+                        |c: usize, v: &[f32; TILE]| out.write((rows.start + c) * self.n, &cols, v);
                     match &self.tiles {
-                        Tiles::Q4_1(w) => run_q4_1(isa, step, &w[t * nb..][..nb], &act, c0, emit),
-                        Tiles::Q8_0(w) => run_q8_0(isa, step, &w[t * nb..][..nb], &act, c0, emit),
+                        Tiles::Q4_1(w) => run_q4_1(isa, step, &w[t * nb..][..nb], act, c0, emit),
+                        Tiles::Q8_0(w) => run_q8_0(isa, step, &w[t * nb..][..nb], act, c0, emit),
                     }
                     c0 += step;
                 }
@@ -117,6 +120,31 @@ impl QMatrix {
         });
         dst
     }
+}
+
+/// Quantises each chunk of rows on its own, the chunks spread over the threads.
+fn quantize_chunks(
+    xs: &[f32],
+    k: usize,
+    kind: ActKind,
+    chunks: usize,
+    rows_of: impl Fn(usize) -> std::ops::Range<usize> + Sync,
+) -> Vec<Act> {
+    let chunk = |c: usize| {
+        let rows = rows_of(c);
+        Act::quantize(&xs[rows.start * k..rows.end * k], rows.len(), k, kind)
+    };
+    if chunks == 1 {
+        return vec![chunk(0)];
+    }
+    let slots: Vec<OnceLock<Act>> = (0..chunks).map(|_| OnceLock::new()).collect();
+    pool::parallel_for(chunks, |c| {
+        let _ = slots[c].set(chunk(c));
+    });
+    slots
+        .into_iter()
+        .map(|s| s.into_inner().expect("every chunk quantised"))
+        .collect()
 }
 
 /// Expands to one kernel call per (ISA, rows-at-once) pair; `C` must be a constant.
