@@ -1,7 +1,8 @@
 //! Weight matrices and the matmul paths that multiply by them (exact quantised, or fast).
 
+use super::quant::{Isa, QMatrix};
 use candle_core::quantized::{QMatMul, QTensor};
-use candle_core::{Module, Result, Tensor};
+use candle_core::{CpuStorage, CustomOp1, DType, Layout, Module, Result, Shape, Tensor};
 
 /// Which arithmetic a matmul uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -15,23 +16,60 @@ pub enum MatmulPath {
 
 /// A weight matrix `W` of shape `[out, in]`; `forward(xs)` computes `xs @ W^T`.
 pub struct Linear {
-    inner: QMatMul,
+    inner: Inner,
     out_dim: usize,
     in_dim: usize,
 }
 
+enum Inner {
+    /// candle's `QMatMul`: the `Exact` path, and `Fast` for dtypes without a fast kernel
+    /// (F32/F16 weights go through candle's dense matmul there).
+    Candle(QMatMul),
+    /// Q4_1 / Q8_0 weights in tiles, with SIMD kernels (`quant`).
+    Tiled(TiledOp),
+}
+
 impl Linear {
-    pub fn new(w: QTensor, _path: MatmulPath) -> Result<Self> {
+    pub fn new(w: QTensor, path: MatmulPath) -> Result<Self> {
         let (out_dim, in_dim) = w.shape().dims2()?;
+        let tiled = match path {
+            MatmulPath::Fast => QMatrix::from_qtensor(&w)?,
+            MatmulPath::Exact => None,
+        };
+        let inner = match tiled {
+            Some(m) => Inner::Tiled(TiledOp {
+                w: m,
+                isa: Isa::best(),
+            }),
+            None => Inner::Candle(QMatMul::from_qtensor(w)?),
+        };
         Ok(Self {
-            inner: QMatMul::from_qtensor(w)?,
+            inner,
             out_dim,
             in_dim,
         })
     }
 
+    /// Forces the fast path's kernels (tests compare the SIMD kernels with the scalar ones).
+    pub fn with_isa(mut self, isa: Isa) -> Self {
+        if let Inner::Tiled(op) = &mut self.inner {
+            op.isa = isa;
+        }
+        self
+    }
+
     pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
-        self.inner.forward(xs)
+        match &self.inner {
+            Inner::Candle(m) => m.forward(xs),
+            Inner::Tiled(op) => {
+                let dtype = xs.dtype();
+                let ys = xs
+                    .to_dtype(DType::F32)?
+                    .contiguous()?
+                    .apply_op1_no_bwd(op)?;
+                ys.to_dtype(dtype)
+            }
+        }
     }
 
     pub fn out_dim(&self) -> usize {
@@ -40,5 +78,42 @@ impl Linear {
 
     pub fn in_dim(&self) -> usize {
         self.in_dim
+    }
+
+    /// Bytes of weight data this layer holds on the fast path (0 when candle holds it).
+    pub fn fast_bytes(&self) -> usize {
+        match &self.inner {
+            Inner::Tiled(op) => op.w.size_in_bytes(),
+            Inner::Candle(_) => 0,
+        }
+    }
+}
+
+struct TiledOp {
+    w: QMatrix,
+    isa: Isa,
+}
+
+impl CustomOp1 for TiledOp {
+    fn name(&self) -> &'static str {
+        "tiled-qmatmul"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        let Some((start, end)) = layout.contiguous_offsets() else {
+            candle_core::bail!("tiled-qmatmul: input is not contiguous")
+        };
+        let xs = &storage.as_slice::<f32>()?[start..end];
+        let mut dims = layout.dims().to_vec();
+        match dims.last_mut() {
+            Some(k) if *k == self.w.in_dim() => *k = self.w.out_dim(),
+            _ => candle_core::bail!(
+                "tiled-qmatmul: input {dims:?}, weight in_dim {}",
+                self.w.in_dim()
+            ),
+        }
+        let m = xs.len() / self.w.in_dim();
+        let ys = self.w.matmul(xs, m, self.isa);
+        Ok((CpuStorage::F32(ys), Shape::from(dims)))
     }
 }

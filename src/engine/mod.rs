@@ -7,6 +7,7 @@ pub mod kv_cache;
 pub mod linear;
 pub mod load;
 pub mod model;
+pub mod quant;
 pub mod sampler;
 pub mod session;
 pub mod tokenizer;
@@ -14,10 +15,10 @@ pub mod worker;
 
 /// Sets the worker threads for the model's matrix work (default: all cores). Call before loading.
 pub fn set_threads(n: usize) {
-    std::env::set_var("RAYON_NUM_THREADS", n.max(1).to_string());
+    quant::pool::set_threads(n);
 }
 
 /// Threads the model's matrix work uses.
 pub fn threads() -> usize {
-    candle_core::utils::get_num_threads()
+    quant::pool::threads()
 }

@@ -1,0 +1,182 @@
+//! Quick A/B timing for kernel work on a busy machine: paths run interleaved, min and median of N.
+//!
+//! `cargo bench --bench quick -- [threads]`. Not criterion: on shared cores the minimum of many
+//! interleaved runs is a steadier ratio than criterion's mean.
+
+use candle_core::quantized::{gguf_file, QTensor};
+use candle_core::{Device, Tensor};
+use nexttoken::engine::linear::{Linear, MatmulPath};
+use std::time::Instant;
+
+const MODEL: &str = "/work/main/models/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+fn load(name: &str) -> QTensor {
+    let path = std::env::var("NEXTTOKEN_MODEL").unwrap_or_else(|_| MODEL.to_string());
+    let mut file = std::fs::File::open(&path).expect("model file (set NEXTTOKEN_MODEL)");
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    content.tensor(&mut file, name, &Device::Cpu).unwrap()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    if let Some(t) = args.first().and_then(|a| a.parse().ok()) {
+        nexttoken::engine::quant::set_threads(t);
+    }
+    let only = std::env::var("ONLY").unwrap_or_default();
+    let cases: &[(&str, &[usize])] = &[
+        ("blk.0.attn_q.weight", &[1, 4, 16, 64, 512]),
+        ("blk.0.ffn_up.weight", &[1, 4, 16, 64, 512]),
+        ("blk.0.ffn_down.weight", &[1, 64, 512]),
+        ("token_embd.weight", &[1, 8]),
+    ];
+    println!("threads={}", nexttoken::engine::quant::threads());
+    if args.iter().any(|a| a == "sweep") {
+        return sweep();
+    }
+    if let Some(i) = args.iter().position(|a| a == "kernel") {
+        // `kernel NAME ROWS`: just the fast matmul, repeated ~3 s, for a profiler.
+        let w = nexttoken::engine::quant::QMatrix::from_qtensor(&load(&args[i + 1]))
+            .unwrap()
+            .unwrap();
+        let m: usize = args[i + 2].parse().unwrap();
+        let xs: Vec<f32> = (0..m * w.in_dim())
+            .map(|i| ((i * 7919 % 1000) as f32 - 500.0) * 1e-3)
+            .collect();
+        use nexttoken::engine::quant::Isa;
+        let isa = match std::env::var("ISA").as_deref() {
+            Ok("avx2") => Isa::Avx2,
+            Ok("scalar") => Isa::Scalar,
+            _ => Isa::best(),
+        };
+        let (start, mut best, mut runs) = (Instant::now(), f64::MAX, 0);
+        while start.elapsed().as_secs_f64() < 3.0 {
+            let s = Instant::now();
+            std::hint::black_box(w.matmul(&xs, m, isa));
+            best = best.min(s.elapsed().as_secs_f64() * 1e6);
+            runs += 1;
+        }
+        let gmac = (m * w.in_dim() * w.out_dim()) as f64 / best / 1e3;
+        return println!(
+            "{} m={m}: best {best:.1} us over {runs} runs, {gmac:.1} GMAC/s",
+            args[i + 1]
+        );
+    }
+    for &(name, rows) in cases {
+        if !name.contains(&only) {
+            continue;
+        }
+        let w = load(name);
+        let (_, k) = w.shape().dims2().unwrap();
+        let exact = Linear::new(load(name), MatmulPath::Exact).unwrap();
+        let fast = Linear::new(load(name), MatmulPath::Fast).unwrap();
+        let dense = w.dequantize(&Device::Cpu).unwrap().t().unwrap();
+        for &m in rows {
+            let xs = Tensor::randn(0f32, 1.0, (m, k), &Device::Cpu).unwrap();
+            let reps = (2000 / m).clamp(5, 200);
+            let mut t = [vec![], vec![], vec![]];
+            for r in 0..reps {
+                let time = |f: &dyn Fn()| {
+                    let s = Instant::now();
+                    f();
+                    s.elapsed().as_secs_f64() * 1e6
+                };
+                if std::env::var("SKIP_EXACT").is_err() && (m <= 64 || r < 3) {
+                    t[0].push(time(&|| drop(exact.forward(&xs).unwrap())));
+                }
+                t[1].push(time(&|| drop(fast.forward(&xs).unwrap())));
+                if std::env::var("SKIP_EXACT").is_err() {
+                    t[2].push(time(&|| drop(xs.matmul(&dense).unwrap())));
+                }
+            }
+            let stat = |v: &mut Vec<f64>| {
+                if v.is_empty() {
+                    return (f64::NAN, f64::NAN);
+                }
+                v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+                (v[0], v[v.len() / 2])
+            };
+            let [e, f, d] = t.map(|mut v| stat(&mut v));
+            println!(
+                "{name:24} m={m:4}  exact {:9.1} / {:9.1} us   fast {:8.1} / {:8.1} us   dense-f32 {:8.1} / {:8.1} us   exact/fast {:5.1}x  dense/fast {:4.2}x",
+                e.0, e.1, f.0, f.1, d.0, d.1, e.0 / f.0, d.0 / f.0
+            );
+        }
+    }
+}
+
+/// Every matmul of one forward pass, in model order, with real weights: what decode (1 row) and
+/// prefill (512 rows) cost in matmuls alone, weights streaming from memory as they would.
+fn sweep() {
+    let path = std::env::var("NEXTTOKEN_MODEL").unwrap_or_else(|_| MODEL.to_string());
+    let mut file = std::fs::File::open(&path).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    let mut names = vec![];
+    for l in 0..30 {
+        for t in [
+            "attn_q",
+            "attn_k",
+            "attn_v",
+            "attn_output",
+            "ffn_gate",
+            "ffn_up",
+            "ffn_down",
+        ] {
+            names.push(format!("blk.{l}.{t}.weight"));
+        }
+    }
+    names.push("token_embd.weight".into());
+    let paths = if std::env::var("SKIP_EXACT").is_ok() {
+        vec![MatmulPath::Fast]
+    } else {
+        vec![MatmulPath::Fast, MatmulPath::Exact]
+    };
+    for path in paths {
+        let layers: Vec<Linear> = names
+            .iter()
+            .map(|n| {
+                Linear::new(content.tensor(&mut file, n, &Device::Cpu).unwrap(), path).unwrap()
+            })
+            .collect();
+        let bytes: usize = layers.iter().map(|l| l.fast_bytes()).sum();
+        let only_m: Option<usize> = std::env::var("ROWS").ok().and_then(|r| r.parse().ok());
+        for m in [1usize, 64, 512] {
+            if only_m.is_some_and(|o| o != m) {
+                continue;
+            }
+            if path == MatmulPath::Exact && m > 1 {
+                continue;
+            }
+            let xs: Vec<Tensor> = [576usize, 1536]
+                .iter()
+                .map(|&k| Tensor::randn(0f32, 1.0, (m, k), &Device::Cpu).unwrap())
+                .collect();
+            let last = Tensor::randn(0f32, 1.0, (1, 576), &Device::Cpu).unwrap();
+            let mut times = vec![];
+            let reps: usize = std::env::var("REPS")
+                .ok()
+                .and_then(|r| r.parse().ok())
+                .unwrap_or(if m == 1 { 30 } else { 4 });
+            for _ in 0..reps {
+                let s = Instant::now();
+                for (i, l) in layers.iter().enumerate() {
+                    // prefill computes logits for the last position only
+                    let x = if i == layers.len() - 1 {
+                        &last
+                    } else {
+                        &xs[(l.in_dim() == 1536) as usize]
+                    };
+                    drop(l.forward(x).unwrap());
+                }
+                times.push(s.elapsed().as_secs_f64() * 1e3);
+            }
+            times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            println!(
+                "{path:?} m={m:3}: min {:.2} ms, median {:.2} ms per pass -> {:.0} tok/s (matmuls only); fast weights {:.1} MB",
+                times[0], times[times.len() / 2], m as f64 * 1e3 / times[0], bytes as f64 / 1e6
+            );
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Activation rows quantised to 8 bits once per matmul, bit for bit as candle's `QMatMul` does it.
+//!
+//! Q8_1 block (paired with Q4_1 weights): f16 `d = amax/127`, 32 signed bytes `q = round(x/d)`, and
+//! `s = d * sum(q)` (candle rounds `sum(q)` and the product to f16). Then for a Q4_1 weight block
+//! `sum_j (dw*qw_j + mw) * (d*q_j) = dw*d * sum_j(qw_j*q_j) + mw*s`: one integer dot and two scalings.
+//! Q8_0 is the same block without `s`; paired with Q8_0 weights, the dot is `dw*d * sum_j(qw_j*q_j)`.
+//! Matching candle exactly means the fast path differs from the exact one only in float summation order.
+
+use super::layout::QK;
+use half::f16;
+
+/// Which activation block a weight type pairs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActKind {
+    Q8_1,
+    Q8_0,
+}
+
+/// `m` rows of `k` activations, quantised in blocks of 32; row `c`, block `b` is index `c * nb + b`.
+pub struct Act {
+    pub m: usize,
+    pub nb: usize,
+    /// `m * k` quants.
+    pub qs: Vec<i8>,
+    /// Block scales `d` (f16-rounded, as f32).
+    pub d: Vec<f32>,
+    /// Q8_1 only: `s = d * sum(q)` as candle rounds it (f16, as f32); zero for Q8_0.
+    pub s: Vec<f32>,
+    /// `sum(q)` per block: lets a kernel use unsigned weights (`q + 128`) and subtract `128 * sum`.
+    pub sum: Vec<i32>,
+}
+
+impl Act {
+    pub fn quantize(xs: &[f32], m: usize, k: usize, kind: ActKind) -> Act {
+        Self::quantize_with(xs, m, k, kind, true)
+    }
+
+    /// `simd: false` forces the portable code (tests compare both with candle).
+    pub fn quantize_with(xs: &[f32], m: usize, k: usize, kind: ActKind, simd: bool) -> Act {
+        assert!(k % QK == 0 && xs.len() == m * k);
+        let nb = k / QK;
+        let mut act = Act {
+            m,
+            nb,
+            qs: vec![0; m * k],
+            d: vec![0.0; m * nb],
+            s: vec![0.0; m * nb],
+            sum: vec![0; m * nb],
+        };
+        #[cfg(target_arch = "x86_64")]
+        if simd && is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU supports AVX2 and F16C (checked just above).
+            unsafe { super::act_x86::quantize_rows_avx2(xs, &mut act, kind) };
+            return act;
+        }
+        quantize_rows(xs, &mut act, kind);
+        act
+    }
+
+    /// The 32 quants of row `c`, block `b`.
+    #[inline(always)]
+    pub fn block(&self, c: usize, b: usize) -> &[i8] {
+        &self.qs[(c * self.nb + b) * QK..][..QK]
+    }
+}
+
+#[inline(always)]
+fn quantize_rows(xs: &[f32], act: &mut Act, kind: ActKind) {
+    quantize_blocks(xs, act);
+    round_scales(act, kind, 0);
+}
+
+/// Quants, `sum(q)` and the unrounded `d` of every block (`d` is rounded to f16 afterwards: the
+/// quants use the unrounded `1/d`, as candle's do).
+#[inline(always)]
+fn quantize_blocks(xs: &[f32], act: &mut Act) {
+    let blocks = xs.chunks_exact(QK).zip(act.qs.chunks_exact_mut(QK));
+    for (i, (x, q)) in blocks.enumerate() {
+        (act.d[i], act.sum[i]) = quantize_block(x.try_into().unwrap(), q.try_into().unwrap());
+    }
+}
+
+/// Rounds `d` to f16 and sets candle's `s = f16(f16(sum) * d)` for blocks `from..`.
+pub(super) fn round_scales(act: &mut Act, kind: ActKind, from: usize) {
+    for i in from..act.d.len() {
+        let d = f16::from_f32(act.d[i]);
+        act.d[i] = d.to_f32();
+        if kind == ActKind::Q8_1 {
+            act.s[i] = (f16::from_f32(act.sum[i] as f32) * d).to_f32();
+        }
+    }
+}
+
+/// candle's `quantize_row_q8_0/q8_1`: `d = amax/127`, `q = round(x * (1/d))` (ties away from zero).
+#[inline(always)]
+fn quantize_block(x: &[f32; QK], q: &mut [i8; QK]) -> (f32, i32) {
+    // amax over |x| as integer bits (monotonic for non-NaN floats), so it vectorises; NaN bits are
+    // skipped, as `f32::max` skips NaN in candle's fold.
+    let amax_bits = x.iter().fold(0u32, |a, &v| {
+        let b = v.to_bits() & 0x7FFF_FFFF;
+        if b > 0x7F80_0000 {
+            a
+        } else {
+            a.max(b)
+        }
+    });
+    let d = f32::from_bits(amax_bits) / 127.0;
+    let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+    let mut sum = 0;
+    for (q, &v) in q.iter_mut().zip(x) {
+        // `f32::round(v * id) as i8` without the libm call, so the loop vectorises: truncate, then
+        // step away from zero when the (exact) fraction is at least one half. NaN gives 0 either way.
+        let v = v * id;
+        let t = v as i32;
+        let frac = v - t as f32;
+        let r = (t + (frac >= 0.5) as i32 - (frac <= -0.5) as i32).clamp(-128, 127);
+        *q = r as i8;
+        sum += r;
+    }
+    (d, sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::quantized::{GgmlDType, QTensor};
+    use candle_core::{Device, Tensor};
+
+    /// Our quants must be byte-identical to candle's `quantize_row_q8_1` / `q8_0`, on both code paths.
+    #[test]
+    fn matches_candle_bit_for_bit() {
+        let xs: Vec<f32> = (0..5 * 96)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) * 0.013)
+            .collect();
+        let mut with_specials = xs.clone();
+        with_specials[..32].fill(0.0); // d = 0
+        with_specials[40] = 0.5 * with_specials[41]; // likely ties
+        with_specials[70] = f32::NAN; // skipped by amax, quantised to 0
+                                      // amax 127 makes d = 1: exact ties at +-0.5, +-2.5, ... (round half away from zero)
+        for (j, x) in with_specials[96..128].iter_mut().enumerate() {
+            *x = if j == 0 {
+                127.0
+            } else {
+                (j as f32 - 16.0) * 1.5 + 0.5
+            };
+        }
+        for xs in [xs, with_specials] {
+            let t = Tensor::from_vec(xs.clone(), (5, 96), &Device::Cpu).unwrap();
+            let cases = [
+                (ActKind::Q8_1, GgmlDType::Q8_1, 36),
+                (ActKind::Q8_0, GgmlDType::Q8_0, 34),
+            ];
+            for (kind, dtype, bytes) in cases {
+                let theirs = QTensor::quantize(&t, dtype)
+                    .unwrap()
+                    .data()
+                    .unwrap()
+                    .into_owned();
+                for simd in [false, true] {
+                    let ours = Act::quantize_with(&xs, 5, 96, kind, simd);
+                    check(&ours, &theirs, bytes, kind);
+                }
+            }
+        }
+    }
+
+    fn check(ours: &Act, theirs: &[u8], bytes: usize, kind: ActKind) {
+        for (i, block) in theirs.chunks_exact(bytes).enumerate() {
+            let f16_at = |at: usize| f16::from_le_bytes([block[at], block[at + 1]]).to_f32();
+            assert_eq!(ours.d[i], f16_at(0), "d of block {i}");
+            if kind == ActKind::Q8_1 {
+                assert_eq!(ours.s[i], f16_at(2), "s of block {i}");
+            }
+            let qs: Vec<i8> = block[bytes - 32..].iter().map(|&b| b as i8).collect();
+            assert_eq!(&ours.qs[i * 32..][..32], &qs[..], "quants of block {i}");
+            assert_eq!(ours.sum[i], qs.iter().map(|&q| q as i32).sum::<i32>());
+        }
+    }
+}

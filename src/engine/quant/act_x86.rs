@@ -1,0 +1,79 @@
+//! AVX2 + F16C activation quantisation, bit-identical to `act.rs`'s portable code (and so to candle).
+
+use super::act::{round_scales, Act, ActKind};
+use super::layout::QK;
+use std::arch::x86_64::*;
+
+/// `act.rs`'s `quantize_rows`, 8 lanes at a time: each block's quants, `sum(q)` and `d`, then the
+/// f16 roundings of `d` and `s` 8 blocks at a time.
+///
+/// # Safety
+/// The CPU must support AVX2 and F16C.
+#[target_feature(enable = "avx2,f16c")]
+pub unsafe fn quantize_rows_avx2(xs: &[f32], act: &mut Act, kind: ActKind) {
+    let blocks = xs.chunks_exact(QK).zip(act.qs.chunks_exact_mut(QK));
+    for (i, (x, q)) in blocks.enumerate() {
+        (act.d[i], act.sum[i]) = quantize_block(x.try_into().unwrap(), q.try_into().unwrap());
+    }
+    // f16 round trip of 8 floats, round to nearest even as `half` does.
+    let round16 = |v: __m256| _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v));
+    let n8 = act.d.len() / 8 * 8;
+    for i in (0..n8).step_by(8) {
+        let d = round16(_mm256_loadu_ps(act.d[i..i + 8].as_ptr()));
+        _mm256_storeu_ps(act.d[i..i + 8].as_mut_ptr(), d);
+        if kind == ActKind::Q8_1 {
+            let sum = _mm256_loadu_si256(act.sum[i..i + 8].as_ptr() as *const __m256i);
+            let s = round16(_mm256_mul_ps(round16(_mm256_cvtepi32_ps(sum)), d));
+            _mm256_storeu_ps(act.s[i..i + 8].as_mut_ptr(), s);
+        }
+    }
+    round_scales(act, kind, n8);
+}
+
+/// One block: `d = amax/127` (unrounded), `q = round(x * (1/d))` ties away from zero, `sum(q)`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn quantize_block(x: &[f32; QK], q: &mut [i8; QK]) -> (f32, i32) {
+    // SAFETY (loads/stores): 4 x 8 floats in a 32-float array; one 32-byte store into 32 bytes.
+    let v: [__m256; 4] = std::array::from_fn(|j| unsafe { _mm256_loadu_ps(x.as_ptr().add(8 * j)) });
+    let abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFF_FFFF));
+    // `max_ps(a, b)` returns b when a is NaN: NaN inputs are skipped, as in candle's fold.
+    let mut m = _mm256_setzero_ps();
+    for v in v {
+        m = _mm256_max_ps(_mm256_and_ps(v, abs_mask), m);
+    }
+    let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m));
+    let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    let amax = _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+    let d = amax / 127.0;
+    let id = _mm256_set1_ps(if d != 0.0 { 1.0 / d } else { 0.0 });
+    let (half, neg_half) = (_mm256_set1_ps(0.5), _mm256_set1_ps(-0.5));
+    let r = v.map(|v| {
+        let v = _mm256_mul_ps(v, id);
+        // Truncate (NaN lanes forced to 0), then step away from zero on a fraction >= 1/2; the
+        // compare masks are -1 where true.
+        let ordered = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_ORD_Q>(v, v));
+        let t = _mm256_and_si256(_mm256_cvttps_epi32(v), ordered);
+        let frac = _mm256_sub_ps(v, _mm256_cvtepi32_ps(t));
+        let up = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GE_OQ>(frac, half));
+        let down = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_LE_OQ>(frac, neg_half));
+        let r = _mm256_add_epi32(_mm256_sub_epi32(t, up), down);
+        _mm256_max_epi32(
+            _mm256_min_epi32(r, _mm256_set1_epi32(127)),
+            _mm256_set1_epi32(-128),
+        )
+    });
+    let s = _mm256_add_epi32(_mm256_add_epi32(r[0], r[1]), _mm256_add_epi32(r[2], r[3]));
+    let s = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256::<1>(s));
+    let s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    let sum = _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32::<1>(s)));
+    // packs interleave 128-bit lanes: 32-bit groups come out as r0[0..4] r1[0..4] r2.. r3.. r0[4..8]
+    // r1[4..8] ...; the permute restores element order.
+    let packed = _mm256_packs_epi16(
+        _mm256_packs_epi32(r[0], r[1]),
+        _mm256_packs_epi32(r[2], r[3]),
+    );
+    let ordered = _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    unsafe { _mm256_storeu_si256(q.as_mut_ptr() as *mut __m256i, ordered) };
+    (d, sum)
+}

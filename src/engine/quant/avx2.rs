@@ -1,0 +1,124 @@
+//! AVX2 (+FMA, F16C) tile kernels: a 16-row tile as two 8-lane halves, `maddubs`+`madd` for the dots.
+//!
+//! Same arithmetic and order as `scalar.rs` (see there), so results are bit-identical to it.
+
+use super::act::Act;
+use super::layout::{TileQ4_1, TileQ8_0, QK, TILE};
+use std::arch::x86_64::*;
+
+pub fn available() -> bool {
+    is_x86_feature_detected!("avx2")
+        && is_x86_feature_detected!("fma")
+        && is_x86_feature_detected!("f16c")
+}
+
+/// Broadcasts the 4 activation bytes at `a` to every 32-bit lane.
+#[inline(always)]
+unsafe fn bcast4(a: *const i8) -> __m256i {
+    _mm256_set1_epi32((a as *const i32).read_unaligned())
+}
+
+/// Pointers to row `c0`, block 0 of `act`'s quants, `d` and `s`; row `c0 + c`, block `b` is at
+/// offset `c * nb + b` blocks from them. Checks that rows `c0..c0+C` exist.
+#[inline(always)]
+fn rows<const C: usize>(act: &Act, c0: usize) -> (*const i8, *const f32, *const f32) {
+    assert!(c0 + C <= act.m);
+    let i = c0 * act.nb;
+    (
+        act.qs[i * QK..].as_ptr(),
+        act.d[i..].as_ptr(),
+        act.s[i..].as_ptr(),
+    )
+}
+
+/// Q4_1 x Q8_1 for activation rows `c0..c0+C`; see `scalar::q4_1`.
+/// Each `maddubs` pair sum is at most 2*15*127 = 3810, so the 8 of a block add up in i16 (30480).
+///
+/// # Safety
+/// The CPU must support AVX2, FMA and F16C (`available()`).
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+    assert_eq!(tiles.len(), act.nb);
+    let (qs, d, s) = rows::<C>(act, c0);
+    let nb = act.nb;
+    let low = _mm256_set1_epi8(0x0F);
+    let ones = _mm256_set1_epi16(1);
+    let mut out = [[0f32; TILE]; C];
+    for half in 0..2 {
+        let mut acc = [_mm256_setzero_ps(); C];
+        for (b, tile) in tiles.iter().enumerate() {
+            let dw = _mm256_cvtph_ps(_mm_loadu_si128(
+                tile.d.as_ptr().add(8 * half) as *const __m128i
+            ));
+            let mw = _mm256_cvtph_ps(_mm_loadu_si128(
+                tile.m.as_ptr().add(8 * half) as *const __m128i
+            ));
+            let mut sum16 = [_mm256_setzero_si256(); C];
+            for p in 0..4 {
+                let at = (p * TILE + 8 * half) * 4;
+                let v = _mm256_loadu_si256(tile.qs.as_ptr().add(at) as *const __m256i);
+                let lo = _mm256_and_si256(v, low);
+                let hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+                for (c, sum16) in sum16.iter_mut().enumerate() {
+                    let a = qs.add((c * nb + b) * QK);
+                    let x = _mm256_maddubs_epi16(lo, bcast4(a.add(4 * p)));
+                    let y = _mm256_maddubs_epi16(hi, bcast4(a.add(16 + 4 * p)));
+                    *sum16 = _mm256_add_epi16(*sum16, _mm256_add_epi16(x, y));
+                }
+            }
+            for (c, acc) in acc.iter_mut().enumerate() {
+                let i = c * nb + b;
+                let isum = _mm256_madd_epi16(sum16[c], ones);
+                let scale = _mm256_mul_ps(dw, _mm256_set1_ps(*d.add(i)));
+                *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), scale, *acc);
+                *acc = _mm256_fmadd_ps(mw, _mm256_set1_ps(*s.add(i)), *acc);
+            }
+        }
+        for (o, a) in out.iter_mut().zip(acc) {
+            _mm256_storeu_ps(o.as_mut_ptr().add(8 * half), a);
+        }
+    }
+    out
+}
+
+/// Q8_0 x Q8_0 for activation rows `c0..c0+C`; see `scalar::q8_0`.
+/// `maddubs` needs an unsigned operand: `|w| * (a with w's sign)`; each product pair fits in i16.
+///
+/// # Safety
+/// As for `q4_1`.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+    assert_eq!(tiles.len(), act.nb);
+    let (qs, d, _) = rows::<C>(act, c0);
+    let nb = act.nb;
+    let ones = _mm256_set1_epi16(1);
+    let mut out = [[0f32; TILE]; C];
+    for half in 0..2 {
+        let mut acc = [_mm256_setzero_ps(); C];
+        for (b, tile) in tiles.iter().enumerate() {
+            let dw = _mm256_cvtph_ps(_mm_loadu_si128(
+                tile.d.as_ptr().add(8 * half) as *const __m128i
+            ));
+            let mut isum = [_mm256_setzero_si256(); C];
+            for g in 0..8 {
+                let at = (g * TILE + 8 * half) * 4;
+                let v = _mm256_loadu_si256(tile.qs.as_ptr().add(at) as *const __m256i);
+                let w_abs = _mm256_sign_epi8(v, v);
+                for (c, s) in isum.iter_mut().enumerate() {
+                    let a = qs.add((c * nb + b) * QK + 4 * g);
+                    let a = _mm256_sign_epi8(bcast4(a), v);
+                    let pairs = _mm256_maddubs_epi16(w_abs, a);
+                    *s = _mm256_add_epi32(*s, _mm256_madd_epi16(pairs, ones));
+                }
+            }
+            for (c, acc) in acc.iter_mut().enumerate() {
+                let scale = _mm256_mul_ps(dw, _mm256_set1_ps(*d.add(c * nb + b)));
+                *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), scale, *acc);
+            }
+        }
+        for (o, a) in out.iter_mut().zip(acc) {
+            _mm256_storeu_ps(o.as_mut_ptr().add(8 * half), a);
+        }
+    }
+    out
+}

@@ -1,0 +1,115 @@
+//! AVX-512 VNNI tile kernels: one zmm lane per output row, `vpdpbusd` for 4 k-values of 16 rows at once.
+//!
+//! Same arithmetic and order as `scalar.rs` (see there), so results are bit-identical to it.
+
+use super::act::Act;
+use super::layout::{TileQ4_1, TileQ8_0, QK, TILE};
+use std::arch::x86_64::*;
+
+pub fn available() -> bool {
+    is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512bw")
+        && is_x86_feature_detected!("avx512vnni")
+}
+
+/// Broadcasts the 4 activation bytes at `a` to every 32-bit lane.
+#[inline(always)]
+unsafe fn bcast4(a: *const i8) -> __m512i {
+    _mm512_set1_epi32((a as *const i32).read_unaligned())
+}
+
+/// Pointers to row `c0`, block 0 of `act`'s quants, `d`, `s` and `sum`; row `c0 + c`, block `b` is
+/// at offset `(c * nb + b)` blocks from them. Checks that rows `c0..c0+C` exist.
+#[inline(always)]
+fn rows<const C: usize>(act: &Act, c0: usize) -> (*const i8, *const f32, *const f32, *const i32) {
+    assert!(c0 + C <= act.m);
+    let i = c0 * act.nb;
+    let qs = act.qs[i * QK..].as_ptr();
+    (
+        qs,
+        act.d[i..].as_ptr(),
+        act.s[i..].as_ptr(),
+        act.sum[i..].as_ptr(),
+    )
+}
+
+fn store<const C: usize>(acc: [__m512; C]) -> [[f32; TILE]; C] {
+    // SAFETY: an aligned-agnostic 16-float store into a 16-float array.
+    acc.map(|a| unsafe {
+        let mut o = [0f32; TILE];
+        _mm512_storeu_ps(o.as_mut_ptr(), a);
+        o
+    })
+}
+
+/// Q4_1 x Q8_1 for activation rows `c0..c0+C`; see `scalar::q4_1`.
+///
+/// # Safety
+/// The CPU must support AVX-512 F/BW/VNNI (`available()`).
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+    assert_eq!(tiles.len(), act.nb);
+    // Bounds: `rows` checked c0+C <= m; every block b < nb of those rows lies inside `act`.
+    let (qs, d, s, _) = rows::<C>(act, c0);
+    let nb = act.nb;
+    let low = _mm512_set1_epi8(0x0F);
+    let mut acc = [_mm512_setzero_ps(); C];
+    for (b, tile) in tiles.iter().enumerate() {
+        let dw = _mm512_cvtph_ps(_mm256_loadu_si256(tile.d.as_ptr() as *const __m256i));
+        let mw = _mm512_cvtph_ps(_mm256_loadu_si256(tile.m.as_ptr() as *const __m256i));
+        // Chunk p (64 bytes): 16 rows x 4 nibble bytes; low nibbles are k = 4p.., high k = 16+4p..
+        let q = tile.qs.as_ptr() as *const __m512i;
+        let (mut lo, mut hi) = ([_mm512_setzero_si512(); 4], [_mm512_setzero_si512(); 4]);
+        for p in 0..4 {
+            let v = _mm512_loadu_si512(q.add(p));
+            lo[p] = _mm512_and_si512(v, low);
+            hi[p] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
+        }
+        for c in 0..C {
+            let i = c * nb + b;
+            let a = qs.add(i * QK);
+            let mut isum = _mm512_setzero_si512();
+            for p in 0..4 {
+                isum = _mm512_dpbusd_epi32(isum, lo[p], bcast4(a.add(4 * p)));
+                isum = _mm512_dpbusd_epi32(isum, hi[p], bcast4(a.add(16 + 4 * p)));
+            }
+            let scale = _mm512_mul_ps(dw, _mm512_set1_ps(*d.add(i)));
+            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc[c]);
+            acc[c] = _mm512_fmadd_ps(mw, _mm512_set1_ps(*s.add(i)), acc[c]);
+        }
+    }
+    store(acc)
+}
+
+/// Q8_0 x Q8_0 for activation rows `c0..c0+C`; see `scalar::q8_0`.
+/// `vpdpbusd` wants unsigned weights, so they are flipped to `q + 128` and `128 * sum(a)` is taken off.
+///
+/// # Safety
+/// As for `q4_1`.
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+    assert_eq!(tiles.len(), act.nb);
+    let (qs, d, _, sum) = rows::<C>(act, c0);
+    let nb = act.nb;
+    let flip = _mm512_set1_epi8(-128);
+    let mut acc = [_mm512_setzero_ps(); C];
+    for (b, tile) in tiles.iter().enumerate() {
+        let dw = _mm512_cvtph_ps(_mm256_loadu_si256(tile.d.as_ptr() as *const __m256i));
+        let q = tile.qs.as_ptr() as *const __m512i;
+        let mut u = [_mm512_setzero_si512(); 8];
+        for (g, u) in u.iter_mut().enumerate() {
+            *u = _mm512_xor_si512(_mm512_loadu_si512(q.add(g)), flip);
+        }
+        for c in 0..C {
+            let i = c * nb + b;
+            let a = qs.add(i * QK);
+            let mut isum = _mm512_set1_epi32(-128 * *sum.add(i));
+            for (g, &u) in u.iter().enumerate() {
+                isum = _mm512_dpbusd_epi32(isum, u, bcast4(a.add(4 * g)));
+            }
+            let scale = _mm512_mul_ps(dw, _mm512_set1_ps(*d.add(i)));
+            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc[c]);
+        }
+    }
+    store(acc)
+}

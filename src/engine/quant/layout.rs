@@ -1,0 +1,130 @@
+//! Weight tiles: GGUF Q4_1 / Q8_0 rows regrouped 16 output rows at a time, so one SIMD lane is one output row.
+//!
+//! GGUF stores a matrix `W[n][k]` row by row, in blocks of 32 values:
+//! - Q4_1 block (20 bytes): f16 `d`, f16 `m`, 16 bytes of nibbles; value `x = d*q + m`, `q` in 0..16.
+//!   Byte `j` holds `q[j]` in its low nibble and `q[j+16]` in its high nibble.
+//! - Q8_0 block (34 bytes): f16 `d`, 32 signed bytes; value `x = d*q`.
+//!
+//! A tile holds one 32-value block column of 16 consecutive rows. Its quants are laid out in 4-value
+//! groups, row-minor: `[group][row 0..16][4 bytes]`, so a 64-byte load is "4 k-values of 16 rows" and
+//! one `vpdpbusd` (or `maddubs`+`madd`) against 4 broadcast activation bytes yields 16 row sums.
+//! For Q4_1 the regrouping is a pure 4-byte shuffle: nibble byte group `p` (bytes 4p..4p+4) holds
+//! k-values 4p..4p+4 in its low nibbles and 16+4p..16+4p+4 in its high nibbles.
+
+use half::f16;
+
+/// Output rows per tile: the f32 lanes of one 512-bit register, or two 256-bit registers.
+pub const TILE: usize = 16;
+/// Values per quantisation block (Q4_1, Q8_0, Q8_1 all use 32).
+pub const QK: usize = 32;
+
+const Q4_1_BYTES: usize = 20;
+const Q8_0_BYTES: usize = 34;
+
+/// One block column of 16 Q4_1 rows (320 bytes, the same size as the 16 GGUF blocks).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub struct TileQ4_1 {
+    /// f16 bits of each row's scale `d`.
+    pub d: [u16; TILE],
+    /// f16 bits of each row's minimum `m`.
+    pub m: [u16; TILE],
+    /// `[p in 0..4][row][4 bytes]`, each byte `q[4p+j] | q[16+4p+j] << 4`.
+    pub qs: [u8; TILE * QK / 2],
+}
+
+/// One block column of 16 Q8_0 rows (544 bytes).
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+pub struct TileQ8_0 {
+    /// f16 bits of each row's scale `d`.
+    pub d: [u16; TILE],
+    /// `[g in 0..8][row][4 bytes]`: k-values 4g..4g+4 of each row.
+    pub qs: [i8; TILE * QK],
+}
+
+/// Weights of one matrix, regrouped into tiles: `tiles[t * nb + b]` is row tile `t`, block column `b`.
+/// Rows past `n` in the last tile are zero (scale 0), so they compute to 0 and are never written out.
+pub enum Tiles {
+    Q4_1(Vec<TileQ4_1>),
+    Q8_0(Vec<TileQ8_0>),
+}
+
+pub fn f16_to_f32(bits: u16) -> f32 {
+    f16::from_bits(bits).to_f32()
+}
+
+fn u16_at(bytes: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([bytes[at], bytes[at + 1]])
+}
+
+/// Regroups the raw GGUF bytes of an `[n, k]` Q4_1 matrix (`k % 32 == 0`).
+pub fn pack_q4_1(raw: &[u8], n: usize, k: usize) -> Vec<TileQ4_1> {
+    let nb = k / QK;
+    assert_eq!(
+        raw.len(),
+        n * nb * Q4_1_BYTES,
+        "Q4_1 byte count for [{n}, {k}]"
+    );
+    let zero = TileQ4_1 {
+        d: [0; TILE],
+        m: [0; TILE],
+        qs: [0; TILE * QK / 2],
+    };
+    let n_tiles = n.div_ceil(TILE);
+    let mut tiles = vec![zero; n_tiles * nb];
+    for row in 0..n {
+        let (t, r) = (row / TILE, row % TILE);
+        for b in 0..nb {
+            let block = &raw[(row * nb + b) * Q4_1_BYTES..][..Q4_1_BYTES];
+            let tile = &mut tiles[t * nb + b];
+            tile.d[r] = u16_at(block, 0);
+            tile.m[r] = u16_at(block, 2);
+            for p in 0..4 {
+                let dst = (p * TILE + r) * 4;
+                tile.qs[dst..dst + 4].copy_from_slice(&block[4 + 4 * p..4 + 4 * p + 4]);
+            }
+        }
+    }
+    tiles
+}
+
+/// Regroups the raw GGUF bytes of an `[n, k]` Q8_0 matrix (`k % 32 == 0`).
+pub fn pack_q8_0(raw: &[u8], n: usize, k: usize) -> Vec<TileQ8_0> {
+    let nb = k / QK;
+    assert_eq!(
+        raw.len(),
+        n * nb * Q8_0_BYTES,
+        "Q8_0 byte count for [{n}, {k}]"
+    );
+    let zero = TileQ8_0 {
+        d: [0; TILE],
+        qs: [0; TILE * QK],
+    };
+    let n_tiles = n.div_ceil(TILE);
+    let mut tiles = vec![zero; n_tiles * nb];
+    for row in 0..n {
+        let (t, r) = (row / TILE, row % TILE);
+        for b in 0..nb {
+            let block = &raw[(row * nb + b) * Q8_0_BYTES..][..Q8_0_BYTES];
+            let tile = &mut tiles[t * nb + b];
+            tile.d[r] = u16_at(block, 0);
+            for g in 0..8 {
+                let dst = (g * TILE + r) * 4;
+                for j in 0..4 {
+                    tile.qs[dst + j] = block[2 + 4 * g + j] as i8;
+                }
+            }
+        }
+    }
+    tiles
+}
+
+impl Tiles {
+    pub fn size_in_bytes(&self) -> usize {
+        match self {
+            Tiles::Q4_1(t) => std::mem::size_of_val(t.as_slice()),
+            Tiles::Q8_0(t) => std::mem::size_of_val(t.as_slice()),
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! `QMatrix`: a Q4_1 or Q8_0 weight matrix in tiles, and `xs @ W^T` over them on all threads.
+
+use super::act::{Act, ActKind};
+use super::layout::{pack_q4_1, pack_q8_0, Tiles, QK, TILE};
+use super::{pool, scalar};
+use candle_core::quantized::{GgmlDType, QTensor};
+use std::sync::OnceLock;
+
+/// Which kernels run. `best()` is chosen once at run time; tests force the others to compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isa {
+    Scalar,
+    Avx2,
+    Avx512Vnni,
+}
+
+impl Isa {
+    pub fn best() -> Isa {
+        static BEST: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
+        *BEST.get_or_init(|| Isa::all().into_iter().last().unwrap_or(Isa::Scalar))
+    }
+
+    /// Every kernel set this CPU can run, slowest first.
+    pub fn all() -> Vec<Isa> {
+        let mut isas = vec![Isa::Scalar];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if super::avx2::available() {
+                isas.push(Isa::Avx2);
+            }
+            if super::avx512::available() {
+                isas.push(Isa::Avx512Vnni);
+            }
+        }
+        isas
+    }
+}
+
+/// Activation rows per kernel call: each weight tile is unpacked once per this many rows. AVX-512
+/// has 32 registers for the accumulators, AVX2 16.
+fn rows_per_call(isa: Isa) -> usize {
+    match isa {
+        Isa::Avx512Vnni => 8,
+        _ => 4,
+    }
+}
+/// Activation rows per work item: its quants (at most 64*1536 bytes) stay in L2 while the
+/// threads sweep the weight tiles.
+const ROW_CHUNK: usize = 64;
+
+/// An `[n, k]` weight matrix in 16-row tiles (see `layout.rs`).
+pub struct QMatrix {
+    n: usize,
+    k: usize,
+    tiles: Tiles,
+}
+
+impl QMatrix {
+    /// Regroups a CPU `QTensor` of shape `[n, k]`; `None` for dtypes without a fast kernel.
+    pub fn from_qtensor(w: &QTensor) -> candle_core::Result<Option<QMatrix>> {
+        let (n, k) = w.shape().dims2()?;
+        if k % QK != 0 || !w.device().is_cpu() {
+            return Ok(None);
+        }
+        let tiles = match w.dtype() {
+            GgmlDType::Q4_1 => Tiles::Q4_1(pack_q4_1(&w.data()?, n, k)),
+            GgmlDType::Q8_0 => Tiles::Q8_0(pack_q8_0(&w.data()?, n, k)),
+            _ => return Ok(None),
+        };
+        Ok(Some(QMatrix { n, k, tiles }))
+    }
+
+    pub fn out_dim(&self) -> usize {
+        self.n
+    }
+
+    pub fn in_dim(&self) -> usize {
+        self.k
+    }
+
+    pub fn size_in_bytes(&self) -> usize {
+        self.tiles.size_in_bytes()
+    }
+
+    /// `xs [m, k] @ W^T -> [m, n]`, row-major.
+    pub fn matmul(&self, xs: &[f32], m: usize, isa: Isa) -> Vec<f32> {
+        let kind = match self.tiles {
+            Tiles::Q4_1(_) => ActKind::Q8_1,
+            Tiles::Q8_0(_) => ActKind::Q8_0,
+        };
+        let (nb, n_tiles) = (self.k / QK, self.n.div_ceil(TILE));
+        let chunks = m.div_ceil(ROW_CHUNK);
+        let rows_of = |chunk: usize| chunk * ROW_CHUNK..m.min((chunk + 1) * ROW_CHUNK);
+        let acts = quantize_chunks(xs, self.k, kind, chunks, rows_of);
+        let mut dst = vec![0f32; m * self.n];
+        let out = OutPtr(dst.as_mut_ptr());
+        // Each item takes a run of neighbouring tiles, so a thread streams contiguous weights (the
+        // hardware prefetcher follows), with about 8 items per thread left to balance the load.
+        let per_item = (chunks * n_tiles / (8 * pool::threads())).clamp(1, n_tiles);
+        let groups = n_tiles.div_ceil(per_item);
+        // Items run chunk-major: neighbouring items share one chunk of activations.
+        pool::parallel_for(chunks * groups, |item| {
+            let (chunk, group) = (item / groups, item % groups);
+            let (rows, act) = (rows_of(chunk), &acts[chunk]);
+            for t in group * per_item..n_tiles.min((group + 1) * per_item) {
+                let cols = t * TILE..self.n.min((t + 1) * TILE);
+                let mut c0 = 0; // row within the chunk
+                while c0 < act.m {
+                    // 8, 4, 2 or 1 rows: the largest that fits.
+                    let step = 1 << (rows_per_call(isa).min(act.m - c0)).ilog2();
+                    let emit =
+                        |c: usize, v: &[f32; TILE]| out.write((rows.start + c) * self.n, &cols, v);
+                    match &self.tiles {
+                        Tiles::Q4_1(w) => run_q4_1(isa, step, &w[t * nb..][..nb], act, c0, emit),
+                        Tiles::Q8_0(w) => run_q8_0(isa, step, &w[t * nb..][..nb], act, c0, emit),
+                    }
+                    c0 += step;
+                }
+            }
+        });
+        dst
+    }
+}
+
+/// Quantises each chunk of rows on its own, the chunks spread over the threads.
+fn quantize_chunks(
+    xs: &[f32],
+    k: usize,
+    kind: ActKind,
+    chunks: usize,
+    rows_of: impl Fn(usize) -> std::ops::Range<usize> + Sync,
+) -> Vec<Act> {
+    let chunk = |c: usize| {
+        let rows = rows_of(c);
+        Act::quantize(&xs[rows.start * k..rows.end * k], rows.len(), k, kind)
+    };
+    if chunks == 1 {
+        return vec![chunk(0)];
+    }
+    let slots: Vec<OnceLock<Act>> = (0..chunks).map(|_| OnceLock::new()).collect();
+    pool::parallel_for(chunks, |c| {
+        let _ = slots[c].set(chunk(c));
+    });
+    slots
+        .into_iter()
+        .map(|s| s.into_inner().expect("every chunk quantised"))
+        .collect()
+}
+
+/// Expands to one kernel call per (ISA, rows-at-once) pair; `C` must be a constant.
+macro_rules! dispatch {
+    ($isa:expr, $step:expr, $kernel:ident, $w:expr, $act:expr, $c0:expr, $emit:expr) => {{
+        macro_rules! call {
+            ($c:literal) => {{
+                let out: [[f32; TILE]; $c] = match $isa {
+                    Isa::Scalar => scalar::$kernel::<$c>($w, $act, $c0),
+                    // SAFETY: `Isa::all()` lists an ISA only if the CPU supports it.
+                    #[cfg(target_arch = "x86_64")]
+                    Isa::Avx2 => unsafe { super::avx2::$kernel::<$c>($w, $act, $c0) },
+                    #[cfg(target_arch = "x86_64")]
+                    Isa::Avx512Vnni => unsafe { super::avx512::$kernel::<$c>($w, $act, $c0) },
+                    #[cfg(not(target_arch = "x86_64"))]
+                    _ => scalar::$kernel::<$c>($w, $act, $c0),
+                };
+                for (i, row) in out.iter().enumerate() {
+                    $emit($c0 + i, row);
+                }
+            }};
+        }
+        match $step {
+            8 => call!(8),
+            4 => call!(4),
+            2 => call!(2),
+            _ => call!(1),
+        }
+    }};
+}
+
+fn run_q4_1(
+    isa: Isa,
+    step: usize,
+    w: &[super::layout::TileQ4_1],
+    act: &Act,
+    c0: usize,
+    emit: impl Fn(usize, &[f32; TILE]),
+) {
+    dispatch!(isa, step, q4_1, w, act, c0, emit)
+}
+
+fn run_q8_0(
+    isa: Isa,
+    step: usize,
+    w: &[super::layout::TileQ8_0],
+    act: &Act,
+    c0: usize,
+    emit: impl Fn(usize, &[f32; TILE]),
+) {
+    dispatch!(isa, step, q8_0, w, act, c0, emit)
+}
+
+/// The output matrix, written concurrently by work items that own disjoint (row, column-tile) cells.
+#[derive(Clone, Copy)]
+struct OutPtr(*mut f32);
+// SAFETY: see `write`: no two threads ever write the same element, and `matmul` joins them all
+// before it reads or returns the buffer.
+unsafe impl Send for OutPtr {}
+unsafe impl Sync for OutPtr {}
+
+impl OutPtr {
+    /// Writes `v[..cols.len()]` to `dst[row_start + cols]`.
+    fn write(&self, row_start: usize, cols: &std::ops::Range<usize>, v: &[f32; TILE]) {
+        // SAFETY: `matmul` allocates `m * n` elements and only passes rows `< m`, columns `< n`;
+        // each (row, tile) pair belongs to exactly one work item, hence one thread.
+        unsafe {
+            let dst = self.0.add(row_start + cols.start);
+            if cols.len() == TILE {
+                // a fixed-size copy compiles to one 64-byte store, not a `memcpy` call
+                (dst as *mut [f32; TILE]).write_unaligned(*v);
+            } else {
+                std::ptr::copy_nonoverlapping(v.as_ptr(), dst, cols.len());
+            }
+        }
+    }
+}

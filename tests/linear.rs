@@ -1,0 +1,165 @@
+//! `Linear`'s fast path against the exact one (candle's `QMatMul`), on random and real weights.
+//!
+//! Tolerance: both paths quantise activations identically (bit for bit, see `quant::act`) and compute
+//! the same exact integer block dots; they differ only in the order the per-block f32 terms are summed
+//! (and fused vs separate multiply-adds). That error is a few ulps of the largest partial sums, so we
+//! allow `1e-5 * max|y|` (about 80 ulps at the output's scale), far below the activation-quantisation
+//! error both paths share (~1e-2 relative).
+
+use candle_core::quantized::{gguf_file, GgmlDType, QTensor};
+use candle_core::{Device, Tensor};
+use nexttoken::engine::linear::{Linear, MatmulPath};
+use nexttoken::engine::quant::Isa;
+
+const MODEL: &str = "/work/main/models/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+/// Deterministic values in roughly N(0, scale): a 64-bit LCG summed over 4 uniforms.
+fn values(n: usize, seed: u64, scale: f32) -> Vec<f32> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut uniform = move || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+    };
+    (0..n)
+        .map(|_| scale * 1.7 * (0..4).map(|_| uniform()).sum::<f32>())
+        .collect()
+}
+
+fn quantized(n: usize, k: usize, dtype: GgmlDType, seed: u64) -> QTensor {
+    let w = Tensor::from_vec(values(n * k, seed, 0.05), (n, k), &Device::Cpu).unwrap();
+    QTensor::quantize(&w, dtype).unwrap()
+}
+
+fn copy(w: &QTensor) -> QTensor {
+    let data = w.data().unwrap().into_owned();
+    let storage = candle_core::quantized::QStorage::from_data(data.into(), &Device::Cpu, w.dtype());
+    QTensor::new(storage.unwrap(), w.shape().clone()).unwrap()
+}
+
+fn input(rows: usize, k: usize, seed: u64) -> Tensor {
+    Tensor::from_vec(values(rows * k, seed, 1.0), (rows, k), &Device::Cpu).unwrap()
+}
+
+fn max_abs(t: &Tensor) -> f32 {
+    t.abs()
+        .unwrap()
+        .flatten_all()
+        .unwrap()
+        .max(0)
+        .unwrap()
+        .to_scalar()
+        .unwrap()
+}
+
+/// Runs both paths on `rows` input rows; asserts they agree and returns (max |diff|, max |y|).
+fn check(w: &QTensor, rows: usize, seed: u64) -> (f32, f32) {
+    let exact = Linear::new(copy(w), MatmulPath::Exact).unwrap();
+    let fast = Linear::new(copy(w), MatmulPath::Fast).unwrap();
+    let xs = input(rows, exact.in_dim(), seed);
+    let want = exact.forward(&xs).unwrap();
+    let got = fast.forward(&xs).unwrap();
+    assert_eq!(got.dims(), want.dims());
+    let (diff, scale) = (max_abs(&(&got - &want).unwrap()), max_abs(&want));
+    assert!(
+        diff <= 1e-5 * scale,
+        "{:?} rows={rows}: max diff {diff} at scale {scale}",
+        w.dtype()
+    );
+    (diff, scale)
+}
+
+#[test]
+fn fast_matches_exact_on_random_weights() {
+    for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0] {
+        for (n, k) in [(48, 64), (40, 96), (576, 576)] {
+            let w = quantized(n, k, dtype, n as u64 + k as u64);
+            for rows in [1, 7, 64] {
+                check(&w, rows, rows as u64);
+            }
+        }
+    }
+}
+
+#[test]
+fn batched_input_keeps_its_shape() {
+    let w = quantized(64, 128, GgmlDType::Q4_1, 3);
+    let fast = Linear::new(copy(&w), MatmulPath::Fast).unwrap();
+    let exact = Linear::new(w, MatmulPath::Exact).unwrap();
+    let xs = input(2 * 5, 128, 9).reshape((2, 5, 128)).unwrap();
+    let (got, want) = (fast.forward(&xs).unwrap(), exact.forward(&xs).unwrap());
+    assert_eq!(got.dims(), &[2, 5, 64]);
+    assert!(max_abs(&(&got - &want).unwrap()) <= 1e-5 * max_abs(&want));
+}
+
+#[test]
+fn every_kernel_set_gives_identical_bits() {
+    for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0] {
+        let w = quantized(80, 192, dtype, 11);
+        for rows in [1, 3, 7, 64, 70] {
+            let xs = input(rows, 192, 5);
+            let run = |isa| {
+                let lin = Linear::new(copy(&w), MatmulPath::Fast)
+                    .unwrap()
+                    .with_isa(isa);
+                lin.forward(&xs)
+                    .unwrap()
+                    .flatten_all()
+                    .unwrap()
+                    .to_vec1::<f32>()
+                    .unwrap()
+            };
+            let reference = run(Isa::Scalar);
+            assert!(Isa::all().contains(&Isa::best()));
+            for isa in Isa::all() {
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&run(isa)),
+                    bits(&reference),
+                    "{isa:?} {dtype:?} rows={rows}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn f32_weights_pass_through() {
+    let w = Tensor::from_vec(values(32 * 40, 1, 0.1), (32, 40), &Device::Cpu).unwrap();
+    let q = || QTensor::quantize(&w, GgmlDType::F32).unwrap();
+    let (fast, exact) = (
+        Linear::new(q(), MatmulPath::Fast).unwrap(),
+        Linear::new(q(), MatmulPath::Exact).unwrap(),
+    );
+    let xs = input(3, 40, 2);
+    let (got, want) = (fast.forward(&xs).unwrap(), exact.forward(&xs).unwrap());
+    assert_eq!(max_abs(&(&got - &want).unwrap()), 0.0);
+    assert_eq!(fast.fast_bytes(), 0);
+}
+
+#[test]
+fn fast_matches_exact_on_real_weights() {
+    let Ok(mut file) = std::fs::File::open(MODEL) else {
+        eprintln!("skipped: {MODEL} not present");
+        return;
+    };
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    for name in [
+        "blk.0.attn_q.weight",
+        "blk.5.ffn_up.weight",
+        "blk.29.ffn_down.weight",
+        "token_embd.weight",
+    ] {
+        let w = content.tensor(&mut file, name, &Device::Cpu).unwrap();
+        for rows in [1, 7, 64] {
+            let (diff, scale) = check(&w, rows, 17);
+            eprintln!(
+                "{name} {:?} rows={rows}: max diff {diff:.3e}, max |y| {scale:.3}",
+                w.dtype()
+            );
+        }
+    }
+}
