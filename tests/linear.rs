@@ -55,6 +55,17 @@ fn max_abs(t: &Tensor) -> f32 {
         .unwrap()
 }
 
+/// How far Fast may be from Exact, relative to the output scale. Q8_0 weights: summation order only.
+/// Q4_1 weights: `Exact` is candle's arithmetic, which rounds the activation block sum `s` to f16
+/// twice; `Fast` rounds `s = sum * d` once, as ggml does. Each Q4_1 block's `m * s` term then differs
+/// by up to one f16 step, about 1e-3 of the output scale at most.
+fn tolerance(dtype: GgmlDType) -> f32 {
+    match dtype {
+        GgmlDType::Q4_1 => 2e-3,
+        _ => 1e-5,
+    }
+}
+
 /// Runs both paths on `rows` input rows; asserts they agree and returns (max |diff|, max |y|).
 fn check(w: &QTensor, rows: usize, seed: u64) -> (f32, f32) {
     let exact = Linear::new(copy(w), MatmulPath::Exact).unwrap();
@@ -65,7 +76,7 @@ fn check(w: &QTensor, rows: usize, seed: u64) -> (f32, f32) {
     assert_eq!(got.dims(), want.dims());
     let (diff, scale) = (max_abs(&(&got - &want).unwrap()), max_abs(&want));
     assert!(
-        diff <= 1e-5 * scale,
+        diff <= tolerance(w.dtype()) * scale,
         "{:?} rows={rows}: max diff {diff} at scale {scale}",
         w.dtype()
     );
@@ -92,7 +103,7 @@ fn batched_input_keeps_its_shape() {
     let xs = input(2 * 5, 128, 9).reshape((2, 5, 128)).unwrap();
     let (got, want) = (fast.forward(&xs).unwrap(), exact.forward(&xs).unwrap());
     assert_eq!(got.dims(), &[2, 5, 64]);
-    assert!(max_abs(&(&got - &want).unwrap()) <= 1e-5 * max_abs(&want));
+    assert!(max_abs(&(&got - &want).unwrap()) <= tolerance(GgmlDType::Q4_1) * max_abs(&want));
 }
 
 #[test]

@@ -9,11 +9,21 @@ use crate::protocol::{ModelInfo, SamplerSettings};
 use std::path::Path;
 use std::time::Instant;
 
-/// Everything needed to open a model.
-#[derive(Debug, Clone, Default)]
+/// Everything needed to open a model. The default is what the app runs: the GGUF's own tokenizer and the
+/// fast matmul path.
+#[derive(Debug, Clone)]
 pub struct LoadOptions<'a> {
     pub tokenizer_json: Option<&'a Path>,
     pub matmul: MatmulPath,
+}
+
+impl Default for LoadOptions<'_> {
+    fn default() -> Self {
+        Self {
+            tokenizer_json: None,
+            matmul: MatmulPath::Fast,
+        }
+    }
 }
 
 /// Opens `path`, checks it, and builds the model, tokenizer and session. `progress` hears each phase.

@@ -80,14 +80,16 @@ fn quantize_blocks(xs: &[f32], act: &mut Act) {
     }
 }
 
-/// Rounds `d` to f16 and sets candle's `s = f16(f16(sum) * d)` for blocks `from..`.
+/// Rounds `d` to f16 and sets `s = f16(sum * d)` for blocks `from..`, with the unrounded `d` and one
+/// rounding, as ggml's `quantize_row_q8_1` does. (candle rounds `sum` to f16 first and multiplies in
+/// f16; for sums past 2048 that loses bits of the `m * s` term of every Q4_1 block, a bias that moves
+/// the output probabilities away from llama.cpp's by a few hundredths.)
 pub(super) fn round_scales(act: &mut Act, kind: ActKind, from: usize) {
     for i in from..act.d.len() {
-        let d = f16::from_f32(act.d[i]);
-        act.d[i] = d.to_f32();
         if kind == ActKind::Q8_1 {
-            act.s[i] = (f16::from_f32(act.sum[i] as f32) * d).to_f32();
+            act.s[i] = f16::from_f32(act.sum[i] as f32 * act.d[i]).to_f32();
         }
+        act.d[i] = f16::from_f32(act.d[i]).to_f32();
     }
 }
 
@@ -158,20 +160,38 @@ mod tests {
                     .into_owned();
                 for simd in [false, true] {
                     let ours = Act::quantize_with(&xs, 5, 96, kind, simd);
-                    check(&ours, &theirs, bytes, kind);
+                    check(&xs, &ours, &theirs, bytes, kind);
                 }
             }
         }
     }
 
-    fn check(ours: &Act, theirs: &[u8], bytes: usize, kind: ActKind) {
+    fn check(xs: &[f32], ours: &Act, theirs: &[u8], bytes: usize, kind: ActKind) {
+        let xs_amax = |i: usize| {
+            xs[i * 32..][..32]
+                .iter()
+                .filter(|v| !v.is_nan())
+                .fold(0f32, |a, v| a.max(v.abs()))
+        };
         for (i, block) in theirs.chunks_exact(bytes).enumerate() {
             let f16_at = |at: usize| f16::from_le_bytes([block[at], block[at + 1]]).to_f32();
             assert_eq!(ours.d[i], f16_at(0), "d of block {i}");
-            if kind == ActKind::Q8_1 {
-                assert_eq!(ours.s[i], f16_at(2), "s of block {i}");
-            }
             let qs: Vec<i8> = block[bytes - 32..].iter().map(|&b| b as i8).collect();
+            if kind == ActKind::Q8_1 {
+                // ggml's s: sum * (unrounded d), rounded once; within one f16 step of candle's.
+                let sum = qs.iter().map(|&q| q as i32).sum::<i32>() as f32;
+                let d_raw = xs_amax(i) / 127.0;
+                assert_eq!(
+                    ours.s[i],
+                    f16::from_f32(sum * d_raw).to_f32(),
+                    "s of block {i}"
+                );
+                let candle = f16_at(2);
+                assert!(
+                    (ours.s[i] - candle).abs() <= candle.abs() / 256.0 + 1e-6,
+                    "s of block {i}"
+                );
+            }
             assert_eq!(&ours.qs[i * 32..][..32], &qs[..], "quants of block {i}");
             assert_eq!(ours.sum[i], qs.iter().map(|&q| q as i32).sum::<i32>());
         }
