@@ -44,6 +44,17 @@ fn rows_per_call(isa: Isa) -> usize {
         _ => 4,
     }
 }
+/// When a second thread pays (measured on the 2-core test machine, see `benches/quick.rs`):
+/// - Decode (1 row, or a few) reads each weight once: it is bound by memory bandwidth, which one
+///   core already saturates there (19 GB/s from one thread, no more from two; the whole decode
+///   sweep of 211 matmuls ran 3.9 ms on one thread, 4.0-4.2 ms on two). And a helper that the OS
+///   preempts mid-item stalls the caller for a time slice: on a busy machine two threads doubled
+///   the median decode time. So fewer than `PARALLEL_MIN_ROWS` rows run on the calling thread.
+/// - Prefill is compute-bound and scales (1.95x on two threads at 512 rows); below
+///   `PARALLEL_MIN_MACS` (~40 us of work) the hand-off costs more than it saves.
+const PARALLEL_MIN_ROWS: usize = 4;
+const PARALLEL_MIN_MACS: usize = 4 << 20;
+
 /// Activation rows per work item: its quants (at most 64*1536 bytes) stay in L2 while the
 /// threads sweep the weight tiles.
 const ROW_CHUNK: usize = 64;
@@ -91,15 +102,20 @@ impl QMatrix {
         let (nb, n_tiles) = (self.k / QK, self.n.div_ceil(TILE));
         let chunks = m.div_ceil(ROW_CHUNK);
         let rows_of = |chunk: usize| chunk * ROW_CHUNK..m.min((chunk + 1) * ROW_CHUNK);
-        let acts = quantize_chunks(xs, self.k, kind, chunks, rows_of);
+        let threads = match m * self.n * self.k {
+            _ if m < PARALLEL_MIN_ROWS => 1,
+            macs if macs < PARALLEL_MIN_MACS => 1,
+            _ => pool::threads(),
+        };
+        let acts = quantize_chunks(xs, self.k, kind, chunks, threads, rows_of);
         let mut dst = vec![0f32; m * self.n];
         let out = OutPtr(dst.as_mut_ptr());
         // Each item takes a run of neighbouring tiles, so a thread streams contiguous weights (the
         // hardware prefetcher follows), with about 8 items per thread left to balance the load.
-        let per_item = (chunks * n_tiles / (8 * pool::threads())).clamp(1, n_tiles);
+        let per_item = (chunks * n_tiles / (8 * threads)).clamp(1, n_tiles);
         let groups = n_tiles.div_ceil(per_item);
         // Items run chunk-major: neighbouring items share one chunk of activations.
-        pool::parallel_for(chunks * groups, |item| {
+        pool::parallel_for(chunks * groups, threads, |item| {
             let (chunk, group) = (item / groups, item % groups);
             let (rows, act) = (rows_of(chunk), &acts[chunk]);
             for t in group * per_item..n_tiles.min((group + 1) * per_item) {
@@ -128,6 +144,7 @@ fn quantize_chunks(
     k: usize,
     kind: ActKind,
     chunks: usize,
+    threads: usize,
     rows_of: impl Fn(usize) -> std::ops::Range<usize> + Sync,
 ) -> Vec<Act> {
     let chunk = |c: usize| {
@@ -138,7 +155,7 @@ fn quantize_chunks(
         return vec![chunk(0)];
     }
     let slots: Vec<OnceLock<Act>> = (0..chunks).map(|_| OnceLock::new()).collect();
-    pool::parallel_for(chunks, |c| {
+    pool::parallel_for(chunks, threads, |c| {
         let _ = slots[c].set(chunk(c));
     });
     slots

@@ -43,9 +43,10 @@ pub fn threads() -> usize {
     }
 }
 
-/// Runs `f(i)` for every `i in 0..n_items` on up to `threads()` threads, the caller included.
-pub fn parallel_for(n_items: usize, f: impl Fn(usize) + Sync) {
-    let threads = threads().min(n_items);
+/// Runs `f(i)` for every `i in 0..n_items` on up to `threads` threads (at most `threads()`), the
+/// caller included.
+pub fn parallel_for(n_items: usize, threads: usize, f: impl Fn(usize) + Sync) {
+    let threads = threads.min(self::threads()).min(n_items);
     if threads <= 1 {
         return (0..n_items).for_each(f);
     }
@@ -206,7 +207,7 @@ mod tests {
                     for round in 0..2000usize {
                         let n = (round * 7 + caller) % 50;
                         let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
-                        parallel_for(n, |i| {
+                        parallel_for(n, threads(), |i| {
                             hits[i].fetch_add(1, SeqCst);
                         });
                         assert!(hits.iter().all(|h| h.load(SeqCst) == 1), "round {round}");
