@@ -43,7 +43,7 @@ pub fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; 
                 let mut isum = 0i32;
                 for g in 0..8 {
                     for j in 0..4 {
-                        isum += tile.qs[(g * TILE + r) * 4 + j] as i32 * a[4 * g + j] as i32;
+                        isum += tile.qs[(g * TILE + r) * 4 + j] as i8 as i32 * a[4 * g + j] as i32;
                     }
                 }
                 *acc = (isum as f32).mul_add(f16_to_f32(tile.d[r]) * da, *acc);
