@@ -37,7 +37,7 @@ impl Act {
 
     /// `simd: false` forces the portable code (tests compare both with candle).
     pub fn quantize_with(xs: &[f32], m: usize, k: usize, kind: ActKind, simd: bool) -> Act {
-        assert!(k % QK == 0 && xs.len() == m * k);
+        assert!(k.is_multiple_of(QK) && xs.len() == m * k);
         let nb = k / QK;
         let mut act = Act {
             m,

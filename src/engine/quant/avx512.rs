@@ -65,7 +65,7 @@ pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> 
             lo[p] = _mm512_and_si512(v, low);
             hi[p] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
         }
-        for c in 0..C {
+        for (c, acc) in acc.iter_mut().enumerate() {
             let i = c * nb + b;
             let a = qs.add(i * QK);
             let mut isum = _mm512_setzero_si512();
@@ -74,8 +74,8 @@ pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> 
                 isum = _mm512_dpbusd_epi32(isum, hi[p], bcast4(a.add(16 + 4 * p)));
             }
             let scale = _mm512_mul_ps(dw, _mm512_set1_ps(*d.add(i)));
-            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc[c]);
-            acc[c] = _mm512_fmadd_ps(mw, _mm512_set1_ps(*s.add(i)), acc[c]);
+            *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, *acc);
+            *acc = _mm512_fmadd_ps(mw, _mm512_set1_ps(*s.add(i)), *acc);
         }
     }
     store(acc)
@@ -100,7 +100,7 @@ pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
         for (g, u) in u.iter_mut().enumerate() {
             *u = _mm512_xor_si512(_mm512_loadu_si512(q.add(g)), flip);
         }
-        for c in 0..C {
+        for (c, acc) in acc.iter_mut().enumerate() {
             let i = c * nb + b;
             let a = qs.add(i * QK);
             let mut isum = _mm512_set1_epi32(-128 * *sum.add(i));
@@ -108,7 +108,7 @@ pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
                 isum = _mm512_dpbusd_epi32(isum, u, bcast4(a.add(4 * g)));
             }
             let scale = _mm512_mul_ps(dw, _mm512_set1_ps(*d.add(i)));
-            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc[c]);
+            *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, *acc);
         }
     }
     store(acc)

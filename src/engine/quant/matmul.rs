@@ -70,7 +70,7 @@ impl QMatrix {
     /// Regroups a CPU `QTensor` of shape `[n, k]`; `None` for dtypes without a fast kernel.
     pub fn from_qtensor(w: &QTensor) -> candle_core::Result<Option<QMatrix>> {
         let (n, k) = w.shape().dims2()?;
-        if k % QK != 0 || !w.device().is_cpu() {
+        if !k.is_multiple_of(QK) || !w.device().is_cpu() {
             return Ok(None);
         }
         let tiles = match w.dtype() {
