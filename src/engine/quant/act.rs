@@ -26,8 +26,11 @@ pub struct Act {
     pub d: Vec<f32>,
     /// Q8_1 only: `s = d * sum(q)` as candle rounds it (f16, as f32); zero for Q8_0.
     pub s: Vec<f32>,
-    /// `sum(q)` per block: lets a kernel use unsigned weights (`q + 128`) and subtract `128 * sum`.
+    /// `sum(q)` per block.
     pub sum: Vec<i32>,
+    /// Q8_0 only: `sum(q)` of each 4-value group (`m * k / 4`), so a kernel can use unsigned weights
+    /// (`q + 128`) and take `128 * gsum` off each group's dot.
+    pub gsum: Vec<i32>,
 }
 
 impl Act {
@@ -46,14 +49,28 @@ impl Act {
             d: vec![0.0; m * nb],
             s: vec![0.0; m * nb],
             sum: vec![0; m * nb],
+            gsum: Vec::new(),
         };
         #[cfg(target_arch = "x86_64")]
-        if simd && is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c") {
+        let simd = simd && is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c");
+        #[cfg(not(target_arch = "x86_64"))]
+        let simd = false;
+        if simd {
             // SAFETY: the CPU supports AVX2 and F16C (checked just above).
-            unsafe { super::act_x86::quantize_rows_avx2(xs, &mut act, kind) };
-            return act;
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                super::act_x86::quantize_rows_avx2(xs, &mut act, kind)
+            };
+        } else {
+            quantize_rows(xs, &mut act, kind);
         }
-        quantize_rows(xs, &mut act, kind);
+        if kind == ActKind::Q8_0 {
+            act.gsum = act
+                .qs
+                .chunks_exact(4)
+                .map(|g| g.iter().map(|&q| q as i32).sum())
+                .collect();
+        }
         act
     }
 

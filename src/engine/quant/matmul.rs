@@ -37,13 +37,16 @@ impl Isa {
 }
 
 /// Activation rows per kernel call: each weight tile is unpacked once per this many rows. AVX-512
-/// has 32 registers for the accumulators, AVX2 16.
-fn rows_per_call(isa: Isa) -> usize {
-    match isa {
-        Isa::Avx512Vnni => 8,
+/// has 32 registers for the accumulators, AVX2 16; Q8_0 keeps 8 partial sums per output.
+fn rows_per_call(isa: Isa, q8_0: bool) -> usize {
+    match (isa, q8_0) {
+        (Isa::Avx512Vnni, false) => 8,
+        (Isa::Avx512Vnni, true) => 2,
+        (Isa::Avx2, true) => 1,
         _ => 4,
     }
 }
+
 /// When a second thread pays (measured on the 2-core test machine, see `benches/quick.rs`):
 /// - Decode (1 row, or a few) reads each weight once: it is bound by memory bandwidth, which one
 ///   core already saturates there (19 GB/s from one thread, no more from two; the whole decode
@@ -123,7 +126,8 @@ impl QMatrix {
                 let mut c0 = 0; // row within the chunk
                 while c0 < act.m {
                     // 8, 4, 2 or 1 rows: the largest that fits.
-                    let step = 1 << (rows_per_call(isa).min(act.m - c0)).ilog2();
+                    let q8_0 = matches!(self.tiles, Tiles::Q8_0(_));
+                    let step = 1 << (rows_per_call(isa, q8_0).min(act.m - c0)).ilog2();
                     let emit =
                         |c: usize, v: &[f32; TILE]| out.write((rows.start + c) * self.n, &cols, v);
                     match &self.tiles {
