@@ -192,3 +192,20 @@ fn fast_matches_exact_on_real_weights() {
         }
     }
 }
+
+#[test]
+fn strided_and_bf16_inputs_match_exact() {
+    let w = quantized(48, 64, GgmlDType::Q4_1, 21);
+    let fast = Linear::new(copy(&w), MatmulPath::Fast).unwrap();
+    let exact = Linear::new(w, MatmulPath::Exact).unwrap();
+    // A transposed view: not contiguous, so `forward` copies it first.
+    let xs = input(64, 5, 4).t().unwrap();
+    assert!(!xs.is_contiguous());
+    let want = exact.forward(&xs.contiguous().unwrap()).unwrap();
+    assert_eq!(bits(&fast.forward(&xs).unwrap()), bits(&want));
+    let xs = input(3, 64, 8).to_dtype(candle_core::DType::BF16).unwrap();
+    let (got, want) = (fast.forward(&xs).unwrap(), exact.forward(&xs).unwrap());
+    assert_eq!(got.dtype(), candle_core::DType::BF16);
+    let as_f32 = |t: &Tensor| t.to_dtype(candle_core::DType::F32).unwrap();
+    assert_eq!(bits(&as_f32(&got)), bits(&as_f32(&want)));
+}
