@@ -96,10 +96,11 @@ fn bits(t: &Tensor) -> Vec<u32> {
     v.iter().map(|x| x.to_bits()).collect()
 }
 
+/// Shapes: `k` keeps an even number of blocks, which candle's Q4_1 dot asserts in debug builds.
 #[test]
 fn fast_matches_exact_on_random_weights() {
     for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0] {
-        for (n, k) in [(48, 64), (40, 96), (576, 576)] {
+        for (n, k) in [(48, 64), (40, 128), (576, 576)] {
             let w = quantized(n, k, dtype, n as u64 + k as u64);
             for rows in [1, 7, 64] {
                 check(&w, rows, rows as u64);
