@@ -134,12 +134,15 @@ fn sweep() {
         vec![MatmulPath::Fast, MatmulPath::Exact]
     };
     for path in paths {
+        let start = Instant::now();
         let layers: Vec<Linear> = names
             .iter()
             .map(|n| {
                 Linear::new(content.tensor(&mut file, n, &Device::Cpu).unwrap(), path).unwrap()
             })
             .collect();
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        println!("{path:?}: loaded {} matrices in {ms:.0} ms", layers.len());
         let bytes: usize = layers.iter().map(|l| l.fast_bytes()).sum();
         let only_m: Option<usize> = std::env::var("ROWS").ok().and_then(|r| r.parse().ok());
         for m in [1usize, 64, 512] {

@@ -10,7 +10,10 @@ pub enum MatmulPath {
     /// candle's quantised matmul: activations rounded to 8 bits, as llama.cpp does. The reference path.
     #[default]
     Exact,
-    /// The fastest path available (see docs/PERFORMANCE.md); agrees with `Exact` to within rounding.
+    /// The fastest path: Q4_1 / Q8_0 weights regrouped in tiles, SIMD kernels, all cores for prefill
+    /// (`quant`). Same arithmetic in the same order as `Exact`, so the same bits (Q8_0 needs candle's
+    /// AVX2 kernel to be the reference, i.e. x86 with AVX2+FMA; elsewhere Q8_0 agrees to rounding).
+    /// Other dtypes (F32/F16, K-quants) fall back to candle's `QMatMul`.
     Fast,
 }
 

@@ -26,8 +26,11 @@ pub struct Act {
     pub d: Vec<f32>,
     /// Q8_1 only: `s = d * sum(q)` as candle rounds it (f16, as f32); zero for Q8_0.
     pub s: Vec<f32>,
-    /// `sum(q)` per block: lets a kernel use unsigned weights (`q + 128`) and subtract `128 * sum`.
+    /// `sum(q)` per block.
     pub sum: Vec<i32>,
+    /// Q8_0 only: `sum(q)` of each 4-value group (`m * k / 4`), so a kernel can use unsigned weights
+    /// (`q + 128`) and take `128 * gsum` off each group's dot.
+    pub gsum: Vec<i32>,
 }
 
 impl Act {
@@ -37,7 +40,7 @@ impl Act {
 
     /// `simd: false` forces the portable code (tests compare both with candle).
     pub fn quantize_with(xs: &[f32], m: usize, k: usize, kind: ActKind, simd: bool) -> Act {
-        assert!(k % QK == 0 && xs.len() == m * k);
+        assert!(k.is_multiple_of(QK) && xs.len() == m * k);
         let nb = k / QK;
         let mut act = Act {
             m,
@@ -46,14 +49,28 @@ impl Act {
             d: vec![0.0; m * nb],
             s: vec![0.0; m * nb],
             sum: vec![0; m * nb],
+            gsum: Vec::new(),
         };
         #[cfg(target_arch = "x86_64")]
-        if simd && is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c") {
+        let simd = simd && is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c");
+        #[cfg(not(target_arch = "x86_64"))]
+        let simd = false;
+        if simd {
             // SAFETY: the CPU supports AVX2 and F16C (checked just above).
-            unsafe { super::act_x86::quantize_rows_avx2(xs, &mut act, kind) };
-            return act;
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                super::act_x86::quantize_rows_avx2(xs, &mut act, kind)
+            };
+        } else {
+            quantize_rows(xs, &mut act, kind);
         }
-        quantize_rows(xs, &mut act, kind);
+        if kind == ActKind::Q8_0 {
+            act.gsum = act
+                .qs
+                .chunks_exact(4)
+                .map(|g| g.iter().map(|&q| q as i32).sum())
+                .collect();
+        }
         act
     }
 
@@ -80,16 +97,14 @@ fn quantize_blocks(xs: &[f32], act: &mut Act) {
     }
 }
 
-/// Rounds `d` to f16 and sets `s = f16(sum * d)` for blocks `from..`, with the unrounded `d` and one
-/// rounding, as ggml's `quantize_row_q8_1` does. (candle rounds `sum` to f16 first and multiplies in
-/// f16; for sums past 2048 that loses bits of the `m * s` term of every Q4_1 block, a bias that moves
-/// the output probabilities away from llama.cpp's by a few hundredths.)
+/// Rounds `d` to f16 and sets candle's `s = f16(f16(sum) * d)` for blocks `from..`.
 pub(super) fn round_scales(act: &mut Act, kind: ActKind, from: usize) {
     for i in from..act.d.len() {
+        let d = f16::from_f32(act.d[i]);
+        act.d[i] = d.to_f32();
         if kind == ActKind::Q8_1 {
-            act.s[i] = f16::from_f32(act.sum[i] as f32 * act.d[i]).to_f32();
+            act.s[i] = (f16::from_f32(act.sum[i] as f32) * d).to_f32();
         }
-        act.d[i] = f16::from_f32(act.d[i]).to_f32();
     }
 }
 
@@ -160,38 +175,20 @@ mod tests {
                     .into_owned();
                 for simd in [false, true] {
                     let ours = Act::quantize_with(&xs, 5, 96, kind, simd);
-                    check(&xs, &ours, &theirs, bytes, kind);
+                    check(&ours, &theirs, bytes, kind);
                 }
             }
         }
     }
 
-    fn check(xs: &[f32], ours: &Act, theirs: &[u8], bytes: usize, kind: ActKind) {
-        let xs_amax = |i: usize| {
-            xs[i * 32..][..32]
-                .iter()
-                .filter(|v| !v.is_nan())
-                .fold(0f32, |a, v| a.max(v.abs()))
-        };
+    fn check(ours: &Act, theirs: &[u8], bytes: usize, kind: ActKind) {
         for (i, block) in theirs.chunks_exact(bytes).enumerate() {
             let f16_at = |at: usize| f16::from_le_bytes([block[at], block[at + 1]]).to_f32();
             assert_eq!(ours.d[i], f16_at(0), "d of block {i}");
-            let qs: Vec<i8> = block[bytes - 32..].iter().map(|&b| b as i8).collect();
             if kind == ActKind::Q8_1 {
-                // ggml's s: sum * (unrounded d), rounded once; within one f16 step of candle's.
-                let sum = qs.iter().map(|&q| q as i32).sum::<i32>() as f32;
-                let d_raw = xs_amax(i) / 127.0;
-                assert_eq!(
-                    ours.s[i],
-                    f16::from_f32(sum * d_raw).to_f32(),
-                    "s of block {i}"
-                );
-                let candle = f16_at(2);
-                assert!(
-                    (ours.s[i] - candle).abs() <= candle.abs() / 256.0 + 1e-6,
-                    "s of block {i}"
-                );
+                assert_eq!(ours.s[i], f16_at(2), "s of block {i}");
             }
+            let qs: Vec<i8> = block[bytes - 32..].iter().map(|&b| b as i8).collect();
             assert_eq!(&ours.qs[i * 32..][..32], &qs[..], "quants of block {i}");
             assert_eq!(ours.sum[i], qs.iter().map(|&q| q as i32).sum::<i32>());
         }

@@ -19,12 +19,11 @@ pub unsafe fn quantize_rows_avx2(xs: &[f32], act: &mut Act, kind: ActKind) {
     let round16 = |v: __m256| _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v));
     let n8 = act.d.len() / 8 * 8;
     for i in (0..n8).step_by(8) {
-        let d_raw = _mm256_loadu_ps(act.d[i..i + 8].as_ptr());
-        _mm256_storeu_ps(act.d[i..i + 8].as_mut_ptr(), round16(d_raw));
+        let d = round16(_mm256_loadu_ps(act.d[i..i + 8].as_ptr()));
+        _mm256_storeu_ps(act.d[i..i + 8].as_mut_ptr(), d);
         if kind == ActKind::Q8_1 {
-            // ggml: s = f16(sum * d) with the unrounded d, rounded once.
             let sum = _mm256_loadu_si256(act.sum[i..i + 8].as_ptr() as *const __m256i);
-            let s = round16(_mm256_mul_ps(_mm256_cvtepi32_ps(sum), d_raw));
+            let s = round16(_mm256_mul_ps(round16(_mm256_cvtepi32_ps(sum)), d));
             _mm256_storeu_ps(act.s[i..i + 8].as_mut_ptr(), s);
         }
     }

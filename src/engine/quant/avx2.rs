@@ -69,9 +69,13 @@ pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> 
             for (c, acc) in acc.iter_mut().enumerate() {
                 let i = c * nb + b;
                 let isum = _mm256_madd_epi16(sum16[c], ones);
-                let scale = _mm256_mul_ps(dw, _mm256_set1_ps(*d.add(i)));
-                *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), scale, *acc);
-                *acc = _mm256_fmadd_ps(mw, _mm256_set1_ps(*s.add(i)), *acc);
+                // candle's unfused `acc += (isum*dw)*da + mw*sa`
+                let t = _mm256_mul_ps(
+                    _mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw),
+                    _mm256_set1_ps(*d.add(i)),
+                );
+                let u = _mm256_mul_ps(mw, _mm256_set1_ps(*s.add(i)));
+                *acc = _mm256_add_ps(*acc, _mm256_add_ps(t, u));
             }
         }
         for (o, a) in out.iter_mut().zip(acc) {
@@ -94,30 +98,32 @@ pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
     let ones = _mm256_set1_epi16(1);
     let mut out = [[0f32; TILE]; C];
     for half in 0..2 {
-        let mut acc = [_mm256_setzero_ps(); C];
+        // 8 partial sums per output (one per 4-value group), as candle's AVX2 kernel keeps them.
+        let mut lanes = [[_mm256_setzero_ps(); 8]; C];
         for (b, tile) in tiles.iter().enumerate() {
             let dw = _mm256_cvtph_ps(_mm_loadu_si128(
                 tile.d.as_ptr().add(8 * half) as *const __m128i
             ));
-            let mut isum = [_mm256_setzero_si256(); C];
-            for g in 0..8 {
+            for (g, lane) in (0..8).zip(0..) {
                 let at = (g * TILE + 8 * half) * 4;
                 let v = _mm256_loadu_si256(tile.qs.as_ptr().add(at) as *const __m256i);
                 let w_abs = _mm256_sign_epi8(v, v);
-                for (c, s) in isum.iter_mut().enumerate() {
+                for (c, lanes) in lanes.iter_mut().enumerate() {
                     let a = qs.add((c * nb + b) * QK + 4 * g);
                     let a = _mm256_sign_epi8(bcast4(a), v);
-                    let pairs = _mm256_maddubs_epi16(w_abs, a);
-                    *s = _mm256_add_epi32(*s, _mm256_madd_epi16(pairs, ones));
+                    let isum = _mm256_madd_epi16(_mm256_maddubs_epi16(w_abs, a), ones);
+                    let scale = _mm256_mul_ps(dw, _mm256_set1_ps(*d.add(c * nb + b)));
+                    lanes[lane] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(isum), lanes[lane]);
                 }
             }
-            for (c, acc) in acc.iter_mut().enumerate() {
-                let scale = _mm256_mul_ps(dw, _mm256_set1_ps(*d.add(c * nb + b)));
-                *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), scale, *acc);
-            }
         }
-        for (o, a) in out.iter_mut().zip(acc) {
-            _mm256_storeu_ps(o.as_mut_ptr().add(8 * half), a);
+        for (o, l) in out.iter_mut().zip(lanes) {
+            let add = |a, b| _mm256_add_ps(a, b);
+            let sum = add(
+                add(add(l[0], l[4]), add(l[2], l[6])),
+                add(add(l[1], l[5]), add(l[3], l[7])),
+            );
+            _mm256_storeu_ps(o.as_mut_ptr().add(8 * half), sum);
         }
     }
     out

@@ -65,7 +65,7 @@ pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> 
             lo[p] = _mm512_and_si512(v, low);
             hi[p] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
         }
-        for c in 0..C {
+        for (c, acc) in acc.iter_mut().enumerate() {
             let i = c * nb + b;
             let a = qs.add(i * QK);
             let mut isum = _mm512_setzero_si512();
@@ -73,43 +73,54 @@ pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> 
                 isum = _mm512_dpbusd_epi32(isum, lo[p], bcast4(a.add(4 * p)));
                 isum = _mm512_dpbusd_epi32(isum, hi[p], bcast4(a.add(16 + 4 * p)));
             }
-            let scale = _mm512_mul_ps(dw, _mm512_set1_ps(*d.add(i)));
-            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc[c]);
-            acc[c] = _mm512_fmadd_ps(mw, _mm512_set1_ps(*s.add(i)), acc[c]);
+            // candle's unfused `acc += (isum*dw)*da + mw*sa`
+            let t = _mm512_mul_ps(
+                _mm512_mul_ps(_mm512_cvtepi32_ps(isum), dw),
+                _mm512_set1_ps(*d.add(i)),
+            );
+            let u = _mm512_mul_ps(mw, _mm512_set1_ps(*s.add(i)));
+            *acc = _mm512_add_ps(*acc, _mm512_add_ps(t, u));
         }
     }
     store(acc)
 }
 
-/// Q8_0 x Q8_0 for activation rows `c0..c0+C`; see `scalar::q8_0`.
-/// `vpdpbusd` wants unsigned weights, so they are flipped to `q + 128` and `128 * sum(a)` is taken off.
+/// Q8_0 x Q8_0 for activation rows `c0..c0+C`; see `scalar::q8_0` (8 partial sums per output, one
+/// per 4-value group, as candle's AVX2 kernel keeps them). `vpdpbusd` wants unsigned weights, so
+/// they are flipped to `q + 128` and each group's dot starts from `-128 * sum(a)`.
 ///
 /// # Safety
 /// As for `q4_1`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
     assert_eq!(tiles.len(), act.nb);
-    let (qs, d, _, sum) = rows::<C>(act, c0);
+    let (qs, d, _, _) = rows::<C>(act, c0);
+    assert_eq!(act.gsum.len() * 4, act.qs.len());
+    let gsum = act.gsum[c0 * act.nb * QK / 4..].as_ptr();
     let nb = act.nb;
     let flip = _mm512_set1_epi8(-128);
-    let mut acc = [_mm512_setzero_ps(); C];
+    let mut lanes = [[_mm512_setzero_ps(); 8]; C];
     for (b, tile) in tiles.iter().enumerate() {
         let dw = _mm512_cvtph_ps(_mm256_loadu_si256(tile.d.as_ptr() as *const __m256i));
         let q = tile.qs.as_ptr() as *const __m512i;
-        let mut u = [_mm512_setzero_si512(); 8];
-        for (g, u) in u.iter_mut().enumerate() {
-            *u = _mm512_xor_si512(_mm512_loadu_si512(q.add(g)), flip);
-        }
-        for c in 0..C {
+        for (c, lanes) in lanes.iter_mut().enumerate() {
             let i = c * nb + b;
             let a = qs.add(i * QK);
-            let mut isum = _mm512_set1_epi32(-128 * *sum.add(i));
-            for (g, &u) in u.iter().enumerate() {
-                isum = _mm512_dpbusd_epi32(isum, u, bcast4(a.add(4 * g)));
-            }
             let scale = _mm512_mul_ps(dw, _mm512_set1_ps(*d.add(i)));
-            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc[c]);
+            for (g, lane) in lanes.iter_mut().enumerate() {
+                let u = _mm512_xor_si512(_mm512_loadu_si512(q.add(g)), flip);
+                let start = _mm512_set1_epi32(-128 * *gsum.add(i * 8 + g));
+                let isum = _mm512_dpbusd_epi32(start, u, bcast4(a.add(4 * g)));
+                *lane = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(isum), *lane);
+            }
         }
     }
-    store(acc)
+    // candle's `hsum_float_8` order
+    let add = |a, b| _mm512_add_ps(a, b);
+    store(lanes.map(|l| {
+        add(
+            add(add(l[0], l[4]), add(l[2], l[6])),
+            add(add(l[1], l[5]), add(l[3], l[7])),
+        )
+    }))
 }

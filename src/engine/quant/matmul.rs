@@ -1,4 +1,10 @@
 //! `QMatrix`: a Q4_1 or Q8_0 weight matrix in tiles, and `xs @ W^T` over them on all threads.
+//!
+//! One kernel family serves decode and prefill: rows are taken 1, 2, 4 or 8 at a time, so a weight
+//! tile is unpacked once per group of rows. There is no switch to a dense f32 gemm for prefill:
+//! measured against weights dequantised once and candle's gemm (`benches/matmul.rs`, `dense-f32`),
+//! the 8-bit tiles were faster at every row count tried (1 to 512: 2.5x to 7x on this model's
+//! shapes), need no second copy of the weights, and give `Exact`'s bits, which the f32 gemm would not.
 
 use super::act::{Act, ActKind};
 use super::layout::{pack_q4_1, pack_q8_0, Tiles, QK, TILE};
@@ -37,13 +43,27 @@ impl Isa {
 }
 
 /// Activation rows per kernel call: each weight tile is unpacked once per this many rows. AVX-512
-/// has 32 registers for the accumulators, AVX2 16.
-fn rows_per_call(isa: Isa) -> usize {
-    match isa {
-        Isa::Avx512Vnni => 8,
+/// has 32 registers for the accumulators, AVX2 16; Q8_0 keeps 8 partial sums per output.
+fn rows_per_call(isa: Isa, q8_0: bool) -> usize {
+    match (isa, q8_0) {
+        (Isa::Avx512Vnni, false) => 8,
+        (Isa::Avx512Vnni, true) => 2,
+        (Isa::Avx2, true) => 1,
         _ => 4,
     }
 }
+
+/// When a second thread pays (measured on the 2-core test machine, see `benches/quick.rs`):
+/// - Decode (1 row, or a few) reads each weight once: it is bound by memory bandwidth, which one
+///   core already saturates there (19 GB/s from one thread, no more from two; the whole decode
+///   sweep of 211 matmuls ran 3.9 ms on one thread, 4.0-4.2 ms on two). And a helper that the OS
+///   preempts mid-item stalls the caller for a time slice: on a busy machine two threads doubled
+///   the median decode time. So fewer than `PARALLEL_MIN_ROWS` rows run on the calling thread.
+/// - Prefill is compute-bound and scales (1.95x on two threads at 512 rows); below
+///   `PARALLEL_MIN_MACS` (~40 us of work) the hand-off costs more than it saves.
+const PARALLEL_MIN_ROWS: usize = 4;
+const PARALLEL_MIN_MACS: usize = 4 << 20;
+
 /// Activation rows per work item: its quants (at most 64*1536 bytes) stay in L2 while the
 /// threads sweep the weight tiles.
 const ROW_CHUNK: usize = 64;
@@ -59,7 +79,7 @@ impl QMatrix {
     /// Regroups a CPU `QTensor` of shape `[n, k]`; `None` for dtypes without a fast kernel.
     pub fn from_qtensor(w: &QTensor) -> candle_core::Result<Option<QMatrix>> {
         let (n, k) = w.shape().dims2()?;
-        if k % QK != 0 || !w.device().is_cpu() {
+        if !k.is_multiple_of(QK) || !w.device().is_cpu() {
             return Ok(None);
         }
         let tiles = match w.dtype() {
@@ -91,15 +111,20 @@ impl QMatrix {
         let (nb, n_tiles) = (self.k / QK, self.n.div_ceil(TILE));
         let chunks = m.div_ceil(ROW_CHUNK);
         let rows_of = |chunk: usize| chunk * ROW_CHUNK..m.min((chunk + 1) * ROW_CHUNK);
-        let acts = quantize_chunks(xs, self.k, kind, chunks, rows_of);
+        let threads = match m * self.n * self.k {
+            _ if m < PARALLEL_MIN_ROWS => 1,
+            macs if macs < PARALLEL_MIN_MACS => 1,
+            _ => pool::threads(),
+        };
+        let acts = quantize_chunks(xs, self.k, kind, chunks, threads, rows_of);
         let mut dst = vec![0f32; m * self.n];
         let out = OutPtr(dst.as_mut_ptr());
         // Each item takes a run of neighbouring tiles, so a thread streams contiguous weights (the
         // hardware prefetcher follows), with about 8 items per thread left to balance the load.
-        let per_item = (chunks * n_tiles / (8 * pool::threads())).clamp(1, n_tiles);
+        let per_item = (chunks * n_tiles / (8 * threads)).clamp(1, n_tiles);
         let groups = n_tiles.div_ceil(per_item);
         // Items run chunk-major: neighbouring items share one chunk of activations.
-        pool::parallel_for(chunks * groups, |item| {
+        pool::parallel_for(chunks * groups, threads, |item| {
             let (chunk, group) = (item / groups, item % groups);
             let (rows, act) = (rows_of(chunk), &acts[chunk]);
             for t in group * per_item..n_tiles.min((group + 1) * per_item) {
@@ -107,7 +132,8 @@ impl QMatrix {
                 let mut c0 = 0; // row within the chunk
                 while c0 < act.m {
                     // 8, 4, 2 or 1 rows: the largest that fits.
-                    let step = 1 << (rows_per_call(isa).min(act.m - c0)).ilog2();
+                    let q8_0 = matches!(self.tiles, Tiles::Q8_0(_));
+                    let step = 1 << (rows_per_call(isa, q8_0).min(act.m - c0)).ilog2();
                     let emit =
                         |c: usize, v: &[f32; TILE]| out.write((rows.start + c) * self.n, &cols, v);
                     match &self.tiles {
@@ -128,6 +154,7 @@ fn quantize_chunks(
     k: usize,
     kind: ActKind,
     chunks: usize,
+    threads: usize,
     rows_of: impl Fn(usize) -> std::ops::Range<usize> + Sync,
 ) -> Vec<Act> {
     let chunk = |c: usize| {
@@ -138,7 +165,7 @@ fn quantize_chunks(
         return vec![chunk(0)];
     }
     let slots: Vec<OnceLock<Act>> = (0..chunks).map(|_| OnceLock::new()).collect();
-    pool::parallel_for(chunks, |c| {
+    pool::parallel_for(chunks, threads, |c| {
         let _ = slots[c].set(chunk(c));
     });
     slots

@@ -1,31 +1,44 @@
 //! Portable tile kernels: the reference the SIMD kernels must match bit for bit.
 //!
-//! Per output (row `r`, activation row `c`) and per block, in this order (two fused multiply-adds):
-//! `acc = fma(isum, dw*da, acc)`, then for Q4_1 `acc = fma(mw, sa, acc)`, where `isum` is the exact
-//! integer dot of the block. The SIMD kernels do the same operations lane by lane, so results are equal.
+//! They do candle's own float arithmetic, in candle's order, so the fast path returns exactly what
+//! `QMatMul` does (same quantised activations, same exact integer block dots):
+//! - Q4_1 (`vec_dot_q4_1_q8_1`, scalar in candle): per block `acc += (isum*dw)*da + mw*sa`, unfused.
+//! - Q8_0 (candle's AVX2 `vec_dot_q8_0_q8_0`): 8 lanes, lane `g` takes the dot of k-values
+//!   `4g..4g+4` of each block, `lane_g = fma(dw*da, isum_g, lane_g)`; then the lanes are added as
+//!   `((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7))`. (candle without AVX2 sums in another order, so there
+//!   the two paths agree only to rounding.)
+//!
+//! The SIMD kernels do the same operations with one lane per output row.
 
 use super::act::Act;
 use super::layout::{f16_to_f32, TileQ4_1, TileQ8_0, TILE};
 
+/// The tile's scales as f32, one per row.
+fn scales(bits: &[u16; TILE]) -> [f32; TILE] {
+    bits.map(f16_to_f32)
+}
+
 /// Q4_1 weights (one row tile, all `nb` block columns) times Q8_1 activation rows `c0..c0+C`.
+/// Loops keep the 16 rows innermost, so the compiler can vectorise across them (NEON, SSE2).
 pub fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> [[f32; TILE]; C] {
     let mut acc = [[0f32; TILE]; C];
     for (b, tile) in tiles.iter().enumerate() {
+        let (dw, mw) = (scales(&tile.d), scales(&tile.m));
         for (c, acc) in acc.iter_mut().enumerate() {
             let a = act.block(c0 + c, b);
             let (da, sa) = (act.d[(c0 + c) * act.nb + b], act.s[(c0 + c) * act.nb + b]);
-            for (r, acc) in acc.iter_mut().enumerate() {
-                let mut isum = 0i32;
-                for p in 0..4 {
-                    for j in 0..4 {
+            let mut isum = [0i32; TILE];
+            for p in 0..4 {
+                for j in 0..4 {
+                    let (lo, hi) = (a[4 * p + j] as i32, a[16 + 4 * p + j] as i32);
+                    for (r, isum) in isum.iter_mut().enumerate() {
                         let byte = tile.qs[(p * TILE + r) * 4 + j];
-                        isum += (byte & 0x0F) as i32 * a[4 * p + j] as i32;
-                        isum += (byte >> 4) as i32 * a[16 + 4 * p + j] as i32;
+                        *isum += (byte & 0x0F) as i32 * lo + (byte >> 4) as i32 * hi;
                     }
                 }
-                let (dw, mw) = (f16_to_f32(tile.d[r]), f16_to_f32(tile.m[r]));
-                *acc = (isum as f32).mul_add(dw * da, *acc);
-                *acc = mw.mul_add(sa, *acc);
+            }
+            for r in 0..TILE {
+                acc[r] += (isum[r] as f32 * dw[r]) * da + mw[r] * sa;
             }
         }
     }
@@ -34,21 +47,31 @@ pub fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> [[f32; 
 
 /// Q8_0 weights (one row tile) times Q8_0 activation rows `c0..c0+C`.
 pub fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
-    let mut acc = [[0f32; TILE]; C];
+    let mut lanes = [[[0f32; TILE]; 8]; C];
     for (b, tile) in tiles.iter().enumerate() {
-        for (c, acc) in acc.iter_mut().enumerate() {
+        let dw = scales(&tile.d);
+        for (c, lanes) in lanes.iter_mut().enumerate() {
             let a = act.block(c0 + c, b);
             let da = act.d[(c0 + c) * act.nb + b];
-            for (r, acc) in acc.iter_mut().enumerate() {
-                let mut isum = 0i32;
-                for g in 0..8 {
-                    for j in 0..4 {
-                        isum += tile.qs[(g * TILE + r) * 4 + j] as i32 * a[4 * g + j] as i32;
+            for (g, lane) in lanes.iter_mut().enumerate() {
+                let mut isum = [0i32; TILE];
+                for j in 0..4 {
+                    let x = a[4 * g + j] as i32;
+                    for (r, isum) in isum.iter_mut().enumerate() {
+                        *isum += tile.qs[(g * TILE + r) * 4 + j] as i8 as i32 * x;
                     }
                 }
-                *acc = (isum as f32).mul_add(f16_to_f32(tile.d[r]) * da, *acc);
+                for r in 0..TILE {
+                    lane[r] = (dw[r] * da).mul_add(isum[r] as f32, lane[r]);
+                }
             }
         }
     }
-    acc
+    // candle's `hsum_float_8` order
+    lanes.map(|l| {
+        std::array::from_fn(|r| {
+            ((l[0][r] + l[4][r]) + (l[2][r] + l[6][r]))
+                + ((l[1][r] + l[5][r]) + (l[3][r] + l[7][r]))
+        })
+    })
 }
