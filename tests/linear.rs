@@ -15,7 +15,6 @@ use candle_core::{Device, Tensor};
 use nexttoken::engine::linear::{Linear, MatmulPath};
 use nexttoken::engine::quant::Isa;
 
-
 /// Deterministic values in roughly N(0, scale): a 64-bit LCG summed over 4 uniforms.
 fn values(n: usize, seed: u64, scale: f32) -> Vec<f32> {
     let mut s = seed
