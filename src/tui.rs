@@ -6,8 +6,8 @@ use crate::cli::{Cli, SamplerArgs, Theme};
 use crate::engine::worker::{self, EngineConfig};
 use crate::protocol::{Event, SamplerSettings};
 use crossterm::event::{
-    self, DisableMouseCapture, EnableMouseCapture, Event as CtEvent, KeyCode, KeyEvent,
-    KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
+    self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    Event as CtEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
 };
 use crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
@@ -177,6 +177,7 @@ pub fn to_msg(ev: CtEvent) -> Option<Msg> {
             })
         }
         CtEvent::Resize(width, height) => Some(Msg::Resize { width, height }),
+        CtEvent::Paste(text) => Some(Msg::Paste(text)),
         _ => None,
     }
 }
@@ -212,6 +213,7 @@ impl TerminalGuard {
             stdout(),
             EnterAlternateScreen,
             EnableMouseCapture,
+            EnableBracketedPaste,
             cursor::Hide
         )?;
         Ok(guard)
@@ -230,6 +232,7 @@ pub fn restore_terminal() {
     let _ = execute!(
         stdout(),
         DisableMouseCapture,
+        DisableBracketedPaste,
         LeaveAlternateScreen,
         cursor::Show
     );

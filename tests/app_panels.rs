@@ -163,3 +163,21 @@ fn keymap_has_no_clashes_and_every_row_has_help() {
         assert!(mode == Mode::Normal || keymap::lookup(mode, Key::Esc).is_some());
     }
 }
+
+#[test]
+fn a_paste_types_into_the_search_box_and_searches_once() {
+    let mut app = ready_app(80, 24);
+    app.update(Msg::Key(Key::Char('/')));
+    let cmds = app.update(Msg::Paste("Paris\n".into()));
+    assert_eq!(
+        cmds,
+        vec![Command::Search {
+            query: "Paris".into(),
+            limit: nexttoken::app::SEARCH_LIMIT
+        }]
+    );
+    assert_eq!(app.input, "Paris");
+    // Outside a text box a paste does nothing (it must not fire the keys it contains).
+    app.update(Msg::Key(Key::Esc));
+    assert!(app.update(Msg::Paste("nnnn".into())).is_empty());
+}

@@ -45,6 +45,8 @@ pub enum Msg {
         now_ms: u64,
     },
     Engine(Event),
+    /// Text pasted into the terminal (bracketed paste): typed into the input box in one go.
+    Paste(String),
 }
 
 /// Which colours the views use.

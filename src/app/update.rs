@@ -23,6 +23,12 @@ impl App {
             }
             Msg::Tick { now_ms } => self.on_tick(now_ms),
             Msg::Engine(event) => self.on_event(event),
+            Msg::Paste(text) if self.mode.is_text_input() => {
+                // One edit for the whole paste: a search asks once, not once per character.
+                self.input.extend(text.chars().filter(|c| !c.is_control()));
+                self.after_edit()
+            }
+            Msg::Paste(_) => vec![],
         }
     }
 
