@@ -101,42 +101,83 @@ fn chunks(tokens: &[TokenRecord], theme: &Theme) -> Vec<Chunk> {
     out
 }
 
-/// Greedy wrap at token boundaries; a token wider than the line is split by characters.
+/// One styled piece that textwrap places as a unit: a whole token, so lines break only at token
+/// boundaries (a token wider than the line has already been cut into line-sized pieces).
+#[derive(Debug)]
+struct Piece {
+    text: String,
+    style: Style,
+    width: usize,
+}
+
+impl textwrap::core::Fragment for Piece {
+    fn width(&self) -> f64 {
+        self.width as f64
+    }
+    fn whitespace_width(&self) -> f64 {
+        0.0
+    }
+    fn penalty_width(&self) -> f64 {
+        0.0
+    }
+}
+
+/// Wraps the chunks with textwrap's first-fit algorithm at token boundaries; a newline token ends a
+/// paragraph.
 fn wrap(chunks: &[Chunk], width: usize) -> Vec<Line<'static>> {
+    let width = width.max(1);
     let mut lines = vec![];
-    let mut line: Vec<Span<'static>> = vec![];
-    let mut used = 0;
+    let mut paragraph: Vec<Piece> = vec![];
+    let flush = |paragraph: &mut Vec<Piece>, lines: &mut Vec<Line<'static>>| {
+        let rows = textwrap::wrap_algorithms::wrap_first_fit(paragraph, &[width as f64]);
+        if rows.is_empty() {
+            lines.push(Line::default());
+        }
+        for row in rows {
+            lines.push(Line::from(
+                row.iter()
+                    .map(|p| Span::styled(p.text.clone(), p.style))
+                    .collect::<Vec<_>>(),
+            ));
+        }
+        paragraph.clear();
+    };
     for chunk in chunks {
-        let (text, style) = match chunk {
-            Chunk::Break => {
-                lines.push(Line::from(std::mem::take(&mut line)));
-                used = 0;
-                continue;
+        match chunk {
+            Chunk::Break => flush(&mut paragraph, &mut lines),
+            Chunk::Text(text, style) => {
+                for piece in split_to_width(text, width) {
+                    let w = piece.width();
+                    paragraph.push(Piece {
+                        text: piece,
+                        style: *style,
+                        width: w,
+                    });
+                }
             }
-            Chunk::Text(t, s) => (t, *s),
-        };
-        let w = text.width();
-        if used + w > width && used > 0 {
-            lines.push(Line::from(std::mem::take(&mut line)));
-            used = 0;
-        }
-        if w <= width {
-            line.push(Span::styled(text.clone(), style));
-            used += w;
-            continue;
-        }
-        for c in text.chars() {
-            let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-            if used + cw > width {
-                lines.push(Line::from(std::mem::take(&mut line)));
-                used = 0;
-            }
-            line.push(Span::styled(c.to_string(), style));
-            used += cw;
         }
     }
-    lines.push(Line::from(line));
+    flush(&mut paragraph, &mut lines);
     lines
+}
+
+/// Cuts a token wider than the line into line-sized pieces (by characters); others pass whole.
+fn split_to_width(text: &str, width: usize) -> Vec<String> {
+    if text.width() <= width {
+        return vec![text.to_string()];
+    }
+    let (mut out, mut cur, mut used) = (vec![], String::new(), 0);
+    for c in text.chars() {
+        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + cw > width && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+            used = 0;
+        }
+        cur.push(c);
+        used += cw;
+    }
+    out.push(cur);
+    out
 }
 
 /// How surprised the model was by the newest generated token.
