@@ -17,9 +17,10 @@ fn main() {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    if let Some(n) = cli.model.threads {
-        nexttoken::engine::set_threads(n);
-    }
+    // Size the thread pools before anything touches candle: left to itself, candle's default pool makes
+    // decode run at less than half speed here.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    nexttoken::engine::set_threads(cli.model.threads.unwrap_or(cores));
     match &cli.command {
         Some(Cmd::Fetch { force }) => {
             let path = fetch::fetch_default(*force)?;

@@ -277,7 +277,7 @@ impl Session {
             token: self.vocab.view(token),
             position: self.path.len(),
             source,
-            prob: out.raw_probs[token as usize],
+            prob: out.raw_prob(&logits, token),
             logprob: logits[token as usize] - out.lse,
             rank: sampler::rank_of(&logits, token),
             entropy: chosen_from.entropy,
@@ -393,7 +393,7 @@ impl Session {
             .map_or(0.0, |r| out.final_probs[r]);
         Ok(Candidate {
             token,
-            prob: out.raw_probs[i],
+            prob: out.raw_prob(&logits, id),
             logprob: logits[i] - out.lse,
             sampled_prob,
         })

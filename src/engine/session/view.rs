@@ -11,7 +11,7 @@ impl Session {
             .zip(&out.final_probs)
             .map(|(&id, &fp)| Candidate {
                 token: self.vocab.view(id),
-                prob: out.raw_probs[id as usize],
+                prob: out.raw_prob(logits, id),
                 logprob: logits[id as usize] - out.lse,
                 sampled_prob: fp,
             })
@@ -20,8 +20,8 @@ impl Session {
             .vocab
             .eos_ids()
             .iter()
-            .filter_map(|&e| out.raw_probs.get(e as usize))
-            .cloned()
+            .filter(|&&e| (e as usize) < logits.len())
+            .map(|&e| out.raw_prob(logits, e))
             .fold(0.0, f32::max);
         Distribution {
             position: self.path.len(),
