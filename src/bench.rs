@@ -172,7 +172,7 @@ fn step_overhead(path: &Path, reps: usize) -> Result<f64> {
         &mut |_| {},
     )?;
     let (mut bare_ms, mut step_ms) = (Vec::new(), Vec::new());
-    let rounds = 8 * reps.max(1);
+    let rounds = 40 * reps.max(1);
     s.prefill_text("The capital of France is", false)?;
     let mut model = load_model(path, MatmulPath::Fast)?;
     let prompt = s.tokens();

@@ -250,10 +250,16 @@ impl Model {
         let att = candle_nn::ops::softmax_last_dim(&att)?;
         if capture > 0 {
             // [n_head, seq, kv_len]; keep the last `capture` query rows of every head.
-            let rows = att
-                .reshape((n_head, seq, kv_len))?
-                .narrow(1, seq - capture, capture)?;
-            captured.extend(rows.flatten_all()?.to_vec1::<f32>()?);
+            if capture == seq {
+                // Every row (always so in decode): the softmax output is already in this order.
+                let rows = att.flatten_all()?;
+                captured.extend_from_slice(&rows.to_vec1::<f32>()?);
+            } else {
+                let rows = att
+                    .reshape((n_head, seq, kv_len))?
+                    .narrow(1, seq - capture, capture)?;
+                captured.extend(rows.flatten_all()?.to_vec1::<f32>()?);
+            }
         }
         let y = att.matmul(&v.contiguous()?)?; // [n_kv, n_rep*seq, hd] = [n_head, seq, hd]
         let y = y
