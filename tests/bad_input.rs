@@ -1,26 +1,14 @@
 //! Bad input gives a clear error, never a panic: missing, non-GGUF, truncated, non-llama, unknown
 //! pre-tokenizer, unsupported tokenizer model, unreadable tokenizer.json.
 
+mod support;
+
 use candle_core::quantized::gguf_file::{self, Value};
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{Device, Tensor};
 use nexttoken::engine::gguf::{GgufFile, LlamaConfig, LoadError};
 use nexttoken::engine::tokenizer::Vocab;
 use std::path::{Path, PathBuf};
-
-fn real_model() -> PathBuf {
-    let p = std::env::var_os("NEXTTOKEN_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/SmolLM2-135M-Instruct.Q4_1.gguf")
-        });
-    assert!(
-        p.exists(),
-        "the real model is needed at {} (or set NEXTTOKEN_MODEL): run `cargo run --release -- fetch`",
-        p.display()
-    );
-    p
-}
 
 /// Opening must fail; returns the error and its message.
 fn open_err(path: &Path) -> (LoadError, String) {
@@ -37,7 +25,7 @@ fn open_err(path: &Path) -> (LoadError, String) {
 fn truncated_copy(dir: &Path, n: u64) -> PathBuf {
     use std::io::Read;
     let mut bytes = Vec::new();
-    std::fs::File::open(real_model())
+    std::fs::File::open(support::real_model())
         .unwrap()
         .take(n)
         .read_to_end(&mut bytes)
@@ -124,7 +112,7 @@ fn truncated_in_the_header() {
 #[test]
 fn truncated_in_the_tensor_data() {
     let tmp = tempfile::tempdir().unwrap();
-    let full = std::fs::metadata(real_model()).unwrap().len();
+    let full = std::fs::metadata(support::real_model()).unwrap().len();
     for n in [full / 2, full - 1] {
         let (e, msg) = open_err(&truncated_copy(tmp.path(), n));
         assert!(matches!(e, LoadError::Truncated { .. }), "{n} bytes: {e:?}");

@@ -1,29 +1,17 @@
 //! Tokenizer tests on the real model: round trips, byte tokens, special tokens, llama.cpp's prompt ids.
 
+mod support;
+
 use nexttoken::engine::gguf::GgufFile;
 use nexttoken::engine::tokenizer::{StreamDecoder, Vocab};
 use nexttoken::protocol::TokenKind;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-fn model_path() -> PathBuf {
-    let p = std::env::var_os("NEXTTOKEN_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/SmolLM2-135M-Instruct.Q4_1.gguf")
-        });
-    assert!(
-        p.exists(),
-        "the real model is needed at {} (or set NEXTTOKEN_MODEL): run `cargo run --release -- fetch`",
-        p.display()
-    );
-    p
-}
-
 fn vocab() -> &'static Vocab {
     static V: OnceLock<Vocab> = OnceLock::new();
     V.get_or_init(|| {
-        let g = GgufFile::open(&model_path()).expect("open model");
+        let g = GgufFile::open(&support::real_model()).expect("open model");
         Vocab::from_gguf(&g).expect("build vocab")
     })
 }
@@ -221,7 +209,7 @@ fn reference_prompt_ids_match_llama_cpp() {
 #[test]
 fn chat_template_of_the_real_model() {
     use nexttoken::engine::chat::{chat_template, render_chat};
-    let g = GgufFile::open(&model_path()).expect("open model");
+    let g = GgufFile::open(&support::real_model()).expect("open model");
     let t = chat_template(&g).expect("SmolLM2 has a chat template");
     let out = render_chat(&t, "What is 2+2?", "<|im_start|>", "<|im_end|>").expect("render");
     assert_eq!(
@@ -263,7 +251,7 @@ fn tokenizer_json_override_matches_the_gguf_tokenizer() {
     let tmp = tempfile::tempdir().unwrap();
     let json = tmp.path().join("tokenizer.json");
     v.save_tokenizer_json(&json).expect("save");
-    let g = GgufFile::open(&model_path()).expect("open model");
+    let g = GgufFile::open(&support::real_model()).expect("open model");
     let w = Vocab::from_tokenizer_json(&json, &g).expect("load tokenizer.json");
     assert_eq!(w.vocab_size(), v.vocab_size());
     assert_eq!(w.eos_ids(), v.eos_ids());
