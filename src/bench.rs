@@ -157,7 +157,9 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
 }
 
 /// A session step (chain, commit, forward with attention capture, report) against a bare forward of one
-/// token, interleaved so both see the same machine load. Returns step_time / forward_time.
+/// token on the *same* model, interleaved so both see the same weights in memory and the same machine
+/// load. The bare pass writes the KV entry the step then overwrites (a step truncates the cache to its
+/// position first). Returns step_time / forward_time.
 fn step_overhead(path: &Path, reps: usize) -> Result<f64> {
     let load = LoadOptions {
         tokenizer_json: None,
@@ -172,15 +174,11 @@ fn step_overhead(path: &Path, reps: usize) -> Result<f64> {
         &mut |_| {},
     )?;
     let (mut bare_ms, mut step_ms) = (Vec::new(), Vec::new());
-    let rounds = 40 * reps.max(1);
     s.prefill_text("The capital of France is", false)?;
-    let mut model = load_model(path, MatmulPath::Fast)?;
-    let prompt = s.tokens();
-    model.forward(&prompt, 0, ForwardOptions::default())?;
-    for i in 0..rounds {
-        let pos = prompt.len() + i;
+    for _ in 0..40 * reps.max(1) {
+        let pos = s.len();
         let t = Instant::now();
-        model.forward(&[13], pos, ForwardOptions::default())?;
+        s.model.forward(&[13], pos, ForwardOptions::default())?;
         bare_ms.push(t.elapsed().as_secs_f64());
         let t = Instant::now();
         s.step(Choice::Force(13))?;
