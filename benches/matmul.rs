@@ -3,20 +3,14 @@
 //!
 //! `cargo bench --bench matmul`; `NEXTTOKEN_MODEL` overrides the model path.
 
-use candle_core::quantized::{gguf_file, QTensor};
 use candle_core::{Device, Tensor};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use nexttoken::engine::linear::{Linear, MatmulPath};
 use std::time::Duration;
 
-const MODEL: &str = "/work/main/models/SmolLM2-135M-Instruct.Q4_1.gguf";
-
-fn load(name: &str) -> QTensor {
-    let path = std::env::var("NEXTTOKEN_MODEL").unwrap_or_else(|_| MODEL.to_string());
-    let mut file = std::fs::File::open(&path).expect("model file (set NEXTTOKEN_MODEL)");
-    let content = gguf_file::Content::read(&mut file).unwrap();
-    content.tensor(&mut file, name, &Device::Cpu).unwrap()
-}
+#[path = "common.rs"]
+mod common;
+use common::load;
 
 fn bench(c: &mut Criterion) {
     let shapes = [

@@ -3,19 +3,14 @@
 //! `cargo bench --bench quick -- [threads]`. Not criterion: on shared cores the minimum of many
 //! interleaved runs is a steadier ratio than criterion's mean.
 
-use candle_core::quantized::{gguf_file, QTensor};
+use candle_core::quantized::gguf_file;
 use candle_core::{Device, Tensor};
 use nexttoken::engine::linear::{Linear, MatmulPath};
 use std::time::Instant;
 
-const MODEL: &str = "/work/main/models/SmolLM2-135M-Instruct.Q4_1.gguf";
-
-fn load(name: &str) -> QTensor {
-    let path = std::env::var("NEXTTOKEN_MODEL").unwrap_or_else(|_| MODEL.to_string());
-    let mut file = std::fs::File::open(&path).expect("model file (set NEXTTOKEN_MODEL)");
-    let content = gguf_file::Content::read(&mut file).unwrap();
-    content.tensor(&mut file, name, &Device::Cpu).unwrap()
-}
+#[path = "common.rs"]
+mod common;
+use common::load;
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -110,8 +105,7 @@ fn main() {
 /// Every matmul of one forward pass, in model order, with real weights: what decode (1 row) and
 /// prefill (512 rows) cost in matmuls alone, weights streaming from memory as they would.
 fn sweep() {
-    let path = std::env::var("NEXTTOKEN_MODEL").unwrap_or_else(|_| MODEL.to_string());
-    let mut file = std::fs::File::open(&path).unwrap();
+    let mut file = std::fs::File::open(common::model_path()).unwrap();
     let content = gguf_file::Content::read(&mut file).unwrap();
     let mut names = vec![];
     for l in 0..30 {

@@ -218,7 +218,6 @@ impl Session {
         if let Some(&bad) = ids.iter().find(|&&t| t as usize >= self.model.vocab_size) {
             return Err(SessionError::BadToken(bad));
         }
-        let start = Instant::now();
         self.nodes.clear();
         self.with_logits.clear();
         self.path.clear();
@@ -248,7 +247,6 @@ impl Session {
             tok_per_s: ids.len() as f64 / (ms / 1e3),
             ttft_ms: ms + dist_start.elapsed().as_secs_f64() * 1e3,
         };
-        let _ = start;
         Ok(self.prefill.clone())
     }
 
