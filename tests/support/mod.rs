@@ -19,12 +19,14 @@ pub fn real_model() -> PathBuf {
         .clone()
 }
 
-/// One llama.cpp reference file from ../shared/reference.
+/// The reference outputs kept in the repository (`tests/reference/`, provenance in its README).
+pub fn reference_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/reference")
+}
+
+/// One reference file: `reference("P1")` is llama.cpp's, `reference("exact/P1")` the exact model's.
 pub fn reference(name: &str) -> serde_json::Value {
-    let dir = std::env::var_os("NEXTTOKEN_REFERENCE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/reference"));
-    let p = dir.join(format!("{name}.json"));
+    let p = reference_dir().join(format!("{name}.json"));
     let text =
         std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()));
     serde_json::from_str(&text).unwrap()
