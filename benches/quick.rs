@@ -1,6 +1,6 @@
 //! Quick A/B timing for kernel work on a busy machine: paths run interleaved, min and median of N.
 //!
-//! `cargo bench --bench quick -- [threads]`. Not criterion: on shared cores the minimum of many
+//! `cargo bench --bench quick -- [threads] [sweep | attention | kernel NAME ROWS]`. Not criterion: on shared cores the minimum of many
 //! interleaved runs is a steadier ratio than criterion's mean.
 
 use candle_core::quantized::gguf_file;
@@ -30,6 +30,9 @@ fn main() {
     println!("threads={}", nexttoken::engine::quant::threads());
     if args.iter().any(|a| a == "sweep") {
         return sweep();
+    }
+    if args.iter().any(|a| a == "attention") {
+        return attention();
     }
     if let Some(i) = args.iter().position(|a| a == "kernel") {
         // `kernel NAME ROWS`: just the fast matmul, repeated ~3 s, for a profiler.
@@ -176,4 +179,83 @@ fn sweep() {
             );
         }
     }
+}
+
+/// One layer of SmolLM2's attention (9 heads, 3 kv heads, 64 wide), decode and prefill: the per-row kernel
+/// (`engine::attention`) against the candle ops it replaced (batched q·kᵀ and p·v matmuls, the causal
+/// mask by `where_cond`, candle's softmax), interleaved, min and median of N.
+fn attention() {
+    use nexttoken::engine::attention::{attend, Heads};
+    use nexttoken::engine::kv_cache::KvView;
+    let heads = Heads {
+        n_head: 9,
+        n_kv_head: 3,
+        head_dim: 64,
+    };
+    let randn = |n: usize| -> Vec<f32> {
+        let t = Tensor::randn(0f32, 1.0, n, &Device::Cpu).unwrap();
+        t.to_vec1().unwrap()
+    };
+    for (seq, kv_len) in [(1, 64), (1, 512), (64, 64), (512, 512)] {
+        let index_pos = kv_len - seq;
+        let (q, k, v) = (randn(seq * 576), randn(kv_len * 192), randn(kv_len * 192));
+        let reps = if seq == 1 { 400 } else { 12 };
+        let (mut new, mut old) = (vec![], vec![]);
+        for _ in 0..reps {
+            let s = Instant::now();
+            let kv = KvView { k: &k, v: &v };
+            drop(attend(&q, &kv, heads, index_pos, 0, &mut Vec::new()));
+            new.push(s.elapsed().as_secs_f64() * 1e6);
+            let s = Instant::now();
+            drop(candle_attention(&q, &k, &v, seq, kv_len).unwrap());
+            old.push(s.elapsed().as_secs_f64() * 1e6);
+        }
+        let stat = |v: &mut Vec<f64>| {
+            v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            (v[0], v[v.len() / 2])
+        };
+        let ((n0, n1), (o0, o1)) = (stat(&mut new), stat(&mut old));
+        println!(
+            "attention seq={seq:3} kv={kv_len:3}: kernel {n0:9.1} / {n1:9.1} us   candle ops {o0:9.1} / {o1:9.1} us   candle/kernel {:4.2}x",
+            o0 / n0
+        );
+    }
+}
+
+/// The attention as `model.rs` computed it before the kernel (after RoPE, from the cache's K and V).
+fn candle_attention(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    seq: usize,
+    kv_len: usize,
+) -> candle_core::Result<Tensor> {
+    let (n_head, n_kv, hd) = (9, 3, 64);
+    let rows = |x: &[f32], n: usize, len: usize| {
+        Tensor::from_slice(x, (len, n, hd), &Device::Cpu)?
+            .transpose(0, 1)?
+            .contiguous()
+    };
+    let q = rows(q, n_head, seq)?.reshape((n_kv, 3 * seq, hd))?;
+    let (k, v) = (rows(k, n_kv, kv_len)?, rows(v, n_kv, kv_len)?);
+    let att = (q.matmul(&k.t()?)? / (hd as f64).sqrt())?;
+    let att = if seq > 1 {
+        let index_pos = kv_len - seq;
+        let mask: Vec<u8> = (0..seq)
+            .flat_map(|i| (0..kv_len).map(move |j| u8::from(j > index_pos + i)))
+            .collect();
+        let mask = Tensor::from_slice(&mask, (seq, kv_len), &Device::Cpu)?;
+        let att = att.reshape((n_kv, 3, seq, kv_len))?;
+        let neg = Tensor::new(f32::NEG_INFINITY, &Device::Cpu)?.broadcast_as(att.shape())?;
+        mask.broadcast_as(att.shape())?
+            .where_cond(&neg, &att)?
+            .reshape((n_kv, 3 * seq, kv_len))?
+    } else {
+        att
+    };
+    let att = candle_nn::ops::softmax_last_dim(&att)?;
+    att.matmul(&v)?
+        .reshape((n_head, seq, hd))?
+        .transpose(0, 1)?
+        .reshape((seq, n_head * hd))
 }

@@ -24,6 +24,8 @@
 //! `engine` never imports ratatui or crossterm; `app` and `ui` never import candle or tokenizers. `trace`
 //! and `bench` drive the same `engine::session::Session` without a terminal.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 pub mod app;
 pub mod bench;
 pub mod cli;

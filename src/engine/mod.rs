@@ -1,5 +1,6 @@
 //! The engine: everything that touches candle or tokenizers. Never imports the terminal layer.
 
+pub mod attention;
 pub mod chat;
 pub mod fetch;
 pub mod gguf;
@@ -21,4 +22,12 @@ pub fn set_threads(n: usize) {
 /// Threads the model's matrix work uses.
 pub fn threads() -> usize {
     quant::pool::threads()
+}
+
+/// The message of a caught panic, for an error event.
+pub(crate) fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
 }

@@ -8,6 +8,7 @@
 //! with grouped-query attention (several query heads share one key/value head) and interleaved RoPE, the
 //! pairing that llama.cpp-converted GGUF files need.
 
+use super::attention::{self, Heads, Rope};
 use super::gguf::{GgufFile, LlamaConfig, LoadError};
 use super::kv_cache::KvCache;
 use super::linear::{Linear, MatmulPath};
@@ -59,8 +60,7 @@ pub struct Model {
     layers: Vec<Layer>,
     norm: Tensor,
     output: Linear,
-    cos: Tensor,
-    sin: Tensor,
+    rope: Rope,
     pub cache: KvCache,
     forward_passes: u64,
 }
@@ -101,7 +101,7 @@ impl Model {
             });
         }
         let norm = dense(g, "output_norm.weight")?;
-        let (cos, sin) = rope_tables(&config).map_err(err)?;
+        let rope = rope_tables(&config).map_err(err)?;
         let cache = KvCache::new(
             config.n_layer,
             config.n_kv_head,
@@ -115,8 +115,7 @@ impl Model {
             layers,
             norm,
             output,
-            cos,
-            sin,
+            rope,
             cache,
             forward_passes: 0,
         })
@@ -167,17 +166,9 @@ impl Model {
                 .reserve(self.layers.len() * self.config.n_head * capture * kv_len);
         }
         let ids = Tensor::new(tokens, &Device::Cpu)?;
-        let mask = (seq > 1).then(|| causal_mask(seq, index_pos)).transpose()?;
         let mut xs = self.tok_embeddings.index_select(&ids, 0)?; // [seq, n_embd]
         for li in 0..self.layers.len() {
-            let h = self.attention(
-                li,
-                &xs,
-                index_pos,
-                mask.as_ref(),
-                capture,
-                &mut attention.data,
-            )?;
+            let h = self.attention(li, &xs, index_pos, capture, &mut attention.data)?;
             let xs_mid = (h + &xs)?;
             let layer = &self.layers[li];
             let x = candle_nn::ops::rms_norm(&xs_mid, &layer.ffn_norm, self.config.rms_eps)?;
@@ -203,84 +194,44 @@ impl Model {
     }
 
     /// One layer's attention block on `xs` (`[seq, n_embd]`), returning `W_o · attn` (`[seq, n_embd]`).
+    /// The attention itself is `attention::attend`: per query row, in a fixed order (see there).
     fn attention(
         &mut self,
         li: usize,
         xs: &Tensor,
         index_pos: usize,
-        mask: Option<&Tensor>,
         capture: usize,
         captured: &mut Vec<f32>,
     ) -> candle_core::Result<Tensor> {
         let c = &self.config;
-        let (n_head, n_kv, hd) = (c.n_head, c.n_kv_head, c.head_dim);
-        let n_rep = n_head / n_kv;
+        let heads = Heads {
+            n_head: c.n_head,
+            n_kv_head: c.n_kv_head,
+            head_dim: c.head_dim,
+        };
+        let hd = c.head_dim;
         let seq = xs.dim(0)?;
         let layer = &self.layers[li];
         let x = candle_nn::ops::rms_norm(xs, &layer.attn_norm, c.rms_eps)?;
-        let heads = |t: Tensor, n: usize| -> candle_core::Result<Tensor> {
-            t.reshape((1, seq, n, hd))?.transpose(1, 2)?.contiguous()
-        };
-        let q = heads(layer.wq.forward(&x)?, n_head)?;
-        let k = heads(layer.wk.forward(&x)?, n_kv)?;
-        let v = heads(layer.wv.forward(&x)?, n_kv)?;
-        let cos = self.cos.narrow(0, index_pos, seq)?;
-        let sin = self.sin.narrow(0, index_pos, seq)?;
-        let q = candle_nn::rotary_emb::rope_i(&q, &cos, &sin)?;
-        let k = candle_nn::rotary_emb::rope_i(&k, &cos, &sin)?;
-        let (k, v) = self
-            .cache
-            .append(li, index_pos, &k.squeeze(0)?, &v.squeeze(0)?)?;
-        let kv_len = index_pos + seq;
-        // Grouped-query attention without copying K and V per query head: query heads h = g*n_rep + r share
-        // kv head g, so stack each group's queries as extra rows: [n_kv, n_rep*seq, hd].
-        let q = q.reshape((n_kv, n_rep * seq, hd))?;
-        let att = (q.matmul(&k.t()?)? / (hd as f64).sqrt())?; // [n_kv, n_rep*seq, kv_len]
-        let att = match mask {
-            None => att,
-            Some(mask) => {
-                let att = att.reshape((n_kv, n_rep, seq, kv_len))?;
-                let neg =
-                    Tensor::new(f32::NEG_INFINITY, att.device())?.broadcast_as(att.shape())?;
-                mask.broadcast_as(att.shape())?
-                    .where_cond(&neg, &att)?
-                    .reshape((n_kv, n_rep * seq, kv_len))?
-            }
-        };
-        let att = candle_nn::ops::softmax_last_dim(&att)?;
-        if capture > 0 {
-            // [n_head, seq, kv_len]; keep the last `capture` query rows of every head.
-            if capture == seq {
-                // Every row (always so in decode): the softmax output is already in this order.
-                let rows = att.flatten_all()?;
-                captured.extend_from_slice(&rows.to_vec1::<f32>()?);
-            } else {
-                let rows = att
-                    .reshape((n_head, seq, kv_len))?
-                    .narrow(1, seq - capture, capture)?;
-                captured.extend(rows.flatten_all()?.to_vec1::<f32>()?);
-            }
-        }
-        let y = att.matmul(&v.contiguous()?)?; // [n_kv, n_rep*seq, hd] = [n_head, seq, hd]
-        let y = y
-            .reshape((n_head, seq, hd))?
-            .transpose(0, 1)?
-            .reshape((seq, n_head * hd))?;
-        layer.wo.forward(&y)
+        let rows = |t: Tensor| t.flatten_all()?.to_vec1::<f32>();
+        // `[seq][heads * head_dim]`: each row is one position, heads side by side, as the cache stores them.
+        let mut q = rows(layer.wq.forward(&x)?)?;
+        let mut k = rows(layer.wk.forward(&x)?)?;
+        let v = rows(layer.wv.forward(&x)?)?;
+        self.rope.apply(&mut q, hd, c.n_head * hd, index_pos);
+        self.rope.apply(&mut k, hd, c.n_kv_head * hd, index_pos);
+        let kv = self.cache.append(li, index_pos, &k, &v)?;
+        let y = attention::attend(&q, &kv, heads, index_pos, capture, captured);
+        layer
+            .wo
+            .forward(&Tensor::from_vec(y, (seq, c.n_head * hd), &Device::Cpu)?)
     }
 }
 
-/// `[seq, index_pos + seq]` with 1 where query `index_pos + i` must not see key `j` (j > index_pos + i).
-fn causal_mask(seq: usize, index_pos: usize) -> candle_core::Result<Tensor> {
-    let kv_len = index_pos + seq;
-    let mask: Vec<u8> = (0..seq)
-        .flat_map(|i| (0..kv_len).map(move |j| u8::from(j > index_pos + i)))
-        .collect();
-    Tensor::from_slice(&mask, (seq, kv_len), &Device::Cpu)
-}
-
 /// RoPE angle tables for every position the model's context allows: theta_i = base^(-2i/d).
-fn rope_tables(c: &LlamaConfig) -> candle_core::Result<(Tensor, Tensor)> {
+/// Kept as candle computes them (f32 `powf`, then `pos * theta` and `cos`/`sin` in f32), as
+/// candle-transformers' `quantized_llama` does.
+fn rope_tables(c: &LlamaConfig) -> candle_core::Result<Rope> {
     let d = c.rope_dim;
     let theta: Vec<f32> = (0..d)
         .step_by(2)
@@ -291,5 +242,6 @@ fn rope_tables(c: &LlamaConfig) -> candle_core::Result<(Tensor, Tensor)> {
     let angles = pos
         .reshape((c.context_length, 1))?
         .matmul(&theta.reshape((1, d / 2))?)?;
-    Ok((angles.cos()?, angles.sin()?))
+    let table = |t: Tensor| t.flatten_all()?.to_vec1::<f32>();
+    Ok(Rope::new(table(angles.cos()?)?, table(angles.sin()?)?, d))
 }

@@ -19,12 +19,24 @@ pub unsafe fn quantize_rows_avx2(xs: &[f32], act: &mut Act, kind: ActKind) {
     let round16 = |v: __m256| _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v));
     let n8 = act.d.len() / 8 * 8;
     for i in (0..n8).step_by(8) {
-        let d = round16(_mm256_loadu_ps(act.d[i..i + 8].as_ptr()));
-        _mm256_storeu_ps(act.d[i..i + 8].as_mut_ptr(), d);
+        let (d8, sum8, s8) = (
+            &mut act.d[i..i + 8],
+            &act.sum[i..i + 8],
+            &mut act.s[i..i + 8],
+        );
+        // SAFETY: `d8` is 8 floats (bounds-checked slice) read and written in place; unaligned ops.
+        let d = unsafe { _mm256_loadu_ps(d8.as_ptr()) };
+        let d = round16(d);
+        // SAFETY: as above.
+        unsafe { _mm256_storeu_ps(d8.as_mut_ptr(), d) };
         if kind == ActKind::Q8_1 {
-            let sum = _mm256_loadu_si256(act.sum[i..i + 8].as_ptr() as *const __m256i);
-            let s = round16(_mm256_mul_ps(round16(_mm256_cvtepi32_ps(sum)), d));
-            _mm256_storeu_ps(act.s[i..i + 8].as_mut_ptr(), s);
+            // SAFETY: `sum8` is 8 i32 = 32 readable bytes, `s8` 8 writable floats (bounds-checked
+            // slices); unaligned ops.
+            unsafe {
+                let sum = _mm256_loadu_si256(sum8.as_ptr() as *const __m256i);
+                let s = round16(_mm256_mul_ps(round16(_mm256_cvtepi32_ps(sum)), d));
+                _mm256_storeu_ps(s8.as_mut_ptr(), s);
+            }
         }
     }
     round_scales(act, kind, n8);
@@ -34,7 +46,7 @@ pub unsafe fn quantize_rows_avx2(xs: &[f32], act: &mut Act, kind: ActKind) {
 #[inline]
 #[target_feature(enable = "avx2")]
 fn quantize_block(x: &[f32; QK], q: &mut [i8; QK]) -> (f32, i32) {
-    // SAFETY (loads/stores): 4 x 8 floats in a 32-float array; one 32-byte store into 32 bytes.
+    // SAFETY: 8 floats at `8 * j` (j < 4) of a 32-float array; `loadu` is unaligned.
     let v: [__m256; 4] = std::array::from_fn(|j| unsafe { _mm256_loadu_ps(x.as_ptr().add(8 * j)) });
     let abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFF_FFFF));
     // `max_ps(a, b)` returns b when a is NaN: NaN inputs are skipped, as in candle's fold.
@@ -74,6 +86,7 @@ fn quantize_block(x: &[f32; QK], q: &mut [i8; QK]) -> (f32, i32) {
         _mm256_packs_epi32(r[2], r[3]),
     );
     let ordered = _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    // SAFETY: one 32-byte store into the 32-byte array `q`; `storeu` is unaligned.
     unsafe { _mm256_storeu_si256(q.as_mut_ptr() as *mut __m256i, ordered) };
     (d, sum)
 }

@@ -13,9 +13,22 @@ pub fn available() -> bool {
 }
 
 /// Broadcasts the 4 activation bytes at `a` to every 32-bit lane.
+///
+/// # Safety
+/// `a..a + 4` must be readable (any alignment), and the CPU must support AVX (`available()`).
 #[inline(always)]
 unsafe fn bcast4(a: *const i8) -> __m256i {
-    _mm256_set1_epi32((a as *const i32).read_unaligned())
+    // SAFETY: the caller guarantees 4 readable bytes at `a` and AVX; `read_unaligned` needs no alignment.
+    unsafe { _mm256_set1_epi32((a as *const i32).read_unaligned()) }
+}
+
+/// 8 f16 values from `h[8 * half..][..8]` as f32.
+#[inline]
+#[target_feature(enable = "avx2,f16c")]
+fn f16x8(h: &[u16; TILE], half: usize) -> __m256 {
+    let h = &h[8 * half..][..8];
+    // SAFETY: `h` is 8 u16 = 16 readable bytes (the slice above is bounds-checked); `loadu` is unaligned.
+    _mm256_cvtph_ps(unsafe { _mm_loadu_si128(h.as_ptr() as *const __m128i) })
 }
 
 /// Pointers to row `c0`, block 0 of `act`'s quants, `d` and `s`; row `c0 + c`, block `b` is at
@@ -47,39 +60,46 @@ pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> 
     for half in 0..2 {
         let mut acc = [_mm256_setzero_ps(); C];
         for (b, tile) in tiles.iter().enumerate() {
-            let dw = _mm256_cvtph_ps(_mm_loadu_si128(
-                tile.d.as_ptr().add(8 * half) as *const __m128i
-            ));
-            let mw = _mm256_cvtph_ps(_mm_loadu_si128(
-                tile.m.as_ptr().add(8 * half) as *const __m128i
-            ));
+            let (dw, mw) = (f16x8(&tile.d, half), f16x8(&tile.m, half));
             let mut sum16 = [_mm256_setzero_si256(); C];
             for p in 0..4 {
                 let at = (p * TILE + 8 * half) * 4;
-                let v = _mm256_loadu_si256(tile.qs.as_ptr().add(at) as *const __m256i);
+                let v = &tile.qs[at..at + 32];
+                // SAFETY: `v` is 32 readable bytes (bounds-checked slice); `loadu` is unaligned.
+                let v = unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) };
                 let lo = _mm256_and_si256(v, low);
                 let hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
                 for (c, sum16) in sum16.iter_mut().enumerate() {
-                    let a = qs.add((c * nb + b) * QK);
-                    let x = _mm256_maddubs_epi16(lo, bcast4(a.add(4 * p)));
-                    let y = _mm256_maddubs_epi16(hi, bcast4(a.add(16 + 4 * p)));
+                    // SAFETY: `rows` checked that rows c0..c0+C exist, so block `c * nb + b` (b < nb)
+                    // of them is inside `act.qs`, and `16 + 4p + 4 <= QK`; AVX2 per this fn's contract.
+                    let (x, y) = unsafe {
+                        let a = qs.add((c * nb + b) * QK);
+                        (bcast4(a.add(4 * p)), bcast4(a.add(16 + 4 * p)))
+                    };
+                    let x = _mm256_maddubs_epi16(lo, x);
+                    let y = _mm256_maddubs_epi16(hi, y);
                     *sum16 = _mm256_add_epi16(*sum16, _mm256_add_epi16(x, y));
                 }
             }
             for (c, acc) in acc.iter_mut().enumerate() {
                 let i = c * nb + b;
                 let isum = _mm256_madd_epi16(sum16[c], ones);
+                // SAFETY: `rows` checked rows c0..c0+C exist: index `c * nb + b` of them is inside
+                // `act.d` and `act.s` (both one value per block).
+                let (da, sa) = unsafe { (*d.add(i), *s.add(i)) };
                 // candle's unfused `acc += (isum*dw)*da + mw*sa`
                 let t = _mm256_mul_ps(
                     _mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw),
-                    _mm256_set1_ps(*d.add(i)),
+                    _mm256_set1_ps(da),
                 );
-                let u = _mm256_mul_ps(mw, _mm256_set1_ps(*s.add(i)));
+                let u = _mm256_mul_ps(mw, _mm256_set1_ps(sa));
                 *acc = _mm256_add_ps(*acc, _mm256_add_ps(t, u));
             }
         }
         for (o, a) in out.iter_mut().zip(acc) {
-            _mm256_storeu_ps(o.as_mut_ptr().add(8 * half), a);
+            let o = &mut o[8 * half..][..8];
+            // SAFETY: `o` is 8 writable floats (bounds-checked slice); `storeu` is unaligned.
+            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), a) };
         }
     }
     out
@@ -101,18 +121,26 @@ pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
         // 8 partial sums per output (one per 4-value group), as candle's AVX2 kernel keeps them.
         let mut lanes = [[_mm256_setzero_ps(); 8]; C];
         for (b, tile) in tiles.iter().enumerate() {
-            let dw = _mm256_cvtph_ps(_mm_loadu_si128(
-                tile.d.as_ptr().add(8 * half) as *const __m128i
-            ));
+            let dw = f16x8(&tile.d, half);
             for (g, lane) in (0..8).zip(0..) {
                 let at = (g * TILE + 8 * half) * 4;
-                let v = _mm256_loadu_si256(tile.qs.as_ptr().add(at) as *const __m256i);
+                let v = &tile.qs[at..at + 32];
+                // SAFETY: `v` is 32 readable bytes (bounds-checked slice); `loadu` is unaligned.
+                let v = unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) };
                 let w_abs = _mm256_sign_epi8(v, v);
                 for (c, lanes) in lanes.iter_mut().enumerate() {
-                    let a = qs.add((c * nb + b) * QK + 4 * g);
-                    let a = _mm256_sign_epi8(bcast4(a), v);
+                    // SAFETY: `rows` checked rows c0..c0+C exist, so block `c * nb + b` (b < nb) is
+                    // inside `act.qs` with `4g + 4 <= QK` bytes of it read, and index `c * nb + b` is
+                    // inside `act.d`; AVX2 per this fn's contract.
+                    let (a, da) = unsafe {
+                        (
+                            bcast4(qs.add((c * nb + b) * QK + 4 * g)),
+                            *d.add(c * nb + b),
+                        )
+                    };
+                    let a = _mm256_sign_epi8(a, v);
                     let isum = _mm256_madd_epi16(_mm256_maddubs_epi16(w_abs, a), ones);
-                    let scale = _mm256_mul_ps(dw, _mm256_set1_ps(*d.add(c * nb + b)));
+                    let scale = _mm256_mul_ps(dw, _mm256_set1_ps(da));
                     lanes[lane] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(isum), lanes[lane]);
                 }
             }
@@ -123,7 +151,9 @@ pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
                 add(add(l[0], l[4]), add(l[2], l[6])),
                 add(add(l[1], l[5]), add(l[3], l[7])),
             );
-            _mm256_storeu_ps(o.as_mut_ptr().add(8 * half), sum);
+            let o = &mut o[8 * half..][..8];
+            // SAFETY: `o` is 8 writable floats (bounds-checked slice); `storeu` is unaligned.
+            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), sum) };
         }
     }
     out

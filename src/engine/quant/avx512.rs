@@ -13,33 +13,59 @@ pub fn available() -> bool {
 }
 
 /// Broadcasts the 4 activation bytes at `a` to every 32-bit lane.
+///
+/// # Safety
+/// `a..a + 4` must be readable (any alignment), and the CPU must support AVX-512F (`available()`).
 #[inline(always)]
 unsafe fn bcast4(a: *const i8) -> __m512i {
-    _mm512_set1_epi32((a as *const i32).read_unaligned())
+    // SAFETY: the caller guarantees 4 readable bytes at `a` and AVX-512F; `read_unaligned` needs no
+    // alignment.
+    unsafe { _mm512_set1_epi32((a as *const i32).read_unaligned()) }
 }
 
-/// Pointers to row `c0`, block 0 of `act`'s quants, `d`, `s` and `sum`; row `c0 + c`, block `b` is
-/// at offset `(c * nb + b)` blocks from them. Checks that rows `c0..c0+C` exist.
+/// Pointers to row `c0`, block 0 of `act`'s quants, `d` and `s`; row `c0 + c`, block `b` is at offset
+/// `(c * nb + b)` blocks from them. Checks that rows `c0..c0+C` exist.
 #[inline(always)]
-fn rows<const C: usize>(act: &Act, c0: usize) -> (*const i8, *const f32, *const f32, *const i32) {
+fn rows<const C: usize>(act: &Act, c0: usize) -> (*const i8, *const f32, *const f32) {
     assert!(c0 + C <= act.m);
     let i = c0 * act.nb;
-    let qs = act.qs[i * QK..].as_ptr();
     (
-        qs,
+        act.qs[i * QK..].as_ptr(),
         act.d[i..].as_ptr(),
         act.s[i..].as_ptr(),
-        act.sum[i..].as_ptr(),
     )
 }
 
+/// 16 f16 values as f32.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn f16x16(h: &[u16; TILE]) -> __m512 {
+    // SAFETY: `h` is 16 u16 = 32 readable bytes; `loadu` is unaligned.
+    _mm512_cvtph_ps(unsafe { _mm256_loadu_si256(h.as_ptr() as *const __m256i) })
+}
+
+/// 64 bytes: 4 k-values of each of a tile's 16 rows.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn load64(q: &[u8; 64]) -> __m512i {
+    // SAFETY: `q` is 64 readable bytes; `loadu` is unaligned.
+    unsafe { _mm512_loadu_si512(q.as_ptr() as *const __m512i) }
+}
+
+#[target_feature(enable = "avx512f")]
 fn store<const C: usize>(acc: [__m512; C]) -> [[f32; TILE]; C] {
-    // SAFETY: an aligned-agnostic 16-float store into a 16-float array.
-    acc.map(|a| unsafe {
+    acc.map(|a| {
         let mut o = [0f32; TILE];
-        _mm512_storeu_ps(o.as_mut_ptr(), a);
+        // SAFETY: a 16-float store into a 16-float array; `storeu` is unaligned.
+        unsafe { _mm512_storeu_ps(o.as_mut_ptr(), a) };
         o
     })
+}
+
+/// Group `g` (64 bytes) of a tile's quants.
+#[inline(always)]
+fn group<const N: usize>(qs: &[u8; N], g: usize) -> &[u8; 64] {
+    qs[64 * g..][..64].try_into().unwrap()
 }
 
 /// Q4_1 x Q8_1 for activation rows `c0..c0+C`; see `scalar::q4_1`.
@@ -49,36 +75,40 @@ fn store<const C: usize>(acc: [__m512; C]) -> [[f32; TILE]; C] {
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> [[f32; TILE]; C] {
     assert_eq!(tiles.len(), act.nb);
-    // Bounds: `rows` checked c0+C <= m; every block b < nb of those rows lies inside `act`.
-    let (qs, d, s, _) = rows::<C>(act, c0);
+    let (qs, d, s) = rows::<C>(act, c0);
     let nb = act.nb;
     let low = _mm512_set1_epi8(0x0F);
     let mut acc = [_mm512_setzero_ps(); C];
     for (b, tile) in tiles.iter().enumerate() {
-        let dw = _mm512_cvtph_ps(_mm256_loadu_si256(tile.d.as_ptr() as *const __m256i));
-        let mw = _mm512_cvtph_ps(_mm256_loadu_si256(tile.m.as_ptr() as *const __m256i));
+        let (dw, mw) = (f16x16(&tile.d), f16x16(&tile.m));
         // Chunk p (64 bytes): 16 rows x 4 nibble bytes; low nibbles are k = 4p.., high k = 16+4p..
-        let q = tile.qs.as_ptr() as *const __m512i;
         let (mut lo, mut hi) = ([_mm512_setzero_si512(); 4], [_mm512_setzero_si512(); 4]);
         for p in 0..4 {
-            let v = _mm512_loadu_si512(q.add(p));
+            let v = load64(group(&tile.qs, p));
             lo[p] = _mm512_and_si512(v, low);
             hi[p] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
         }
         for (c, acc) in acc.iter_mut().enumerate() {
             let i = c * nb + b;
-            let a = qs.add(i * QK);
             let mut isum = _mm512_setzero_si512();
             for p in 0..4 {
-                isum = _mm512_dpbusd_epi32(isum, lo[p], bcast4(a.add(4 * p)));
-                isum = _mm512_dpbusd_epi32(isum, hi[p], bcast4(a.add(16 + 4 * p)));
+                // SAFETY: `rows` checked rows c0..c0+C exist, so block `i` (b < nb) lies inside
+                // `act.qs`, and `16 + 4p + 4 <= QK`; AVX-512F per this fn's contract.
+                let (x, y) = unsafe {
+                    let a = qs.add(i * QK);
+                    (bcast4(a.add(4 * p)), bcast4(a.add(16 + 4 * p)))
+                };
+                isum = _mm512_dpbusd_epi32(isum, lo[p], x);
+                isum = _mm512_dpbusd_epi32(isum, hi[p], y);
             }
+            // SAFETY: as above, index `i` is inside `act.d` and `act.s` (one value per block).
+            let (da, sa) = unsafe { (*d.add(i), *s.add(i)) };
             // candle's unfused `acc += (isum*dw)*da + mw*sa`
             let t = _mm512_mul_ps(
                 _mm512_mul_ps(_mm512_cvtepi32_ps(isum), dw),
-                _mm512_set1_ps(*d.add(i)),
+                _mm512_set1_ps(da),
             );
-            let u = _mm512_mul_ps(mw, _mm512_set1_ps(*s.add(i)));
+            let u = _mm512_mul_ps(mw, _mm512_set1_ps(sa));
             *acc = _mm512_add_ps(*acc, _mm512_add_ps(t, u));
         }
     }
@@ -94,23 +124,25 @@ pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> 
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
     assert_eq!(tiles.len(), act.nb);
-    let (qs, d, _, _) = rows::<C>(act, c0);
+    let (qs, d, _) = rows::<C>(act, c0);
     assert_eq!(act.gsum.len() * 4, act.qs.len());
     let gsum = act.gsum[c0 * act.nb * QK / 4..].as_ptr();
     let nb = act.nb;
     let flip = _mm512_set1_epi8(-128);
     let mut lanes = [[_mm512_setzero_ps(); 8]; C];
     for (b, tile) in tiles.iter().enumerate() {
-        let dw = _mm512_cvtph_ps(_mm256_loadu_si256(tile.d.as_ptr() as *const __m256i));
-        let q = tile.qs.as_ptr() as *const __m512i;
+        let dw = f16x16(&tile.d);
         for (c, lanes) in lanes.iter_mut().enumerate() {
             let i = c * nb + b;
-            let a = qs.add(i * QK);
-            let scale = _mm512_mul_ps(dw, _mm512_set1_ps(*d.add(i)));
+            // SAFETY: `rows` checked rows c0..c0+C exist, so index `i` (b < nb) is inside `act.d`.
+            let scale = _mm512_mul_ps(dw, _mm512_set1_ps(unsafe { *d.add(i) }));
             for (g, lane) in lanes.iter_mut().enumerate() {
-                let u = _mm512_xor_si512(_mm512_loadu_si512(q.add(g)), flip);
-                let start = _mm512_set1_epi32(-128 * *gsum.add(i * 8 + g));
-                let isum = _mm512_dpbusd_epi32(start, u, bcast4(a.add(4 * g)));
+                let u = _mm512_xor_si512(load64(group(&tile.qs, g)), flip);
+                // SAFETY: rows c0..c0+C exist (checked by `rows`) and `gsum` has QK/4 = 8 entries per
+                // block (asserted above), so `i * 8 + g` is inside it; block `i` of `act.qs` is too,
+                // with `4g + 4 <= QK` bytes read; AVX-512F per this fn's contract.
+                let (gs, a) = unsafe { (*gsum.add(i * 8 + g), bcast4(qs.add(i * QK + 4 * g))) };
+                let isum = _mm512_dpbusd_epi32(_mm512_set1_epi32(-128 * gs), u, a);
                 *lane = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(isum), *lane);
             }
         }

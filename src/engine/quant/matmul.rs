@@ -181,9 +181,11 @@ macro_rules! dispatch {
             ($c:literal) => {{
                 let out: [[f32; TILE]; $c] = match $isa {
                     Isa::Scalar => scalar::$kernel::<$c>($w, $act, $c0),
-                    // SAFETY: `Isa::all()` lists an ISA only if the CPU supports it.
+                    // SAFETY: `Isa::all()` lists an ISA only if the CPU supports it (`avx2::available`),
+                    // and callers only pass an ISA from it.
                     #[cfg(target_arch = "x86_64")]
                     Isa::Avx2 => unsafe { super::avx2::$kernel::<$c>($w, $act, $c0) },
+                    // SAFETY: as above (`avx512::available`).
                     #[cfg(target_arch = "x86_64")]
                     Isa::Avx512Vnni => unsafe { super::avx512::$kernel::<$c>($w, $act, $c0) },
                     #[cfg(not(target_arch = "x86_64"))]
@@ -231,6 +233,7 @@ struct OutPtr(*mut f32);
 // SAFETY: see `write`: no two threads ever write the same element, and `matmul` joins them all
 // before it reads or returns the buffer.
 unsafe impl Send for OutPtr {}
+// SAFETY: as for `Send`: shared use only ever writes disjoint elements.
 unsafe impl Sync for OutPtr {}
 
 impl OutPtr {
