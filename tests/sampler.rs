@@ -163,6 +163,28 @@ fn greedy_picks_the_argmax() {
 }
 
 #[test]
+fn temperature_zero_is_greedy_over_the_penalised_logits() {
+    // Token 1 leads the raw logits, but the repetition penalty (5.0 / 1.5 = 3.33) puts token 2 first.
+    let logits = [0.1, 5.0, 4.9, -2.0];
+    let s = SamplerSettings {
+        temperature: 0.0,
+        repeat_penalty: 1.5,
+        ..plain()
+    };
+    // u = 0.999 would land on the last survivor of a random draw, never on the argmax.
+    let out = run_chain(&logits, &[1], &s, 4, 0.999);
+    assert_eq!(out.planned, 2, "the argmax of the penalised logits");
+    assert!(out.draw.is_none(), "temperature 0 draws nothing");
+    // Below zero too, as in llama.cpp.
+    let cold = SamplerSettings {
+        temperature: -1.0,
+        ..plain()
+    };
+    let out = run_chain(&logits, &[], &cold, 4, 0.999);
+    assert_eq!((out.planned, out.draw), (1, None));
+}
+
+#[test]
 fn the_draw_lands_where_u_falls_in_the_cumulative_distribution() {
     let probs = [0.5, 0.3, 0.2];
     let l = logits_of(&probs);

