@@ -1,26 +1,29 @@
-//! Command-line arguments: the TUI by default, and the `fetch`, `trace` and `bench` subcommands.
+//! Command-line arguments: the TUI by default, and the `fetch`, `trace` and `bench` subcommands. Each
+//! subcommand lists only the flags it uses; `--model`, `--tokenizer`, `--threads` and `--verbose` go
+//! everywhere.
 
+use crate::protocol::SamplerSettings;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+
+/// The prompt when none is given: short, and its first prediction is a confident fact.
+pub const DEFAULT_PROMPT: &str = "The capital of France is";
 
 #[derive(Debug, Parser)]
 #[command(
     name = "nexttoken",
     version,
-    about = "Watch a real language model write, one token at a time."
+    about = "Watch a real language model write, one token at a time.",
+    args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
+    pub session: SessionArgs,
+    #[command(flatten)]
     pub sampler: SamplerArgs,
-    /// Prompt to start the TUI with.
-    #[arg(long, global = true)]
-    pub prompt: Option<String>,
-    /// Wrap the prompt in the model's chat template.
-    #[arg(long, global = true)]
-    pub chat: bool,
-    /// Colour theme for the TUI (`projector` is high-contrast for classrooms).
+    /// Colour theme (`projector`: high contrast and bold, for the back of a classroom).
     #[arg(long, value_enum, default_value_t = Theme::Default)]
     pub theme: Theme,
     #[command(subcommand)]
@@ -35,35 +38,77 @@ pub enum Theme {
 
 #[derive(Debug, Args, Clone)]
 pub struct ModelArgs {
-    /// A llama-architecture GGUF file. Default: the fetched SmolLM2-135M-Instruct Q4_1.
+    /// A llama-architecture GGUF file [default: the fetched SmolLM2-135M-Instruct Q4_1].
     #[arg(long, global = true, env = "NEXTTOKEN_MODEL")]
     pub model: Option<PathBuf>,
     /// A tokenizer.json to use instead of the one built from the GGUF metadata.
     #[arg(long, global = true)]
     pub tokenizer: Option<PathBuf>,
-    /// Worker threads for the model (default: all cores).
+    /// Worker threads for the model [default: all cores].
     #[arg(long, global = true)]
     pub threads: Option<usize>,
+    /// On an error, print its whole chain and any captured backtrace.
+    #[arg(long, global = true)]
+    pub verbose: bool,
+}
+
+/// What the model reads first.
+#[derive(Debug, Args, Clone)]
+pub struct SessionArgs {
+    /// The prompt the model reads first.
+    #[arg(long, default_value = DEFAULT_PROMPT)]
+    pub prompt: String,
+    /// Wrap the prompt in the model's chat template, as a user's turn.
+    #[arg(long)]
+    pub chat: bool,
 }
 
 #[derive(Debug, Args, Clone)]
 pub struct SamplerArgs {
-    /// Always take the most likely token.
-    #[arg(long, global = true)]
+    /// Always take the most likely token (no random draw).
+    #[arg(long)]
     pub greedy: bool,
-    #[arg(long, global = true)]
+    /// Divide the logits by this before sampling; 0 means greedy [default: 0.8, range 0 to 5].
+    #[arg(long)]
     pub temperature: Option<f32>,
-    /// Sampler top-k (0 = off). Not to be confused with `--top-k`, the number of candidates shown.
-    #[arg(long = "sample-top-k", global = true)]
+    /// Keep only the k most likely tokens; 0 turns it off [default: 40]. (Not `trace --top-k`, which is
+    /// how many candidates to print.)
+    #[arg(long = "sample-top-k")]
     pub sample_top_k: Option<usize>,
-    #[arg(long, global = true)]
+    /// Keep the smallest set of tokens whose probability adds up to p; 1 turns it off [default: 0.95].
+    #[arg(long)]
     pub top_p: Option<f32>,
-    #[arg(long, global = true)]
+    /// Drop tokens less likely than min-p times the top token's probability; 0 turns it off
+    /// [default: 0.05].
+    #[arg(long)]
     pub min_p: Option<f32>,
-    #[arg(long, global = true)]
+    /// Penalise tokens seen in the last 64: 1 is off, higher discourages repeats [default: 1, range 1 to 3].
+    #[arg(long)]
     pub repeat_penalty: Option<f32>,
-    #[arg(long, global = true)]
+    /// Seed of the random draw: the same seed gives the same tokens [default: 42].
+    #[arg(long)]
     pub seed: Option<u64>,
+}
+
+impl SamplerArgs {
+    /// The settings these flags ask for, over the defaults, checked against the valid ranges.
+    /// `--temperature 0` means greedy, as in llama.cpp.
+    pub fn settings(&self) -> anyhow::Result<SamplerSettings> {
+        let d = SamplerSettings::default();
+        let temperature = self.temperature.unwrap_or(d.temperature);
+        let s = SamplerSettings {
+            greedy: self.greedy || temperature == 0.0,
+            temperature,
+            top_k: self.sample_top_k.unwrap_or(d.top_k),
+            top_p: self.top_p.unwrap_or(d.top_p),
+            min_p: self.min_p.unwrap_or(d.min_p),
+            repeat_penalty: self.repeat_penalty.unwrap_or(d.repeat_penalty),
+            seed: self.seed.unwrap_or(d.seed),
+            ..d
+        };
+        s.validate().map_err(|e| anyhow::anyhow!("--{e}"))?;
+        Ok(s)
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -82,11 +127,15 @@ pub enum Cmd {
 
 #[derive(Debug, Args, Clone)]
 pub struct TraceArgs {
+    #[command(flatten)]
+    pub session: SessionArgs,
+    #[command(flatten)]
+    pub sampler: SamplerArgs,
     /// Tokens to generate.
     #[arg(long, default_value_t = 16)]
     pub steps: usize,
-    /// Force tokens at steps: `STEP:ID` or `STEP:text` (text is tokenised and forced from that step on).
-    /// Repeatable.
+    /// Force tokens at steps: `STEP:ID` or `STEP:text` (text is tokenised and all of it forced from that
+    /// step on). Repeatable.
     #[arg(long)]
     pub force: Vec<String>,
     /// Candidates to list per step.

@@ -4,14 +4,26 @@ use anyhow::Result;
 use clap::Parser;
 use nexttoken::cli::{Cli, Cmd};
 use nexttoken::engine::fetch;
-use nexttoken::engine::linear::MatmulPath;
+use nexttoken::engine::gguf::{GgufFile, LlamaConfig};
 use nexttoken::engine::load::{load_session, LoadOptions};
 use nexttoken::engine::session::SessionOptions;
+use std::path::PathBuf;
 
 fn main() {
     let cli = Cli::parse();
+    let verbose = cli.model.verbose;
+    if !verbose && std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
+        // candle captures a backtrace into its errors whenever RUST_BACKTRACE is set, and prints it as
+        // part of the message: dozens of lines around one sentence. Errors carry the sentence alone
+        // unless --verbose; panics still follow RUST_BACKTRACE. Set before any other thread exists.
+        std::env::set_var("RUST_LIB_BACKTRACE", "0");
+    }
     if let Err(e) = run(cli) {
-        eprintln!("nexttoken: {e:#}");
+        if verbose {
+            eprintln!("nexttoken: {e:?}");
+        } else {
+            eprintln!("nexttoken: {e:#}");
+        }
         std::process::exit(1);
     }
 }
@@ -31,30 +43,34 @@ fn run(cli: Cli) -> Result<()> {
             let path = fetch::resolve_model(cli.model.model.as_deref())?;
             let load = LoadOptions {
                 tokenizer_json: cli.model.tokenizer.as_deref(),
-                matmul: MatmulPath::Fast,
+                ..LoadOptions::default()
             };
             let opts = SessionOptions {
                 top_k_shown: args.top_k.max(1),
                 ..SessionOptions::default()
             };
-            let (mut session, _) = load_session(
-                &path,
-                &load,
-                nexttoken::tui::sampler_settings(&cli.sampler),
-                opts,
-                &mut |_| {},
-            )?;
-            let prompt = cli.prompt.as_deref().unwrap_or("The capital of France is");
+            let settings = args.sampler.settings()?;
+            let (mut session, _) = load_session(&path, &load, settings, opts, &mut |_| {})?;
             let stdout = std::io::stdout();
-            nexttoken::trace::run(&mut session, prompt, cli.chat, args, &mut stdout.lock())
+            nexttoken::trace::run(&mut session, args, &mut stdout.lock())
         }
         Some(Cmd::Bench(args)) => {
             let path = fetch::resolve_model(cli.model.model.as_deref())?;
             nexttoken::bench::run(&path, args)
         }
         None => {
-            let path = fetch::resolve_model(cli.model.model.as_deref())?;
+            let path = checked_model(&cli)?;
             nexttoken::tui::run(&cli, path)
         }
     }
+}
+
+/// The model the TUI will open, checked before the terminal is taken over: a missing or broken file is
+/// a whole message on stderr, not a status line cut off at the screen's edge.
+fn checked_model(cli: &Cli) -> Result<PathBuf> {
+    cli.sampler.settings()?;
+    let path = fetch::resolve_model(cli.model.model.as_deref())?;
+    let g = GgufFile::open(&path)?;
+    LlamaConfig::from_gguf(&g)?;
+    Ok(path)
 }

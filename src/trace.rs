@@ -40,19 +40,13 @@ pub fn parse_forces(specs: &[String]) -> Result<BTreeMap<usize, ForceSpec>> {
 }
 
 /// Runs the trace, writing JSON Lines to `out`.
-pub fn run(
-    session: &mut Session,
-    prompt: &str,
-    chat: bool,
-    args: &TraceArgs,
-    out: &mut dyn Write,
-) -> Result<()> {
+pub fn run(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> Result<()> {
     let forces = parse_forces(&args.force)?;
-    session.set_kv_cache(!args.no_kv_cache);
-    let text = session.render_prompt(prompt, chat)?;
-    let ids = session.vocab.encode(&text)?;
+    session.set_kv_cache(!args.no_kv_cache)?;
+    let text = session.render_prompt(&args.session.prompt, args.session.chat)?;
+    let ids = session.prompt_ids(&args.session.prompt, args.session.chat)?;
     let prefill = session.prefill_ids(&ids)?;
-    let tokens: Vec<TokenView> = ids.iter().map(|&t| session.vocab.view(t)).collect();
+    let tokens: Vec<TokenView> = ids.iter().map(|&t| session.token_view(t)).collect();
     let line = json!({
         "type": "prefill",
         "prompt": text,
@@ -67,22 +61,33 @@ pub fn run(
     });
     writeln!(out, "{line}")?;
 
-    // Queue of tokens still to force (text forces span several steps).
-    let mut queue: Vec<u32> = Vec::new();
-    for step in 0..args.steps {
-        match forces.get(&step) {
-            Some(ForceSpec::Id(id)) => queue = vec![*id],
-            Some(ForceSpec::Text(t)) => {
-                queue = session.vocab.encode(t)?.into_iter().rev().collect()
+    let mut step = 0;
+    while step < args.steps {
+        // Each token's attention is read right after its own pass.
+        let mut attns = Vec::new();
+        let reports = match forces.get(&step) {
+            Some(ForceSpec::Text(t)) => session.force_text(t, &mut |s, _, _| {
+                attns.push(attention(s, args.attention));
+            })?,
+            spec => {
+                let choice = match spec {
+                    Some(ForceSpec::Id(id)) => Choice::Force(*id),
+                    _ => Choice::Sample,
+                };
+                let report = session.step(choice)?;
+                attns.push(attention(session, args.attention));
+                vec![report]
             }
-            None => {}
+        };
+        if let Some((&inside, _)) = forces.range(step + 1..step + reports.len()).next() {
+            bail!("--force at step {inside} falls inside the text forced at step {step}");
         }
-        let choice = queue.pop().map_or(Choice::Sample, Choice::Force);
-        let report = session.step(choice)?;
-        let line = step_line(&report, args.top_k, attention(session, args.attention));
-        writeln!(out, "{line}")?;
-        let eos = session.vocab.eos_ids().contains(&report.committed.token.id);
-        if eos && report.committed.source != Source::Forced {
+        for (report, attn) in reports.iter().zip(attns) {
+            writeln!(out, "{}", step_line(report, args.top_k, attn))?;
+        }
+        step += reports.len();
+        let end = &reports[reports.len() - 1].committed;
+        if session.is_eos(end.token.id) && end.source != Source::Forced {
             break;
         }
     }
@@ -122,28 +127,22 @@ fn step_line(r: &StepReport, top_k: usize, attention: Value) -> Value {
 
 /// The newest query row of the last pass: per layer the mean over heads, or every head.
 fn attention(session: &Session, mode: Option<AttentionMode>) -> Value {
-    let Some(mode) = mode else { return Value::Null };
-    let a = session.last_attention();
-    let c = &session.model.config;
-    if a.rows == 0 {
+    let (Some(mode), Some(a)) = (mode, session.newest_attention()) else {
         return Value::Null;
-    }
-    let row = |l: usize, h: usize| -> &[f32] {
-        let base = ((l * c.n_head + h) * a.rows + a.rows - 1) * a.kv_len;
-        &a.data[base..base + a.kv_len]
     };
-    let layers: Vec<Value> = (0..c.n_layer)
-        .map(|l| match mode {
-            AttentionMode::All => json!((0..c.n_head)
-                .map(|h| row(l, h).to_vec())
-                .collect::<Vec<_>>()),
+    let layers: Vec<Value> = a
+        .rows
+        .iter()
+        .map(|heads| match mode {
+            AttentionMode::All => json!(heads),
             AttentionMode::Mean => {
-                let mean: Vec<f32> = (0..a.kv_len)
-                    .map(|k| (0..c.n_head).map(|h| row(l, h)[k]).sum::<f32>() / c.n_head as f32)
+                let keys = heads.first().map_or(0, Vec::len);
+                let mean: Vec<f32> = (0..keys)
+                    .map(|k| heads.iter().map(|h| h[k]).sum::<f32>() / heads.len() as f32)
                     .collect();
                 json!(mean)
             }
         })
         .collect();
-    json!({"query_position": a.first_row + a.rows - 1, "mode": format!("{mode:?}").to_lowercase(), "layers": layers})
+    json!({"query_position": a.query_position, "mode": format!("{mode:?}").to_lowercase(), "layers": layers})
 }

@@ -2,9 +2,9 @@
 //! event loop that feeds `Msg`s to `App::update`, sends its `Command`s to the engine, and redraws.
 
 use crate::app::{App, AppConfig, Key, Msg, ThemeKind};
-use crate::cli::{Cli, SamplerArgs, Theme};
+use crate::cli::{Cli, Theme};
 use crate::engine::worker::{self, EngineConfig};
-use crate::protocol::{Event, SamplerSettings};
+use crate::protocol::{Event, Failure};
 use crossterm::event::{
     self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
     Event as CtEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
@@ -18,12 +18,10 @@ use ratatui::Terminal;
 use std::io::stdout;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The prompt when none is given.
-pub const DEFAULT_PROMPT: &str = "The capital of France is";
 /// How often the clock ticks (autoplay, spinner).
 const TICK: Duration = Duration::from_millis(100);
 /// Candidates per distribution and positions in the attention window asked of the engine.
@@ -32,56 +30,61 @@ const ATTENTION_WINDOW: usize = 16;
 
 /// Runs the TUI on `model_path` until the user quits.
 pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
-    let settings = sampler_settings(&cli.sampler);
-    let engine = worker::spawn(EngineConfig {
-        model_path,
-        tokenizer_path: cli.model.tokenizer.clone(),
-        sampler: settings.clone(),
-        top_k_shown: TOP_K_SHOWN,
-        attention_window: ATTENTION_WINDOW,
-        kv_cache: true,
-    });
+    let settings = cli.sampler.settings()?;
+    // Input and engine events arrive on one channel, so the loop waits on a single receiver. The engine
+    // sends on it directly (no forwarding thread).
+    let (msg_tx, msg_rx) = mpsc::channel::<Msg>();
+    let engine_tx = msg_tx.clone();
+    let engine = worker::spawn(
+        EngineConfig {
+            model_path,
+            tokenizer_path: cli.model.tokenizer.clone(),
+            sampler: settings.clone(),
+            top_k_shown: TOP_K_SHOWN,
+            attention_window: ATTENTION_WINDOW,
+            kv_cache: true,
+        },
+        move |ev| {
+            let _ = engine_tx.send(Msg::Engine(ev));
+        },
+    );
 
-    let _guard = TerminalGuard::enter()?;
+    let guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
     let size = terminal.size()?;
     let mut app = App::new(AppConfig {
-        prompt: cli.prompt.clone().unwrap_or_else(|| DEFAULT_PROMPT.into()),
-        chat: cli.chat,
+        prompt: cli.session.prompt.clone(),
+        chat: cli.session.chat,
         theme: theme_kind(cli.theme),
         settings,
-        kv_cache: true,
         width: size.width,
         height: size.height,
     });
-
-    // Input and engine events arrive on one channel, so the loop waits on a single receiver.
-    let (msg_tx, msg_rx) = mpsc::channel::<Msg>();
     let stop = Arc::new(AtomicBool::new(false));
-    spawn_input_thread(msg_tx.clone(), stop.clone());
-    let event_rx = engine.event_rx;
-    let engine_tx = msg_tx;
-    std::thread::Builder::new()
-        .name("engine-events".into())
-        .spawn(move || {
-            // Ends when the engine thread hangs up; a command sent after that reports it (below).
-            for ev in event_rx {
-                if engine_tx.send(Msg::Engine(ev)).is_err() {
-                    return;
-                }
-            }
-        })?;
+    spawn_input_thread(msg_tx, stop.clone());
+    let result = event_loop(&mut terminal, &mut app, &msg_rx, &engine);
+    stop.store(true, Ordering::Relaxed);
+    drop(guard);
+    // The engine finishes the command in hand (at most one step) and ends.
+    engine.quit();
+    result
+}
 
+/// Draw, wait for messages (or the next tick), fold them through `App::update`, send the commands.
+fn event_loop(
+    terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
+    app: &mut App,
+    msg_rx: &Receiver<Msg>,
+    engine: &worker::EngineHandle,
+) -> anyhow::Result<()> {
     let start = Instant::now();
     let mut last_tick = Instant::now();
-    let result = loop {
-        if let Err(e) = terminal.draw(|frame| crate::ui::draw(frame, &app)) {
-            break Err(e.into());
-        }
+    loop {
+        terminal.draw(|frame| crate::ui::draw(frame, app))?;
         let mut msgs = match msg_rx.recv_timeout(TICK) {
             Ok(msg) => vec![msg],
             Err(RecvTimeoutError::Timeout) => vec![],
-            Err(RecvTimeoutError::Disconnected) => break Ok(()),
+            Err(RecvTimeoutError::Disconnected) => return Ok(()),
         };
         // Take everything already waiting, so a burst of events costs one redraw.
         msgs.extend(msg_rx.try_iter());
@@ -93,18 +96,19 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
         let mut queue = std::collections::VecDeque::from(msgs);
         while let Some(msg) = queue.pop_front() {
             for cmd in app.update(msg) {
-                if engine.cmd_tx.send(cmd).is_err() && !app.quit {
-                    let gone = Event::Failed("the engine thread has stopped".into());
+                if engine.send(cmd).is_err() && !app.quit {
+                    let gone = Event::Failed {
+                        what: Failure::Engine,
+                        reason: "the engine thread has stopped; restart nexttoken".into(),
+                    };
                     queue.push_back(Msg::Engine(gone));
                 }
             }
         }
         if app.quit {
-            break Ok(());
+            return Ok(());
         }
-    };
-    stop.store(true, Ordering::Relaxed);
-    result
+    }
 }
 
 fn theme_kind(theme: Theme) -> ThemeKind {
@@ -116,33 +120,6 @@ fn theme_kind(theme: Theme) -> ThemeKind {
         Theme::Default => ThemeKind::Default,
         Theme::Projector => ThemeKind::Projector,
     }
-}
-
-/// Sampler settings from the command line over the defaults.
-pub fn sampler_settings(args: &SamplerArgs) -> SamplerSettings {
-    let mut s = SamplerSettings {
-        greedy: args.greedy,
-        ..SamplerSettings::default()
-    };
-    if let Some(t) = args.temperature {
-        s.temperature = t;
-    }
-    if let Some(k) = args.sample_top_k {
-        s.top_k = k;
-    }
-    if let Some(p) = args.top_p {
-        s.top_p = p;
-    }
-    if let Some(p) = args.min_p {
-        s.min_p = p;
-    }
-    if let Some(r) = args.repeat_penalty {
-        s.repeat_penalty = r;
-    }
-    if let Some(seed) = args.seed {
-        s.seed = seed;
-    }
-    s
 }
 
 /// Reads terminal events until `stop`, turning them into `Msg`s. Polls so that it can notice `stop`.
@@ -176,6 +153,8 @@ pub fn to_msg(ev: CtEvent) -> Option<Msg> {
                 row: m.row,
             })
         }
+        CtEvent::Mouse(m) if m.kind == MouseEventKind::ScrollUp => Some(Msg::Wheel { up: true }),
+        CtEvent::Mouse(m) if m.kind == MouseEventKind::ScrollDown => Some(Msg::Wheel { up: false }),
         CtEvent::Resize(width, height) => Some(Msg::Resize { width, height }),
         CtEvent::Paste(text) => Some(Msg::Paste(text)),
         _ => None,
@@ -196,6 +175,10 @@ fn to_key(k: KeyEvent) -> Option<Key> {
         KeyCode::Down => Key::Down,
         KeyCode::Left => Key::Left,
         KeyCode::Right => Key::Right,
+        KeyCode::PageUp => Key::PageUp,
+        KeyCode::PageDown => Key::PageDown,
+        KeyCode::Home => Key::Home,
+        KeyCode::End => Key::End,
         _ => return None,
     })
 }

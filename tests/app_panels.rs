@@ -12,20 +12,23 @@ use nexttoken::protocol::{BranchInfo, Command, Event};
 fn layer_and_head_selection_cycle() {
     let mut app = ready_app(80, 24);
     key(&mut app, ']');
-    assert_eq!(app.layer, 1);
+    assert_eq!(app.focus.layer, 1);
     key(&mut app, ']');
-    assert_eq!(app.layer, 0, "wraps after the last of {N_LAYER} layers");
+    assert_eq!(
+        app.focus.layer, 0,
+        "wraps after the last of {N_LAYER} layers"
+    );
     key(&mut app, '[');
-    assert_eq!(app.layer, 1);
+    assert_eq!(app.focus.layer, 1);
     let mut seen = vec![];
     for _ in 0..4 {
         key(&mut app, '}');
-        seen.push(app.head);
+        seen.push(app.focus.head);
     }
     use HeadSel::*;
     assert_eq!(seen, vec![Head(0), Head(1), Head(2), Mean]);
     key(&mut app, '{');
-    assert_eq!(app.head, Head(2));
+    assert_eq!(app.focus.head, Head(2));
 }
 
 #[test]
@@ -54,7 +57,7 @@ fn search_then_force_a_hit() {
         query: "L".into(),
         hits: vec![hit(1, "L")],
     }));
-    assert!(app.search_hits.is_empty());
+    assert!(app.input.hits.is_empty());
     app.update(Msg::Engine(Event::SearchResults {
         query: "Ly".into(),
         hits: vec![hit(4500, " Lyon"), hit(4501, "Ly")],
@@ -71,7 +74,7 @@ fn search_then_force_a_hit() {
 fn prompt_edit_prefills_again() {
     let mut app = ready_app(80, 24);
     key(&mut app, 'p');
-    assert_eq!(app.input, PROMPT);
+    assert_eq!(app.input.text, PROMPT);
     for _ in 0..2 {
         press(&mut app, Key::Backspace);
     }
@@ -83,7 +86,7 @@ fn prompt_edit_prefills_again() {
             chat: false
         }]
     );
-    assert_eq!(app.prompt, "The capital of France was");
+    assert_eq!(app.prompt.text, "The capital of France was");
 }
 
 #[test]
@@ -96,7 +99,7 @@ fn chat_toggle_prefills_with_the_template() {
             chat: true
         }]
     );
-    assert!(app.chat);
+    assert!(app.prompt.chat);
 }
 
 #[test]
@@ -109,13 +112,15 @@ fn branch_list_switches_branch() {
         fork_position: 5,
         mean_logprob: -1.2,
         preview: "Paris.".into(),
+        before_fork: "The capital of France is".into(),
+        after_fork: " Paris.".into(),
         current,
     };
     view.branches = vec![branch(0, true), branch(1, false)];
     app.update(Msg::Engine(Event::Synced(view)));
     key(&mut app, 'b');
     assert_eq!(app.mode, Mode::Branches);
-    assert_eq!(app.branch_selected, 0, "starts on the current branch");
+    assert_eq!(app.selection.branch, 0, "starts on the current branch");
     key(&mut app, 'j');
     assert_eq!(
         press(&mut app, Key::Enter),
@@ -176,8 +181,235 @@ fn a_paste_types_into_the_search_box_and_searches_once() {
             limit: nexttoken::app::SEARCH_LIMIT
         }]
     );
-    assert_eq!(app.input, "Paris");
+    assert_eq!(app.input.text, "Paris");
     // Outside a text box a paste does nothing (it must not fire the keys it contains).
     app.update(Msg::Key(Key::Esc));
     assert!(app.update(Msg::Paste("nnnn".into())).is_empty());
+}
+
+/// An app with one generated branch of `len` tokens, so a new prompt would drop work.
+fn app_with_work(len: usize) -> nexttoken::app::App {
+    let mut app = ready_app(80, 24);
+    let mut view = prefilled();
+    view.branches = vec![BranchInfo {
+        id: 9,
+        len,
+        fork_position: 5,
+        mean_logprob: -1.0,
+        preview: " Paris.".into(),
+        before_fork: PROMPT.into(),
+        after_fork: String::new(),
+        current: true,
+    }];
+    app.update(Msg::Engine(Event::Synced(view)));
+    app
+}
+
+#[test]
+fn a_new_prompt_or_chat_switch_asks_before_dropping_work() {
+    let mut app = app_with_work(7);
+    key(&mut app, 'p');
+    typing(&mut app, "!");
+    assert_eq!(press(&mut app, Key::Enter), vec![], "the first Enter warns");
+    let said = app.status.clone().unwrap().text;
+    assert!(
+        said.contains("drops 1 branch") && said.contains("7 generated tokens"),
+        "{said}"
+    );
+    assert_eq!(
+        app.mode,
+        Mode::Prompt,
+        "the editor stays open with the text"
+    );
+    assert_eq!(
+        press(&mut app, Key::Enter),
+        vec![Command::Prefill {
+            prompt: format!("{PROMPT}!"),
+            chat: false
+        }],
+        "the second Enter goes ahead"
+    );
+
+    let mut app = app_with_work(3);
+    assert_eq!(
+        key(&mut app, 'c'),
+        vec![],
+        "chat on would drop the tree: asks first"
+    );
+    assert_eq!(key(&mut app, 'j'), vec![], "another key keeps the work");
+    assert!(app.status.clone().unwrap().text.contains("kept"));
+    assert_eq!(key(&mut app, 'c'), vec![], "and asks again");
+    assert_eq!(
+        key(&mut app, 'c'),
+        vec![Command::Prefill {
+            prompt: PROMPT.into(),
+            chat: true
+        }]
+    );
+}
+
+#[test]
+fn a_pasted_prompt_keeps_its_lines_and_a_search_does_not() {
+    let mut app = ready_app(80, 24);
+    key(&mut app, 'p');
+    for _ in 0..PROMPT.len() {
+        press(&mut app, Key::Backspace);
+    }
+    app.update(Msg::Paste("Q: 2+2?\r\nA: 4\nQ: 3+3?\nA:".into()));
+    assert_eq!(app.input.text, "Q: 2+2?\nA: 4\nQ: 3+3?\nA:");
+    assert_eq!(
+        press(&mut app, Key::Enter),
+        vec![Command::Prefill {
+            prompt: "Q: 2+2?\nA: 4\nQ: 3+3?\nA:".into(),
+            chat: false
+        }]
+    );
+    let mut app = ready_app(80, 24);
+    key(&mut app, '/');
+    app.update(Msg::Paste("Par\nis".into()));
+    assert_eq!(app.input.text, "Paris");
+}
+
+#[test]
+fn step_presses_during_a_step_are_queued_not_lost() {
+    let mut app = ready_app(80, 24);
+    assert_eq!(key(&mut app, ' '), vec![Command::Step]);
+    for _ in 0..5 {
+        assert_eq!(key(&mut app, ' '), vec![], "one command in flight");
+    }
+    assert_eq!(app.queued_steps, 3, "a few are kept");
+    assert!(app.status.clone().unwrap().text.contains("already queued"));
+    let mut sent = 0;
+    for i in 0..4 {
+        let cmds = app.update(Msg::Engine(Event::Stepped(later_step(
+            5 + i,
+            " x",
+            0.5,
+            true,
+            9.0,
+        ))));
+        sent += cmds.iter().filter(|c| **c == Command::Step).count();
+    }
+    assert_eq!(
+        sent, 3,
+        "each queued press becomes a step when the last one is answered"
+    );
+    assert!(!app.is_busy());
+}
+
+#[test]
+fn behind_the_too_small_card_only_quit_acts() {
+    let mut app = ready_app(80, 24);
+    app.update(Msg::Resize {
+        width: 40,
+        height: 10,
+    });
+    for c in [' ', 'p', 'v', '1', '/'] {
+        assert_eq!(key(&mut app, c), vec![], "{c:?} acted behind the card");
+    }
+    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(key(&mut app, 'q'), vec![Command::Quit]);
+}
+
+#[test]
+fn rewind_to_the_last_fork() {
+    let mut app = ready_app(80, 24);
+    for i in 0..4 {
+        app.update(Msg::Engine(Event::Stepped(later_step(
+            5 + i,
+            " w",
+            0.5,
+            true,
+            9.0,
+        ))));
+    }
+    assert_eq!(key(&mut app, 'U'), vec![], "no fork yet");
+    let mut view = app.session.clone().unwrap();
+    let b = |id, fork_position, current| BranchInfo {
+        id,
+        len: 4,
+        fork_position,
+        mean_logprob: -1.0,
+        preview: String::new(),
+        before_fork: String::new(),
+        after_fork: String::new(),
+        current,
+    };
+    view.branches = vec![b(1, 6, false), b(2, 7, false), b(3, 9, true)];
+    app.update(Msg::Engine(Event::Synced(view)));
+    assert_eq!(
+        key(&mut app, 'U'),
+        vec![Command::Rewind { n: 2 }],
+        "back to position 7"
+    );
+}
+
+#[test]
+fn the_help_scrolls_on_a_small_screen() {
+    let mut app = ready_app(60, 20);
+    key(&mut app, '?');
+    let top = screen_text(&app).join("\n");
+    assert!(top.contains("more lines below"), "{top}");
+    for _ in 0..200 {
+        press(&mut app, Key::Down);
+    }
+    let max = app.screen.help_scroll;
+    assert!(max > 0);
+    let bottom = screen_text(&app).join("\n");
+    assert_ne!(top, bottom, "scrolling shows other lines");
+    assert!(
+        !bottom.contains("more lines below"),
+        "the end is reached and stays put:\n{bottom}"
+    );
+    press(&mut app, Key::Up);
+    assert_eq!(app.screen.help_scroll, max - 1);
+    key(&mut app, '?');
+    key(&mut app, '?');
+    assert_eq!(app.screen.help_scroll, 0, "help opens at the top");
+}
+
+#[test]
+fn enter_while_busy_keeps_what_was_typed() {
+    let mut app = ready_app(80, 24);
+    key(&mut app, ' ');
+    key(&mut app, 'i');
+    typing(&mut app, "Lyon");
+    assert!(!press(&mut app, Key::Enter).contains(&Command::ForceText {
+        text: "Lyon".into()
+    }));
+    assert_eq!(
+        (app.mode, app.input.text.as_str()),
+        (Mode::ForceText, "Lyon")
+    );
+    app.update(Msg::Engine(Event::Stepped(step_after_is(
+        0,
+        nexttoken::protocol::Source::Sampled,
+        true,
+        9.0,
+    ))));
+    assert_eq!(
+        press(&mut app, Key::Enter),
+        vec![Command::ForceText {
+            text: "Lyon".into()
+        }]
+    );
+}
+
+#[test]
+fn the_text_box_shows_line_breaks_and_how_forced_text_tokenises() {
+    let mut app = ready_app(100, 30);
+    key(&mut app, 'p');
+    app.update(Msg::Paste("\nA: 4".into()));
+    let s = screen_text(&app).join("\n");
+    assert!(s.contains("is↵A: 4▌"), "{s}");
+    press(&mut app, Key::Esc);
+    key(&mut app, 'i');
+    typing(&mut app, "Lyon");
+    let pieces = vec![tv(58, "Ly"), tv(257, "on")];
+    app.update(Msg::Engine(Event::Tokenized {
+        text: "Lyon".into(),
+        tokens: pieces,
+    }));
+    let s = screen_text(&app).join("\n");
+    assert!(s.contains("→ 2 tokens: ⟨Ly⟩⟨on⟩"), "{s}");
 }

@@ -7,7 +7,7 @@ use common::*;
 use nexttoken::app::keymap::{Key, Mode};
 use nexttoken::app::layout::{candidate_rows, Areas};
 use nexttoken::app::{App, Msg};
-use nexttoken::protocol::{Command, Event, SamplerSettings, Source};
+use nexttoken::protocol::{Command, Event, Failure, SamplerSettings, Source};
 
 fn stepped(app: &mut App, report: nexttoken::protocol::StepReport) -> Vec<Command> {
     app.update(Msg::Engine(Event::Stepped(report)))
@@ -55,12 +55,23 @@ fn step_sends_one_step_at_a_time() {
         "a second step waits for the first"
     );
     assert!(
-        app.status.is_some(),
-        "the user is told why nothing happened"
+        app.status
+            .as_ref()
+            .is_some_and(|s| s.text.contains("queued")),
+        "the user is told the press was kept"
     );
-    stepped(&mut app, step_after_is(0, Source::Sampled, true, 9.0));
-    assert!(!app.is_busy());
-    assert_eq!(key(&mut app, 'n'), vec![Command::Step]);
+    let next = app.update(Msg::Engine(Event::Stepped(step_after_is(
+        0,
+        Source::Sampled,
+        true,
+        9.0,
+    ))));
+    assert_eq!(
+        next,
+        vec![Command::Step],
+        "the queued press is sent with the reply"
+    );
+    assert!(app.is_busy());
 }
 
 #[test]
@@ -76,14 +87,17 @@ fn stepped_report_folds_into_the_session() {
     assert_eq!(s.last_pass.forward_passes, 2);
     assert_eq!(app.step_count(), 1);
     assert_eq!(app.candidates()[0].token.text, ".");
-    assert_eq!(app.selected, 0, "selection resets for the new distribution");
+    assert_eq!(
+        app.selection.candidate, 0,
+        "selection resets for the new distribution"
+    );
 }
 
 #[test]
 fn pick_by_number_forces_that_candidate() {
     let mut app = ready_app(80, 24);
     assert_eq!(key(&mut app, '2'), vec![Command::Force { token_id: 260 }]);
-    assert_eq!(app.selected, 1);
+    assert_eq!(app.selection.candidate, 1);
     assert!(app.is_busy());
 }
 
@@ -104,7 +118,7 @@ fn enter_forces_the_moved_selection() {
     key(&mut app, 'j');
     key(&mut app, 'j');
     key(&mut app, 'k');
-    assert_eq!(app.selected, 2);
+    assert_eq!(app.selection.candidate, 2);
     assert_eq!(
         press(&mut app, Key::Enter),
         vec![Command::Force { token_id: 253 }]
@@ -112,7 +126,7 @@ fn enter_forces_the_moved_selection() {
     press(&mut app, Key::Up);
     press(&mut app, Key::Up);
     press(&mut app, Key::Up);
-    assert_eq!(app.selected, 0, "up stops at the top");
+    assert_eq!(app.selection.candidate, 0, "up stops at the top");
 }
 
 #[test]
@@ -147,14 +161,30 @@ fn force_text_is_typed_then_sent() {
     let mut app = ready_app(80, 24);
     assert_eq!(key(&mut app, 'i'), vec![]);
     assert_eq!(app.mode, Mode::ForceText);
+    let asked = typing(&mut app, "Lyon q");
+    assert!(!asked.contains(&Command::Quit), "q types, it does not quit");
     assert_eq!(
-        typing(&mut app, "Lyon q"),
-        vec![],
-        "q types, it does not quit"
+        asked.last(),
+        Some(&Command::Tokenize {
+            text: "Lyon q".into()
+        }),
+        "each edit asks how the text will tokenise"
     );
+    assert!(!app.is_busy(), "a preview is not a forward pass");
     press(&mut app, Key::Backspace);
     press(&mut app, Key::Backspace);
-    assert_eq!(app.input, "Lyon");
+    assert_eq!(app.input.text, "Lyon");
+    let pieces = vec![common::tv(58, "Ly"), common::tv(257, "on")];
+    app.update(Msg::Engine(Event::Tokenized {
+        text: "Lyo".into(),
+        tokens: vec![],
+    }));
+    assert!(app.input.preview.is_empty(), "a stale preview is ignored");
+    app.update(Msg::Engine(Event::Tokenized {
+        text: "Lyon".into(),
+        tokens: pieces.clone(),
+    }));
+    assert_eq!(app.input.preview, pieces);
     assert_eq!(
         press(&mut app, Key::Enter),
         vec![Command::ForceText {
@@ -162,7 +192,7 @@ fn force_text_is_typed_then_sent() {
         }]
     );
     assert_eq!(app.mode, Mode::Normal);
-    assert!(app.input.is_empty());
+    assert!(app.input.text.is_empty());
 }
 
 #[test]
@@ -201,7 +231,7 @@ fn autoplay_steps_on_tick_only_when_not_busy() {
     let mut app = ready_app(80, 24);
     app.update(Msg::Tick { now_ms: 10_000 });
     assert_eq!(key(&mut app, 'a'), vec![], "autoplay itself sends nothing");
-    assert!(app.autoplay);
+    assert!(app.autoplay.on);
     let interval = app.autoplay_interval_ms();
     assert_eq!(
         app.update(Msg::Tick { now_ms: 10_100 }),
@@ -257,7 +287,7 @@ fn autoplay_stops_at_a_special_token() {
     key(&mut app, 'a');
     app.update(Msg::Tick { now_ms: 5000 });
     stepped(&mut app, later_step(5, "<|im_end|>", 0.9, true, 9.0));
-    assert!(!app.autoplay);
+    assert!(!app.autoplay.on);
 }
 
 #[test]
@@ -305,7 +335,7 @@ fn re_ranked_distribution_replaces_the_old_one() {
     app.update(Msg::Engine(Event::Synced(view)));
     let next = &app.session.as_ref().unwrap().next;
     assert!(next.draw.is_none(), "greedy: no random draw");
-    assert!(app.settings.greedy);
+    assert!(app.sampler.settings.greedy);
     assert_eq!(key(&mut app, 'q'), vec![], "q closes the panel");
     assert_eq!(app.mode, Mode::Normal);
 }
@@ -314,7 +344,15 @@ fn re_ranked_distribution_replaces_the_old_one() {
 fn kv_cache_toggle() {
     let mut app = ready_app(80, 24);
     assert_eq!(key(&mut app, 'v'), vec![Command::SetKvCache { on: false }]);
-    assert!(!app.kv_cache);
+    assert!(
+        app.kv_cache_on(),
+        "the screen shows what the engine last said"
+    );
+    let mut off = prefilled();
+    off.last_pass.kv_cache_on = false;
+    app.update(Msg::Engine(Event::Synced(off)));
+    assert!(!app.kv_cache_on());
+    assert_eq!(key(&mut app, 'v'), vec![Command::SetKvCache { on: true }]);
 }
 
 #[test]
@@ -350,9 +388,12 @@ fn engine_failure_shows_and_frees_the_ui() {
     let mut app = ready_app(80, 24);
     key(&mut app, 'a');
     key(&mut app, ' ');
-    app.update(Msg::Engine(Event::Failed("out of context".into())));
+    app.update(Msg::Engine(Event::Failed {
+        what: Failure::Step,
+        reason: "out of context".into(),
+    }));
     assert!(!app.is_busy());
-    assert!(!app.autoplay);
+    assert!(!app.autoplay.on);
     let status = app.status.as_ref().unwrap();
     assert!(status.error && status.text.contains("out of context"));
 }
@@ -360,7 +401,10 @@ fn engine_failure_shows_and_frees_the_ui() {
 #[test]
 fn load_failure_is_reported() {
     let mut app = App::new(config(80, 24));
-    app.update(Msg::Engine(Event::Failed("no such file".into())));
+    app.update(Msg::Engine(Event::Failed {
+        what: Failure::Load,
+        reason: "no such file".into(),
+    }));
     assert!(!app.is_busy());
     assert!(app.status.as_ref().unwrap().text.contains("could not load"));
     assert_eq!(key(&mut app, ' '), vec![], "no model: nothing to step");
@@ -385,5 +429,129 @@ fn selection_stops_at_the_last_row_on_screen() {
     }
     let rows = candidate_rows(Areas::compute(&app).distribution, false).height as usize;
     assert!(rows < 20);
-    assert_eq!(app.selected, rows - 1);
+    assert_eq!(app.selection.candidate, rows - 1);
+}
+
+#[test]
+fn stepping_past_the_end_of_the_turn_takes_a_second_press() {
+    let mut app = ready_app(80, 24);
+    let mut end = later_step(5, "<|im_end|>", 0.9, true, 12.0);
+    end.committed.token.id = 2; // an EOS id of the model
+    app.update(Msg::Engine(Event::Stepped(end)));
+    assert_eq!(key(&mut app, ' '), vec![], "the first press explains");
+    let status = app.status.clone().unwrap();
+    assert!(
+        status.text.contains("ended its turn with <|im_end|>"),
+        "{}",
+        status.text
+    );
+    assert_eq!(
+        key(&mut app, ' '),
+        vec![Command::Step],
+        "the second press goes on"
+    );
+    // Autoplay never runs past the end by itself.
+    let mut app = ready_app(80, 24);
+    let mut end = later_step(5, "<|im_end|>", 0.9, true, 12.0);
+    end.committed.token.id = 0;
+    app.update(Msg::Engine(Event::Stepped(end)));
+    key(&mut app, 'a');
+    app.update(Msg::Tick { now_ms: 10_000 });
+    assert!(!app.is_busy(), "autoplay stays put at the end of a turn");
+}
+
+#[test]
+fn a_closing_event_frees_the_app_and_progress_does_not() {
+    let mut app = ready_app(80, 24);
+    key(&mut app, 'i');
+    typing(&mut app, "abc");
+    assert!(matches!(
+        press(&mut app, Key::Enter).as_slice(),
+        [Command::ForceText { .. }]
+    ));
+    app.update(Msg::Engine(Event::Forcing { done: 1, total: 3 }));
+    assert!(app.is_busy(), "progress is not the reply");
+    assert_eq!(key(&mut app, ' '), vec![], "one command in flight");
+    assert_eq!(
+        app.update(Msg::Engine(Event::Synced(prefilled()))),
+        vec![Command::Step],
+        "the closing event frees the app, and the step pressed meanwhile goes"
+    );
+}
+
+#[test]
+fn the_transcript_scrolls_back_and_says_what_is_hidden() {
+    let mut app = long_app(80, 24, 300);
+    let rows = |app: &App| screen_text(app).join("\n");
+    assert!(
+        rows(&app).contains("↑") && rows(&app).contains("more above (pgup)"),
+        "{}",
+        rows(&app)
+    );
+    // (The newest tokens also label the attention map, so look at one before its window.)
+    assert!(
+        rows(&app).contains(" w280 "),
+        "the newest lines are in view"
+    );
+    press(&mut app, Key::PageUp);
+    let back = app.screen.scroll_back;
+    assert!(back > 0);
+    assert!(
+        !rows(&app).contains(" w280 "),
+        "a page back hides the newest lines"
+    );
+    assert!(rows(&app).contains("more below (end)"));
+    app.update(Msg::Wheel { up: false });
+    assert_eq!(
+        app.screen.scroll_back,
+        back - 3,
+        "the wheel moves three lines"
+    );
+    press(&mut app, Key::Home);
+    assert!(rows(&app).contains(" w0 "), "home shows the start");
+    assert!(!rows(&app).contains("more above"));
+    let top = app.screen.scroll_back;
+    press(&mut app, Key::PageUp);
+    assert_eq!(app.screen.scroll_back, top, "no scrolling past the start");
+    press(&mut app, Key::End);
+    assert_eq!(app.screen.scroll_back, 0);
+    press(&mut app, Key::PageUp);
+    app.update(Msg::Engine(Event::Stepped(later_step(
+        305, " new", 0.5, true, 10.0,
+    ))));
+    assert_eq!(
+        app.screen.scroll_back, 0,
+        "a new token brings the newest line back"
+    );
+}
+
+#[test]
+fn a_long_read_shows_progress_and_esc_cancels_it() {
+    let mut app = ready_app(160, 48);
+    key(&mut app, 'p');
+    typing(&mut app, " long");
+    press(&mut app, Key::Enter);
+    app.update(Msg::Tick { now_ms: 1_000 });
+    app.update(Msg::Engine(Event::Prefilling {
+        done: 0,
+        total: 8192,
+    }));
+    app.update(Msg::Tick { now_ms: 3_000 });
+    app.update(Msg::Engine(Event::Prefilling {
+        done: 1024,
+        total: 8192,
+    }));
+    let label = app.busy.label(app.now_ms);
+    assert_eq!(
+        label,
+        "reading the prompt: 1024 of 8192 tokens, at least 14 s left"
+    );
+    assert!(screen_text(&app).join("\n").contains("esc cancels"));
+    assert_eq!(press(&mut app, Key::Esc), vec![Command::Cancel]);
+    app.update(Msg::Engine(Event::Failed {
+        what: Failure::Prefill,
+        reason: "cancelled: the prompt was not read, and the session is as it was".into(),
+    }));
+    assert!(!app.is_busy());
+    assert_eq!(press(&mut app, Key::Esc), vec![], "nothing to cancel now");
 }

@@ -21,7 +21,10 @@ impl Tmux {
             have,
             "tmux is needed for this test: apt-get install tmux (.ci/run installs it)"
         );
-        let session = format!("nexttoken-e2e-{}", std::process::id());
+        // Tests run in parallel in one process: one session name each.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let session = format!("nexttoken-e2e-{}-{n}", std::process::id());
         let ok = Command::new("tmux")
             .args([
                 "new-session",
@@ -115,8 +118,8 @@ fn step_force_rewind_and_quit_in_a_real_terminal() {
     );
     let t = Tmux::start(&cmd, 120, 36);
 
-    let s = t.wait_for("\" Paris\" among the candidates", 120, |s| {
-        s.contains("\" Paris\"") && step_counter(s) == Some(0)
+    let s = t.wait_for("⟨␣Paris⟩ among the candidates", 120, |s| {
+        s.contains("⟨␣Paris⟩") && step_counter(s) == Some(0)
     });
     assert!(s.contains("The capital of France is"));
     assert_eq!(
@@ -161,4 +164,46 @@ fn step_force_rewind_and_quit_in_a_real_terminal() {
         !modes.contains("-icanon") && !modes.contains("-echo"),
         "raw mode was left on:\n{modes}"
     );
+}
+
+#[test]
+fn a_pasted_multi_line_prompt_reaches_the_model_with_its_lines() {
+    let model = support::real_model();
+    let bin = env!("CARGO_BIN_EXE_nexttoken");
+    let cmd = format!(
+        "'{bin}' --model '{}' --prompt 'Hi' --greedy; sleep 60",
+        model.display()
+    );
+    let t = Tmux::start(&cmd, 120, 36);
+    t.wait_for("the prompt read", 120, |s| {
+        s.contains("press space to generate")
+    });
+    t.keys(&["p"]);
+    t.keys(&["BSpace", "BSpace"]);
+    // A bracketed paste, as a terminal sends it when text is pasted with the mouse or Ctrl-Shift-V.
+    let few_shot = "Q: 2+2?\nA: 4\nQ: 3+3?\nA:";
+    let buffer = format!("nexttoken-e2e-{}", std::process::id());
+    let ok = Command::new("tmux")
+        .args(["set-buffer", "-b", &buffer, few_shot])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let ok = Command::new("tmux")
+        .args(["paste-buffer", "-p", "-d", "-b", &buffer, "-t", &t.session])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "tmux paste-buffer failed");
+    t.keys(&["Enter"]);
+    // The transcript shows each newline token as ↵ and breaks the line after it.
+    let s = t.wait_for("the few-shot prompt, line by line", 60, |s| {
+        s.lines().any(|l| l.contains("Q: 2+2?↵")) && s.lines().any(|l| l.contains("A: 4↵"))
+    });
+    assert!(!s.contains("2+2?A:"), "lines glued together:\n{s}");
+    t.keys(&["Space"]);
+    let s = t.wait_for("a step after the prompt", 60, |s| {
+        step_counter(s) == Some(1)
+    });
+    assert!(s.contains("Q: 3+3?↵"), "{s}");
 }

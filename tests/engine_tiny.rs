@@ -2,8 +2,10 @@
 
 mod support;
 
+use nexttoken::engine::gguf::GgufFile;
+use nexttoken::engine::linear::MatmulPath;
 use nexttoken::engine::load::{load_session, LoadOptions};
-use nexttoken::engine::model::ForwardOptions;
+use nexttoken::engine::model::{ForwardOptions, Model};
 use nexttoken::engine::session::{Choice, Session, SessionError, SessionOptions};
 use nexttoken::protocol::{SamplerSettings, Source};
 use support::tiny;
@@ -23,6 +25,12 @@ fn session(dir: &tempfile::TempDir) -> Session {
     session_with(dir, SamplerSettings::default(), SessionOptions::default())
 }
 
+/// The tiny model alone, for tests of the forward pass itself.
+fn model(dir: &tempfile::TempDir) -> Model {
+    let mut g = GgufFile::open(&tiny::write(dir.path())).unwrap();
+    Model::load(&mut g, MatmulPath::Fast).unwrap()
+}
+
 const PROMPT: [u32; 6] = [72, 101, 108, 108, 111, 32];
 
 fn max_diff(a: &[f32], b: &[f32]) -> f32 {
@@ -35,10 +43,9 @@ fn max_diff(a: &[f32], b: &[f32]) -> f32 {
 #[test]
 fn kv_cache_and_recompute_give_the_same_logits() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = session(&dir);
+    let m = &mut model(&dir);
     let seq: Vec<u32> = vec![5, 17, 200, 33, 33, 90, 256, 12, 1];
     // Incremental: a prefill of 4, then one token at a time through the cache.
-    let m = &mut s.model;
     m.forward(&seq[..4], 0, ForwardOptions::default()).unwrap();
     let mut cached = Vec::new();
     for (i, &t) in seq.iter().enumerate().skip(4) {
@@ -108,10 +115,10 @@ fn rewind_then_step_reproduces_the_distribution() {
     let mut s = session(&dir);
     s.prefill_ids(&PROMPT).unwrap();
     let first: Vec<_> = (0..4).map(|_| s.step(Choice::Sample).unwrap()).collect();
-    let passes = s.model.forward_passes();
+    let passes = s.forward_passes();
     assert_eq!(s.rewind(2).unwrap(), 2);
     assert_eq!(
-        s.model.forward_passes(),
+        s.forward_passes(),
         passes,
         "rewind alone runs no forward pass"
     );
@@ -129,10 +136,8 @@ fn rewind_then_step_reproduces_the_distribution() {
 #[test]
 fn attention_rows_sum_to_one_and_are_zero_above_the_diagonal() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = session(&dir);
     let seq = [5u32, 17, 200, 33, 90, 12, 1, 40];
-    let out = s
-        .model
+    let out = model(&dir)
         .forward(
             &seq,
             0,
@@ -156,7 +161,7 @@ fn attention_rows_sum_to_one_and_are_zero_above_the_diagonal() {
         }
     }
     // The session's window over a short sequence holds whole rows.
-    s.model.cache.clear();
+    let mut s = session(&dir);
     s.prefill_ids(&seq).unwrap();
     let report = s.step(Choice::Sample).unwrap();
     let w = report.attention;
@@ -222,12 +227,12 @@ fn a_setting_change_reranks_without_a_forward_pass() {
     let mut s = session(&dir);
     s.prefill_ids(&PROMPT).unwrap();
     let before = s.distribution().unwrap();
-    let passes = s.model.forward_passes();
+    let passes = s.forward_passes();
     let mut settings = s.settings().clone();
     settings.temperature = 0.3;
     s.set_settings(settings);
     let after = s.distribution().unwrap();
-    assert_eq!(s.model.forward_passes(), passes);
+    assert_eq!(s.forward_passes(), passes);
     assert_eq!(
         after.candidates[0].prob, before.candidates[0].prob,
         "raw probabilities do not move"
@@ -293,4 +298,84 @@ fn stepping_past_the_context_is_a_clear_error() {
         panic!("stepped past the context")
     };
     assert!(matches!(err, SessionError::ContextFull(_)), "{err}");
+}
+
+#[test]
+fn the_window_keeps_the_first_key_and_says_what_it_hides() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = SessionOptions {
+        attention_window: 6,
+        ..SessionOptions::default()
+    };
+    let mut s = session_with(&dir, SamplerSettings::default(), opts);
+    let seq: Vec<u32> = (0..20).map(|i| 40 + i).collect();
+    s.prefill_ids(&seq).unwrap();
+    let w = s.step(Choice::Sample).unwrap().attention;
+    assert_eq!((w.start, w.len), (15, 6));
+    let full = s.newest_attention().unwrap();
+    for l in 0..w.n_layer {
+        for h in 0..w.n_head {
+            let row = &full.rows[l][h];
+            assert_eq!(
+                w.first(l, h, w.len - 1),
+                row[0],
+                "key 0, though outside the window"
+            );
+            let before: f32 = row[..w.start].iter().sum();
+            assert!((w.hidden(l, h, w.len - 1) - before).abs() < 1e-5);
+        }
+    }
+}
+
+#[test]
+fn stepping_again_where_a_branch_went_reuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = session(&dir);
+    s.prefill_ids(&PROMPT).unwrap();
+    let first: Vec<u32> = (0..3)
+        .map(|_| s.step(Choice::Sample).unwrap().committed.token.id)
+        .collect();
+    s.rewind(2).unwrap();
+    // Re-forcing the same token, and then sampling the same one again, walks the old path.
+    let again = s.step(Choice::Force(first[1])).unwrap();
+    assert_eq!(
+        again.committed.source,
+        Source::Sampled,
+        "the sampler's own pick is no deviation"
+    );
+    s.step(Choice::Sample).unwrap();
+    assert_eq!(
+        s.branches().len(),
+        1,
+        "no duplicate branch: {:?}",
+        s.branches()
+    );
+    // A real deviation forks, and is marked forced.
+    s.rewind(1).unwrap();
+    let other = (0..250).find(|t| *t != first[2]).unwrap();
+    let forced = s.step(Choice::Force(other)).unwrap();
+    assert_eq!(forced.committed.source, Source::Forced);
+    assert_eq!(s.branches().len(), 2);
+}
+
+#[test]
+fn a_branch_shows_the_text_around_its_fork() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = session(&dir);
+    s.prefill_ids(&PROMPT).unwrap(); // "Hello "
+    for t in [b'a', b'b', b'\n', b'c'] {
+        s.step(Choice::Force(t as u32)).unwrap();
+    }
+    s.rewind(3).unwrap();
+    s.step(Choice::Force(b'z' as u32)).unwrap();
+    let branches = s.branches();
+    let old = branches.iter().find(|b| !b.current).unwrap();
+    assert_eq!(old.fork_position, PROMPT.len() + 1);
+    assert_eq!(old.before_fork, "Hello a");
+    assert_eq!(old.after_fork, "b\nc", "line breaks kept");
+    let current = branches.iter().find(|b| b.current).unwrap();
+    assert_eq!(
+        (current.before_fork.as_str(), current.after_fork.as_str()),
+        ("Hello az", "")
+    );
 }

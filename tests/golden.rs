@@ -1,4 +1,4 @@
-//! Golden tests: the real model against llama.cpp's outputs on the same file (../shared/reference).
+//! Golden tests: the real model against llama.cpp's outputs on the same file (tests/reference/, copied with its provenance).
 //!
 //! Tolerances follow the reference README: ids equal, top-1 equal, top-5 overlapping in at least 4,
 //! greedy ids equal for at least 16 tokens, probabilities within about 0.03. Both implementations round
@@ -40,7 +40,7 @@ fn check(name: &str) {
     let prompt = r["prompt"].as_str().unwrap();
     let want_ids = support::ids(&r["prompt_ids"]);
     assert_eq!(
-        s.vocab.encode(prompt).unwrap(),
+        s.encode(prompt).unwrap(),
         want_ids,
         "{name}: prompt token ids"
     );

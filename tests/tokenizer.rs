@@ -5,7 +5,6 @@ mod support;
 use nexttoken::engine::gguf::GgufFile;
 use nexttoken::engine::tokenizer::{StreamDecoder, Vocab};
 use nexttoken::protocol::TokenKind;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 fn vocab() -> &'static Vocab {
@@ -173,24 +172,8 @@ fn search_ranks_exact_then_prefix_then_substring() {
 #[test]
 fn reference_prompt_ids_match_llama_cpp() {
     let v = vocab();
-    // NEXTTOKEN_REFERENCE, else ../shared/reference beside the repository (or beside a worktree's parent).
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let dir = std::env::var_os("NEXTTOKEN_REFERENCE")
-        .map(PathBuf::from)
-        .or_else(|| {
-            ["../shared/reference", "../../shared/reference"]
-                .iter()
-                .map(|d| root.join(d))
-                .find(|d| d.exists())
-        })
-        .expect(
-            "llama.cpp reference outputs not found: set NEXTTOKEN_REFERENCE to ../shared/reference",
-        );
     for name in ["P1", "P2", "P3"] {
-        let path = dir.join(format!("{name}.json"));
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-        let json: serde_json::Value = serde_json::from_str(&text).expect("json");
+        let json = support::reference(name);
         let prompt = json["prompt"].as_str().expect("prompt");
         let want: Vec<u32> = json["prompt_ids"]
             .as_array()

@@ -1,4 +1,4 @@
-//! Whole-screen snapshots on ratatui's `TestBackend` at 80x24 and 160x48, from report fixtures: what a
+//! Whole-screen snapshots on ratatui's `TestBackend` at 80x24, 100x30 and 160x48, from report fixtures: what a
 //! teacher sees. Review changes with `cargo insta review` (or `INSTA_UPDATE=always` and read the .snap).
 
 mod common;
@@ -11,10 +11,12 @@ use ratatui::backend::TestBackend;
 use ratatui::style::Modifier;
 use ratatui::Terminal;
 
-const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+/// The smallest full screen, the projector, and a wide terminal.
+const SIZES: [(u16, u16); 3] = [(80, 24), (100, 30), (160, 48)];
 
 fn render(app: &App) -> Terminal<TestBackend> {
-    let mut terminal = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
+    let mut terminal =
+        Terminal::new(TestBackend::new(app.screen.width, app.screen.height)).unwrap();
     terminal
         .draw(|frame| nexttoken::ui::draw(frame, app))
         .unwrap();
@@ -55,7 +57,7 @@ fn prefilled_first_distribution() {
     for (w, h) in SIZES {
         let app = ready_app(w, h);
         let s = screen(&app);
-        assert!(s.contains("\" Paris\""), "candidates show token texts");
+        assert!(s.contains("⟨␣Paris⟩"), "candidates show token texts");
         insta::assert_snapshot!(format!("prefilled_{w}x{h}"), s);
     }
 }
@@ -78,10 +80,10 @@ fn after_forcing_a_token() {
         step(&mut app, step_after_is(1, Source::Forced, true, 9.3));
         let s = screen(&app);
         assert!(
-            s.contains("⚑ the"),
+            s.contains("is ⚑the"),
             "the forced token is marked in the transcript"
         );
-        assert!(s.contains("⚑ forced \" the\""), "and its surprise is shown");
+        assert!(s.contains("⚑ forced ⟨␣the⟩"), "and its surprise is shown");
         insta::assert_snapshot!(format!("forced_{w}x{h}"), s);
     }
 }
@@ -222,7 +224,7 @@ fn too_small() {
 #[test]
 fn no_color_shows_boundaries_with_bars() {
     let mut app = after_first_step(80, 24);
-    app.theme = ThemeKind::NoColor;
+    app.screen.theme = ThemeKind::NoColor;
     let terminal = render(&app);
     let s = terminal.backend().to_string();
     assert!(s.contains("The| capital| of| France| is| Paris"));
@@ -241,7 +243,7 @@ fn no_color_shows_boundaries_with_bars() {
 fn colour_themes_alternate_token_backgrounds() {
     for theme in [ThemeKind::Default, ThemeKind::Projector] {
         let mut app = after_first_step(80, 24);
-        app.theme = theme;
+        app.screen.theme = theme;
         let terminal = render(&app);
         let buf = terminal.backend().buffer();
         // "The" starts at (1, 1) inside the border, " capital" right after it.
@@ -257,7 +259,7 @@ fn colour_themes_alternate_token_backgrounds() {
 #[test]
 fn projector_theme_80x24() {
     let mut app = after_first_step(80, 24);
-    app.theme = ThemeKind::Projector;
+    app.screen.theme = ThemeKind::Projector;
     insta::assert_snapshot!(screen(&app));
 }
 
@@ -293,7 +295,7 @@ fn special_newline_and_byte_tokens() {
         })
         .collect();
     view.prompt_len = view.tokens.len();
-    app.chat = true;
+    app.prompt.chat = true;
     app.update(Msg::Engine(Event::Synced(view)));
     for (pos, text, p) in [(12, "Paris", 0.61), (13, " ", 0.2), (14, "<E2 9C>", 0.04)] {
         keys(&mut app, " ");

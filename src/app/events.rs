@@ -1,11 +1,13 @@
-//! Folding the engine's replies (`Event`s) into the app: loaded, synced, stepped, search hits, failures.
+//! Folding the engine's replies (`Event`s) into the app: loaded, progress, synced, stepped, search hits,
+//! failures. A closing event (see `protocol`) frees the app for the next command.
 
 use super::keymap::Mode;
 use super::{App, Busy};
-use crate::protocol::{Command, Event, StepReport, TokenKind};
+use crate::protocol::{Command, Event, Failure, TokenKind};
 
 impl App {
     pub(super) fn on_event(&mut self, event: Event) -> Vec<Command> {
+        let closing = event.is_closing();
         match event {
             Event::Loading(what) => self.busy = Busy::Loading(what),
             Event::Loaded(info) => {
@@ -13,81 +15,97 @@ impl App {
                 self.model = Some(info);
                 self.busy = Busy::Idle;
                 let cmd = Command::Prefill {
-                    prompt: self.prompt.clone(),
-                    chat: self.chat,
+                    prompt: self.prompt.text.clone(),
+                    chat: self.prompt.chat,
                 };
-                return self.request(cmd, "prefilling");
+                return self.request(cmd, "reading the prompt");
+            }
+            Event::Prefilling { done, total } => {
+                let since_ms = match self.busy {
+                    Busy::Reading { since_ms, .. } => since_ms,
+                    _ => self.now_ms,
+                };
+                self.busy = Busy::Reading {
+                    done,
+                    total,
+                    since_ms,
+                };
+            }
+            Event::Forcing { done, total } => {
+                self.busy = Busy::Working(format!("teacher-forcing: {done} of {total} tokens"))
             }
             Event::Synced(view) => {
-                if !self.settings_dirty {
-                    self.settings = view.settings.clone();
+                if !self.sampler.dirty {
+                    self.sampler.settings = view.settings.clone();
                 }
-                self.kv_cache = view.last_pass.kv_cache_on;
-                let still_last =
-                    self.last_step.as_ref().map(|s| &s.committed) == view.tokens.last();
-                if !still_last {
-                    self.last_step = None;
-                }
-                self.selected = self
-                    .selected
+                let sel = &mut self.selection;
+                sel.candidate = sel
+                    .candidate
                     .min(view.next.candidates.len().saturating_sub(1));
-                self.branch_selected = self
-                    .branch_selected
-                    .min(view.branches.len().saturating_sub(1));
-                self.layer = self.layer.min(view.attention.n_layer.saturating_sub(1));
+                sel.branch = sel.branch.min(view.branches.len().saturating_sub(1));
+                self.focus.layer = self
+                    .focus
+                    .layer
+                    .min(view.attention.n_layer.saturating_sub(1));
                 self.session = Some(view);
-                return self.finish();
+                self.screen.scroll_back = 0;
             }
             Event::Stepped(report) => {
-                self.fold_step(report);
-                return self.finish();
+                if let Some(s) = self.session.as_mut() {
+                    s.apply(&report);
+                }
+                self.past_end_confirmed = false;
+                // A new token is what the user wants to see: back to the newest line.
+                self.screen.scroll_back = 0;
+                if self.autoplay.on && report.committed.token.kind == TokenKind::Special {
+                    self.autoplay.on = false;
+                    self.say(format!(
+                        "autoplay stopped at {}",
+                        report.committed.token.text
+                    ));
+                }
+                self.selection.candidate = 0;
+            }
+            Event::Tokenized { text, tokens } => {
+                if self.mode == Mode::ForceText && text == self.input.text {
+                    self.input.preview = tokens;
+                }
+                return vec![];
             }
             Event::SearchResults { query, hits } => {
-                if self.mode == Mode::Search && query == self.input {
-                    self.search_hits = hits;
-                    self.search_selected = 0;
+                if self.mode == Mode::Search && query == self.input.text {
+                    self.input.hits = hits;
+                    self.input.selected = 0;
                 }
+                // A search is not a request: it never held the app busy.
+                return vec![];
             }
-            Event::Failed(reason) => {
-                if matches!(self.busy, Busy::Loading(_)) {
-                    self.say_error(format!("could not load the model: {reason}"));
-                } else {
-                    self.say_error(reason);
+            Event::Failed { what, reason } => {
+                self.say_error(format!("{}: {reason}", what.headline()));
+                self.autoplay.on = false;
+                self.queued_steps = 0;
+                if what == Failure::Search {
+                    return vec![];
                 }
-                self.busy = Busy::Idle;
-                self.autoplay = false;
-                self.settings_dirty = false;
+                self.sampler.dirty = false;
             }
+        }
+        if closing {
+            return self.finish();
         }
         vec![]
     }
 
-    /// Adds one step's report to the session copy, as if the engine had sent a whole new view.
-    fn fold_step(&mut self, report: StepReport) {
-        if let Some(s) = self.session.as_mut() {
-            s.tokens.truncate(report.committed.position);
-            s.tokens.push(report.committed.clone());
-            s.next = report.next.clone();
-            s.attention = report.attention.clone();
-            s.last_pass = report.pass.clone();
-            s.decode_ms.push(report.pass.ms);
-        }
-        if self.autoplay && report.committed.token.kind == TokenKind::Special {
-            self.autoplay = false;
-            self.say(format!(
-                "autoplay stopped at {}",
-                report.committed.token.text
-            ));
-        }
-        self.selected = 0;
-        self.last_step = Some(report);
-    }
-
-    /// A reply arrived: the engine is free. A settings change that waited is sent now.
+    /// A closing reply arrived: the engine is free. A settings change that waited is sent now, then a
+    /// queued step.
     fn finish(&mut self) -> Vec<Command> {
         self.busy = Busy::Idle;
-        if self.settings_dirty {
+        if self.sampler.dirty {
             return self.send_settings();
+        }
+        if self.queued_steps > 0 {
+            self.queued_steps -= 1;
+            return self.step();
         }
         vec![]
     }

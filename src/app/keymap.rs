@@ -14,6 +14,10 @@ pub enum Key {
     Down,
     Left,
     Right,
+    PageUp,
+    PageDown,
+    Home,
+    End,
 }
 
 /// What the screen is doing; decides which bindings are live.
@@ -83,6 +87,10 @@ pub enum Action {
     OpenSearch,
     OpenForceText,
     Rewind,
+    /// Rewind to where the current path last forked from another branch.
+    RewindToFork,
+    /// Stop reading a long prompt.
+    Cancel,
     OpenBranches,
     OpenSampler,
     ToggleChain,
@@ -95,6 +103,11 @@ pub enum Action {
     OpenPrompt,
     ToggleChat,
     ToggleHelp,
+    /// Transcript: a page back, a page forward, the start, the newest line.
+    ScrollUp,
+    ScrollDown,
+    ScrollTop,
+    ScrollBottom,
     /// Leave the current panel or text input.
     Close,
     /// Submit the text being typed.
@@ -146,6 +159,7 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Normal), &[P(K::Char('/'))], A::OpenSearch, "search the vocabulary"),
     b(In(M::Normal), &[P(K::Char('i'))], A::OpenForceText, "type text to force"),
     b(In(M::Normal), &[P(K::Char('u')), P(K::Backspace)], A::Rewind, "rewind one token"),
+    b(In(M::Normal), &[P(K::Char('U'))], A::RewindToFork, "rewind to the last fork"),
     b(In(M::Normal), &[P(K::Char('b'))], A::OpenBranches, "branches: switch path"),
     b(In(M::Normal), &[P(K::Char('s'))], A::OpenSampler, "sampler settings"),
     b(In(M::Normal), &[P(K::Char('t'))], A::ToggleChain, "sampler chain stage by stage"),
@@ -157,10 +171,17 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Normal), &[P(K::Tab)], A::NextPanel, "attention ⇄ timing panel"),
     b(In(M::Normal), &[P(K::Char('p'))], A::OpenPrompt, "edit prompt, prefill again"),
     b(In(M::Normal), &[P(K::Char('c'))], A::ToggleChat, "chat template on/off"),
+    b(In(M::Normal), &[P(K::PageUp)], A::ScrollUp, "transcript: a page back (or the mouse wheel)"),
+    b(In(M::Normal), &[P(K::PageDown)], A::ScrollDown, "transcript: a page forward"),
+    b(In(M::Normal), &[P(K::Home)], A::ScrollTop, "transcript: the start"),
+    b(In(M::Normal), &[P(K::End)], A::ScrollBottom, "transcript: the newest line"),
     b(In(M::Normal), &[P(K::Char('?'))], A::ToggleHelp, "this help"),
     b(In(M::Normal), &[P(K::Char('q'))], A::Quit, "quit"),
+    b(In(M::Normal), &[P(K::Esc)], A::Cancel, "stop reading a long prompt"),
     // Help overlay.
     b(In(M::Help), &[P(K::Char('?')), P(K::Esc), P(K::Char('q'))], A::Close, "close help"),
+    b(In(M::Help), &[P(K::Down), P(K::Char('j'))], A::Down, "scroll down"),
+    b(In(M::Help), &[P(K::Up), P(K::Char('k'))], A::Up, "scroll up"),
     // Text inputs: characters are typed; these keys are special.
     b(In(M::Search), &[P(K::Enter)], A::Submit, "force the selected hit"),
     b(In(M::Search), &[P(K::Up)], A::Up, "previous hit"),
@@ -221,6 +242,10 @@ impl Key {
             Key::Down => "↓".into(),
             Key::Left => "←".into(),
             Key::Right => "→".into(),
+            Key::PageUp => "pgup".into(),
+            Key::PageDown => "pgdn".into(),
+            Key::Home => "home".into(),
+            Key::End => "end".into(),
         }
     }
 }
@@ -255,10 +280,28 @@ pub fn bindings(mode: Mode) -> impl Iterator<Item = &'static Binding> {
     KEYMAP.iter().filter(move |b| b.scope == Scope::In(mode))
 }
 
-/// The first key bound to `action` in `mode`, as shown on screen (for hint lines).
-pub fn key_for(mode: Mode, action: Action) -> Option<String> {
+/// Every key bound to `action` in `mode`, as shown on screen, in table order.
+pub fn keys_for(mode: Mode, action: Action) -> Vec<String> {
     bindings(mode)
         .find(|b| b.action == action)
-        .and_then(|b| b.keys.first())
-        .map(|p| p.label())
+        .map(|b| b.keys.iter().map(|p| p.label()).collect())
+        .unwrap_or_default()
+}
+
+/// The first key bound to `action` in `mode`, as shown on screen (for hint lines).
+pub fn key_for(mode: Mode, action: Action) -> Option<String> {
+    keys_for(mode, action).into_iter().next()
+}
+
+/// The first key of each action, joined by spaces: one hint for a pair such as previous/next layer
+/// ("[ ]"). An action with no key is left out.
+pub fn pair_hint(mode: Mode, actions: [Action; 2]) -> String {
+    let keys: Vec<String> = actions.iter().filter_map(|&a| key_for(mode, a)).collect();
+    keys.join(" ")
+}
+
+/// The first key of `action` in `mode` for a hint line the view writes around it ("t: chain"); empty
+/// if the action has no key there (`tests/keymap.rs` checks that every hint's action has one).
+pub fn hint_key(mode: Mode, action: Action) -> String {
+    key_for(mode, action).unwrap_or_default()
 }

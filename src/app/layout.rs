@@ -26,7 +26,7 @@ pub const CHAIN_HEADER: u16 = 2;
 
 impl Areas {
     pub fn compute(app: &App) -> Areas {
-        let screen = Rect::new(0, 0, app.width, app.height);
+        let screen = Rect::new(0, 0, app.screen.width, app.screen.height);
         let [body, status] =
             Layout::vertical([Constraint::Fill(1), Constraint::Length(2)]).areas(screen);
         if app.is_wide() {
@@ -50,8 +50,8 @@ impl Areas {
             let [distribution, side] =
                 Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(lower);
             // The sampler chain needs a column per stage: it takes the whole width.
-            let (distribution, attention, timing) = match app.side {
-                _ if app.show_chain => (lower, None, None),
+            let (distribution, attention, timing) = match app.screen.side {
+                _ if app.screen.show_chain => (lower, None, None),
                 super::SidePanel::Attention => (distribution, Some(side), None),
                 super::SidePanel::Timing => (distribution, None, Some(side)),
             };
@@ -80,7 +80,7 @@ pub fn candidate_rows(distribution: Rect, show_chain: bool) -> Rect {
 
 /// The candidate under a click, if any.
 pub fn candidate_at(app: &App, column: u16, row: u16) -> Option<usize> {
-    let rows = candidate_rows(Areas::compute(app).distribution, app.show_chain);
+    let rows = candidate_rows(Areas::compute(app).distribution, app.screen.show_chain);
     let inside = column >= rows.x
         && column < rows.x + rows.width
         && row >= rows.y

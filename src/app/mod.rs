@@ -16,14 +16,16 @@
 mod events;
 pub mod keymap;
 pub mod layout;
+mod requests;
 pub mod sampler_panel;
+pub mod state;
+mod text;
 mod update;
 
 pub use keymap::{Action, Key, Mode};
+pub use state::{Autoplay, Focus, PromptState, SamplerPanel, Screen, Selection, TextInput};
 
-use crate::protocol::{
-    Candidate, Event, ModelInfo, SamplerSettings, SessionView, StepReport, TokenRecord,
-};
+use crate::protocol::{Candidate, Event, ModelInfo, SamplerSettings, SessionView, TokenRecord};
 
 /// Everything that can happen to the app.
 // `Engine` carries a whole report; messages are handled one at a time, so boxing would only add noise.
@@ -47,6 +49,10 @@ pub enum Msg {
     Engine(Event),
     /// Text pasted into the terminal (bracketed paste): typed into the input box in one go.
     Paste(String),
+    /// The mouse wheel turned: `up` scrolls the transcript back.
+    Wheel {
+        up: bool,
+    },
 }
 
 /// Which colours the views use.
@@ -79,8 +85,51 @@ pub enum Busy {
     Idle,
     /// Loading the model, with the engine's last progress line.
     Loading(String),
-    /// A command is in flight; the label says which ("prefilling", "stepping", ...).
-    Working(&'static str),
+    /// A command is in flight; the label says which ("stepping", "teacher-forcing: 2 of 5 tokens").
+    Working(String),
+    /// A prompt is being read: `done` of `total` tokens, since `since_ms` (the clock of `Msg::Tick`).
+    Reading {
+        done: usize,
+        total: usize,
+        since_ms: u64,
+    },
+}
+
+impl Busy {
+    /// What the spinner says, with progress and an estimate of the time left while a prompt is read.
+    pub fn label(&self, now_ms: u64) -> String {
+        match self {
+            Busy::Idle => String::new(),
+            Busy::Loading(what) => format!("loading: {what}"),
+            Busy::Working(what) => what.clone(),
+            Busy::Reading {
+                done,
+                total,
+                since_ms,
+            } => {
+                let mut s = format!("reading the prompt: {done} of {total} tokens");
+                let elapsed = now_ms.saturating_sub(*since_ms);
+                if *done > 0 && elapsed >= 1000 {
+                    // Later chunks attend over more keys, so this is a lower bound.
+                    let left = elapsed as f64 * (*total - *done) as f64 / *done as f64;
+                    s += &format!(", at least {} left", duration(left));
+                }
+                s
+            }
+        }
+    }
+}
+
+/// A duration for people: "850 ms", "12 s", "3 min 20 s".
+pub fn duration(ms: f64) -> String {
+    match ms {
+        ms if ms < 1000.0 => format!("{ms:.0} ms"),
+        ms if ms < 60_000.0 => format!("{:.0} s", ms / 1000.0),
+        ms => {
+            let s = (ms / 1000.0).round() as u64;
+            format!("{} min {} s", s / 60, s % 60)
+        }
+    }
 }
 
 /// A line for the status bar.
@@ -105,7 +154,6 @@ pub struct AppConfig {
     pub chat: bool,
     pub theme: ThemeKind,
     pub settings: SamplerSettings,
-    pub kv_cache: bool,
     pub width: u16,
     pub height: u16,
 }
@@ -113,41 +161,26 @@ pub struct AppConfig {
 /// The whole state of the TUI. Views read it; only `update` changes it.
 #[derive(Debug, Clone)]
 pub struct App {
+    /// The loaded model, once the engine says so.
     pub model: Option<ModelInfo>,
     /// The session as the engine last described it, with each `Stepped` report folded in.
     pub session: Option<SessionView>,
-    /// The latest step, for the distribution the last token was chosen from.
-    pub last_step: Option<StepReport>,
-    pub mode: Mode,
-    /// Index into the current candidates of the highlighted row.
-    pub selected: usize,
-    pub layer: usize,
-    pub head: HeadSel,
-    pub side: SidePanel,
-    /// Show the sampler chain stage by stage instead of bars.
-    pub show_chain: bool,
-    /// Text being typed in a text-input mode.
-    pub input: String,
-    pub search_hits: Vec<Candidate>,
-    pub search_selected: usize,
-    /// Sampler settings as the user set them (sent to the engine on every change).
-    pub settings: SamplerSettings,
-    pub sampler_field: usize,
-    /// A settings change waits here while a command is in flight; it is sent when the reply comes.
-    pub settings_dirty: bool,
-    pub branch_selected: usize,
-    pub autoplay: bool,
-    /// Index into [`AUTOPLAY_INTERVALS_MS`].
-    pub speed: usize,
-    pub last_auto_ms: u64,
     pub busy: Busy,
+    pub mode: Mode,
+    pub screen: Screen,
+    pub focus: Focus,
+    pub selection: Selection,
+    pub input: TextInput,
+    pub sampler: SamplerPanel,
+    pub autoplay: Autoplay,
+    pub prompt: PromptState,
+    /// The user has been told the model ended its turn; the next step press goes past it.
+    pub past_end_confirmed: bool,
+    /// Step presses waiting for the step in flight (see `requests.rs`).
+    pub queued_steps: usize,
+    /// An action that would drop work, said once and waiting for the same key again to confirm.
+    pub confirm: Option<Action>,
     pub status: Option<StatusLine>,
-    pub theme: ThemeKind,
-    pub prompt: String,
-    pub chat: bool,
-    pub kv_cache: bool,
-    pub width: u16,
-    pub height: u16,
     pub now_ms: u64,
     pub quit: bool,
 }
@@ -157,34 +190,51 @@ impl App {
         Self {
             model: None,
             session: None,
-            last_step: None,
-            mode: Mode::Normal,
-            selected: 0,
-            layer: 0,
-            head: HeadSel::Mean,
-            side: SidePanel::Attention,
-            show_chain: false,
-            input: String::new(),
-            search_hits: Vec::new(),
-            search_selected: 0,
-            settings: config.settings,
-            sampler_field: 0,
-            settings_dirty: false,
-            branch_selected: 0,
-            autoplay: false,
-            speed: 2,
-            last_auto_ms: 0,
             busy: Busy::Loading("starting the engine".into()),
+            mode: Mode::Normal,
+            screen: Screen {
+                width: config.width,
+                height: config.height,
+                theme: config.theme,
+                side: SidePanel::Attention,
+                show_chain: false,
+                scroll_back: 0,
+                help_scroll: 0,
+            },
+            focus: Focus {
+                layer: 0,
+                head: HeadSel::Mean,
+            },
+            selection: Selection::default(),
+            input: TextInput::default(),
+            sampler: SamplerPanel {
+                settings: config.settings,
+                field: 0,
+                dirty: false,
+            },
+            autoplay: Autoplay {
+                on: false,
+                speed: 2,
+                last_ms: 0,
+            },
+            prompt: PromptState {
+                text: config.prompt,
+                chat: config.chat,
+            },
+            past_end_confirmed: false,
+            queued_steps: 0,
+            confirm: None,
             status: None,
-            theme: config.theme,
-            prompt: config.prompt,
-            chat: config.chat,
-            kv_cache: config.kv_cache,
-            width: config.width,
-            height: config.height,
             now_ms: 0,
             quit: false,
         }
+    }
+
+    /// Whether the KV cache is on, as the engine last said (on until a session says otherwise).
+    pub fn kv_cache_on(&self) -> bool {
+        self.session
+            .as_ref()
+            .is_none_or(|s| s.last_pass.kv_cache_on)
     }
 
     pub fn is_busy(&self) -> bool {
@@ -192,12 +242,12 @@ impl App {
     }
 
     pub fn too_small(&self) -> bool {
-        self.width < MIN_WIDTH || self.height < MIN_HEIGHT
+        self.screen.width < MIN_WIDTH || self.screen.height < MIN_HEIGHT
     }
 
     /// Wide layout: every panel at once.
     pub fn is_wide(&self) -> bool {
-        self.width >= 120 && self.height >= 32
+        self.screen.width >= 120 && self.screen.height >= 32
     }
 
     /// The candidates of the next-token distribution (empty before the first prefill).
@@ -229,8 +279,27 @@ impl App {
         (s.tokens.len() > s.prompt_len).then(|| s.tokens.last())?
     }
 
+    /// The end-of-sequence token the current path ends with, if the model has just ended its turn.
+    pub fn ended_with(&self) -> Option<&str> {
+        let last = self.last_generated()?;
+        let eos = &self.model.as_ref()?.eos_ids;
+        eos.contains(&last.token.id)
+            .then_some(last.token.text.as_str())
+    }
+
+    /// Where the current path last forked from another branch (the position of the first token that
+    /// differs), if it ever did, and there is something after it to rewind.
+    pub fn last_fork(&self) -> Option<usize> {
+        let s = self.session.as_ref()?;
+        s.branches
+            .iter()
+            .filter(|b| !b.current && b.fork_position < s.tokens.len())
+            .map(|b| b.fork_position.max(s.prompt_len))
+            .max()
+    }
+
     pub fn autoplay_interval_ms(&self) -> u64 {
-        AUTOPLAY_INTERVALS_MS[self.speed]
+        AUTOPLAY_INTERVALS_MS[self.autoplay.speed]
     }
 
     /// "2/s", "max" … for the status bar.

@@ -96,7 +96,7 @@ impl KvCache {
         v: &[f32],
     ) -> Result<KvView<'_>> {
         let row = self.row();
-        if k.len() != v.len() || k.len() % row != 0 {
+        if k.len() != v.len() || !k.len().is_multiple_of(row) {
             candle_core::bail!(
                 "KV append: {} keys, {} values, rows of {row}",
                 k.len(),

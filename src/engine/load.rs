@@ -47,11 +47,7 @@ pub fn load_session(
     let model = Model::load(&mut g, load.matmul)?;
     let chat_template = super::chat::chat_template(&g);
     let c = &model.config;
-    let name = g.get_string("general.name").unwrap_or_else(|| {
-        path.file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    });
+    let name = display_name(&g, path);
     let info = ModelInfo {
         name,
         path: path.display().to_string(),
@@ -68,11 +64,70 @@ pub fn load_session(
         eos_ids: vocab.eos_ids().to_vec(),
         load_ms: 0.0,
     };
-    let mut session = Session::new(model, vocab, settings, opts);
-    session.chat_template = chat_template;
+    let session = Session::new(model, vocab, chat_template, settings, opts);
     let info = ModelInfo {
         load_ms: start.elapsed().as_secs_f64() * 1e3,
         ..info
     };
     Ok((session, info))
+}
+
+/// ggml's `general.file_type` numbers for the weight types people share.
+const FILE_TYPES: &[(u32, &str)] = &[
+    (0, "F32"),
+    (1, "F16"),
+    (2, "Q4_0"),
+    (3, "Q4_1"),
+    (7, "Q8_0"),
+    (8, "Q5_0"),
+    (9, "Q5_1"),
+    (10, "Q2_K"),
+    (11, "Q3_K_S"),
+    (12, "Q3_K_M"),
+    (13, "Q3_K_L"),
+    (14, "Q4_K_S"),
+    (15, "Q4_K_M"),
+    (16, "Q5_K_S"),
+    (17, "Q5_K_M"),
+    (18, "Q6_K"),
+    (32, "BF16"),
+];
+
+/// A name a class can read: "SmolLM2 135M Instruct · Q4_1". The file name usually has the right
+/// casing and the variant (`general.basename` is often lower case, and `general.name` can be a training
+/// run's label); the metadata is the fallback when the file name does not name the model.
+pub fn display_name(g: &GgufFile, path: &Path) -> String {
+    let quant = g
+        .get_u32("general.file_type")
+        .and_then(|t| FILE_TYPES.iter().find(|(n, _)| *n == t))
+        .map(|(_, name)| *name);
+    let mut stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Some(q) = quant {
+        if stem.to_ascii_uppercase().ends_with(q) {
+            stem.truncate(stem.len() - q.len());
+        }
+    }
+    let stem = stem
+        .replace(['-', '_', '.'], " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let squash = |s: &str| s.to_lowercase().replace([' ', '-', '_'], "");
+    let basename = g.get_string("general.basename");
+    let model = match basename {
+        Some(b) if squash(&stem).contains(&squash(&b)) => stem,
+        Some(b) => [Some(b), g.get_string("general.size_label")]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" "),
+        None => g.get_string("general.name").unwrap_or(stem),
+    };
+    match quant {
+        Some(q) => format!("{model} · {q}"),
+        None => model,
+    }
 }

@@ -1,13 +1,17 @@
-//! The engine thread: loads the model, owns the session, and turns each `Command` into `Event`s.
-//! It never panics out: a failure (or a caught panic) becomes `Event::Failed` and the session goes on.
+//! The engine thread: loads the model, owns the session, and turns each `Command` into `Event`s by the
+//! rule of one reply (`protocol`). It never panics out: a failure, or a caught panic, becomes
+//! `Event::Failed`, the session stays as it was, and the thread goes on.
 
 use super::linear::MatmulPath;
 use super::load::{load_session, LoadOptions};
+use super::panic_text;
 use super::session::{Choice, Session, SessionOptions};
-use crate::protocol::{Command, Event, SamplerSettings};
+use crate::protocol::{Command, Event, Failure, SamplerSettings};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// What the engine thread needs to start.
@@ -23,43 +27,74 @@ pub struct EngineConfig {
     pub kv_cache: bool,
 }
 
-/// The UI's ends of the two channels.
+/// The front end's hold on the engine thread: where commands go, the cancel flag, and the thread to
+/// join on quit.
 pub struct EngineHandle {
     pub cmd_tx: Sender<Command>,
-    pub event_rx: Receiver<Event>,
-    pub join: JoinHandle<()>,
+    cancel: Arc<AtomicBool>,
+    join: JoinHandle<()>,
 }
 
-/// Starts the engine thread. It answers `Loaded` or `Failed` first, then serves commands until `Quit` or
-/// until the UI drops its sender.
-pub fn spawn(config: EngineConfig) -> EngineHandle {
+impl EngineHandle {
+    /// Sends a command; `Command::Cancel` raises the cancel flag instead of waiting in the queue.
+    pub fn send(&self, cmd: Command) -> Result<(), std::sync::mpsc::SendError<Command>> {
+        if cmd == Command::Cancel {
+            self.cancel.store(true, Ordering::Relaxed);
+            return Ok(());
+        }
+        self.cmd_tx.send(cmd)
+    }
+
+    /// Asks the engine to stop and waits for it (it finishes the command in hand first).
+    pub fn quit(self) {
+        let _ = self.cmd_tx.send(Command::Quit);
+        let _ = self.join.join();
+    }
+}
+
+/// Starts the engine thread. Every event goes straight to `sink`, on the engine thread (the TUI's sink
+/// sends it on the UI's own channel, so there is no forwarding thread). It answers `Loaded` or `Failed`
+/// first, then serves commands until `Quit` or until the front end drops its sender.
+pub fn spawn(config: EngineConfig, sink: impl Fn(Event) + Send + 'static) -> EngineHandle {
     let (cmd_tx, cmd_rx) = std::sync::mpsc::channel::<Command>();
-    let (event_tx, event_rx) = std::sync::mpsc::channel::<Event>();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
     let join = std::thread::Builder::new()
         .name("engine".into())
-        .spawn(move || run(config, cmd_rx, event_tx))
+        .spawn(move || run(config, cmd_rx, &flag, &sink))
         .expect("spawn engine thread");
     EngineHandle {
         cmd_tx,
-        event_rx,
+        cancel,
         join,
     }
 }
 
-fn run(config: EngineConfig, cmd_rx: Receiver<Command>, event_tx: Sender<Event>) {
+fn run(config: EngineConfig, cmd_rx: Receiver<Command>, cancel: &AtomicBool, send: &dyn Fn(Event)) {
+    let Some(mut session) = load(&config, send) else {
+        return;
+    };
+    while let Ok(cmd) = cmd_rx.recv() {
+        if cmd == Command::Quit {
+            break;
+        }
+        serve(&mut session, cmd, cancel, send);
+    }
+}
+
+fn load(config: &EngineConfig, send: &dyn Fn(Event)) -> Option<Session> {
     let opts = SessionOptions {
         top_k_shown: config.top_k_shown,
         attention_window: config.attention_window,
         kv_cache: config.kv_cache,
+        ..SessionOptions::default()
     };
     let load = LoadOptions {
         tokenizer_json: config.tokenizer_path.as_deref(),
         matmul: MatmulPath::Fast,
     };
     let loaded = catch_unwind(AssertUnwindSafe(|| {
-        let mut progress = |what: &str| {
-            let _ = event_tx.send(Event::Loading(what.to_string()));
-        };
+        let mut progress = |what: &str| send(Event::Loading(what.to_string()));
         load_session(
             &config.model_path,
             &load,
@@ -68,97 +103,91 @@ fn run(config: EngineConfig, cmd_rx: Receiver<Command>, event_tx: Sender<Event>)
             &mut progress,
         )
     }));
-    let mut session = match loaded {
+    let reason = match loaded {
         Ok(Ok((session, info))) => {
-            let _ = event_tx.send(Event::Loaded(info));
-            session
+            send(Event::Loaded(info));
+            return Some(session);
         }
-        Ok(Err(e)) => {
-            let _ = event_tx.send(Event::Failed(e.to_string()));
-            return;
-        }
-        Err(panic) => {
-            let _ = event_tx.send(Event::Failed(format!(
-                "internal error while loading: {}",
-                panic_text(&panic)
-            )));
-            return;
-        }
+        Ok(Err(e)) => e.to_string(),
+        Err(panic) => format!("internal error: {}", panic_text(&panic)),
     };
-    while let Ok(cmd) = cmd_rx.recv() {
-        if cmd == Command::Quit {
-            break;
-        }
-        let send = |e: Event| {
-            let _ = event_tx.send(e);
-        };
-        match catch_unwind(AssertUnwindSafe(|| handle(&mut session, cmd, &send))) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => send(Event::Failed(e.to_string())),
-            Err(panic) => send(Event::Failed(format!(
-                "internal error: {}",
-                panic_text(&panic)
-            ))),
-        }
-    }
+    send(Event::Failed {
+        what: Failure::Load,
+        reason,
+    });
+    None
 }
 
-/// Carries out one command, sending its events as they happen (typed text sends one `Stepped` per token).
-pub fn handle(session: &mut Session, cmd: Command, send: &dyn Fn(Event)) -> anyhow::Result<()> {
-    match cmd {
+/// Carries out one command and sends its events: any progress, then exactly one closing event. A
+/// prefill stops between chunks once `cancel` is raised (it is lowered when the prefill starts).
+pub fn serve(session: &mut Session, cmd: Command, cancel: &AtomicBool, send: &dyn Fn(Event)) {
+    if matches!(cmd, Command::Quit | Command::Cancel) {
+        return;
+    }
+    let what = Failure::of(&cmd);
+    let result = catch_unwind(AssertUnwindSafe(|| handle(session, cmd, cancel, send)));
+    let reason = match result {
+        Ok(Ok(closing)) => return send(closing),
+        Ok(Err(e)) => e.to_string(),
+        Err(panic) => format!("internal error: {}", panic_text(&panic)),
+    };
+    send(Event::Failed { what, reason });
+}
+
+/// One command: sends progress events through `send` and returns the closing event.
+fn handle(
+    session: &mut Session,
+    cmd: Command,
+    cancel: &AtomicBool,
+    send: &dyn Fn(Event),
+) -> anyhow::Result<Event> {
+    Ok(match cmd {
         Command::Prefill { prompt, chat } => {
-            send(Event::Loading(if chat {
-                "reading the chat prompt".into()
-            } else {
-                "reading the prompt".into()
-            }));
-            session.prefill_text(&prompt, chat)?;
-            send(Event::Synced(session.view()?));
+            let ids = session.prompt_ids(&prompt, chat)?;
+            cancel.store(false, Ordering::Relaxed);
+            let total = ids.len();
+            send(Event::Prefilling { done: 0, total });
+            session.prefill_ids_with(&ids, &mut |done, total| {
+                if done < total {
+                    send(Event::Prefilling { done, total });
+                }
+                !cancel.load(Ordering::Relaxed)
+            })?;
+            Event::Synced(session.view()?)
         }
-        Command::Step => send(Event::Stepped(session.step(Choice::Sample)?)),
-        Command::Force { token_id } => send(Event::Stepped(session.step(Choice::Force(token_id))?)),
+        Command::Step => Event::Stepped(session.step(Choice::Sample)?),
+        Command::Force { token_id } => Event::Stepped(session.step(Choice::Force(token_id))?),
         Command::ForceText { text } => {
-            let ids = session.vocab.encode(&text)?;
-            if ids.is_empty() {
-                anyhow::bail!("nothing to force: the text is empty");
-            }
-            for id in ids {
-                send(Event::Stepped(session.step(Choice::Force(id))?));
-            }
+            session.force_text(&text, &mut |_, done, total| {
+                send(Event::Forcing { done, total })
+            })?;
+            Event::Synced(session.view()?)
         }
         Command::Rewind { n } => {
             session.rewind(n)?;
-            send(Event::Synced(session.view()?));
+            Event::Synced(session.view()?)
         }
         Command::SwitchBranch { id } => {
             session.switch_branch(id)?;
-            send(Event::Synced(session.view()?));
+            Event::Synced(session.view()?)
         }
         Command::SetSampler(settings) => {
             session.set_settings(settings);
-            send(Event::Synced(session.view()?));
+            Event::Synced(session.view()?)
         }
         Command::SetKvCache { on } => {
-            session.set_kv_cache(on);
-            send(Event::Synced(session.view()?));
+            session.set_kv_cache(on)?;
+            Event::Synced(session.view()?)
         }
         Command::Search { query, limit } => {
-            let hits = session
-                .vocab
-                .search(&query, limit)
-                .into_iter()
-                .map(|id| session.candidate(id))
-                .collect::<Result<Vec<_>, _>>()?;
-            send(Event::SearchResults { query, hits });
+            let hits = session.search(&query, limit)?;
+            Event::SearchResults { query, hits }
         }
-        Command::Quit => {}
-    }
-    Ok(())
-}
-
-fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic".into())
+        Command::Tokenize { text } => {
+            let tokens = session.encode(&text)?;
+            let tokens = tokens.into_iter().map(|t| session.token_view(t)).collect();
+            Event::Tokenized { text, tokens }
+        }
+        Command::Cancel | Command::Quit => anyhow::bail!("not a command the engine answers"),
+    })
 }

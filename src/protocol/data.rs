@@ -1,8 +1,4 @@
-//! Plain data that crosses the channel between the engine thread and its front ends (TUI, trace, bench).
-//!
-//! Nothing here holds a tensor or a tokenizer: every value is owned, cloneable data, so `app/` and `ui/`
-//! can read it without knowing about candle. Commands go *to* the engine (imperative names), events come
-//! *from* it (past tense).
+//! The reports: plain, owned data describing tokens, distributions, attention, timings and the session.
 
 use serde::{Deserialize, Serialize};
 
@@ -74,6 +70,47 @@ impl Default for SamplerSettings {
             penalty_last_n: 64,
             seed: 42,
         }
+    }
+}
+
+impl SamplerSettings {
+    /// Checks every setting against its valid range, shared by the command line and the sampler panel.
+    /// The error names the setting as a flag would ("temperature 100 is out of range: ...").
+    pub fn validate(&self) -> Result<(), String> {
+        let checks: [(&str, f32, f32, f32, &str); 6] = [
+            ("temperature", self.temperature, 0.0, 5.0, "0 means greedy"),
+            ("top-p", self.top_p, 0.01, 1.0, "1 turns it off"),
+            ("min-p", self.min_p, 0.0, 0.99, "0 turns it off"),
+            (
+                "repeat-penalty",
+                self.repeat_penalty,
+                1.0,
+                3.0,
+                "1 turns it off",
+            ),
+            (
+                "frequency-penalty",
+                self.frequency_penalty,
+                -2.0,
+                2.0,
+                "0 turns it off",
+            ),
+            (
+                "presence-penalty",
+                self.presence_penalty,
+                -2.0,
+                2.0,
+                "0 turns it off",
+            ),
+        ];
+        for (name, value, lo, hi, note) in checks {
+            if !(lo..=hi).contains(&value) {
+                return Err(format!(
+                    "{name} {value} is out of range: use {lo} to {hi} ({note})"
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -153,8 +190,13 @@ pub struct AttentionWindow {
     pub n_layer: usize,
     pub n_head: usize,
     /// `weights[((layer * n_head + head) * len + row) * len + col]`; exactly 0 above the diagonal. Rows are
-    /// the real softmax rows restricted to the window, so they sum to at most 1.
+    /// the real softmax rows restricted to the window, so they sum to at most 1: the rest of each row's
+    /// weight falls on the `start` keys before the window.
     pub weights: Vec<f32>,
+    /// Each row's weight on the very first key (position 0), `first_key[(layer * n_head + head) * len +
+    /// row]`, also when it lies before the window: the first token is often an "attention sink" that
+    /// takes much of the weight, and hiding it would hide the most striking pattern.
+    pub first_key: Vec<f32>,
 }
 
 impl AttentionWindow {
@@ -165,6 +207,15 @@ impl AttentionWindow {
     pub fn mean_heads(&self, layer: usize, row: usize, col: usize) -> f32 {
         let s: f32 = (0..self.n_head).map(|h| self.get(layer, h, row, col)).sum();
         s / self.n_head as f32
+    }
+    /// Weight of one row on key 0.
+    pub fn first(&self, layer: usize, head: usize, row: usize) -> f32 {
+        self.first_key[(layer * self.n_head + head) * self.len + row]
+    }
+    /// Weight of one row on the keys before the window (key 0 included): what the window hides.
+    pub fn hidden(&self, layer: usize, head: usize, row: usize) -> f32 {
+        let shown: f32 = (0..self.len).map(|c| self.get(layer, head, row, c)).sum();
+        (1.0 - shown).max(0.0)
     }
 }
 
@@ -202,8 +253,8 @@ pub struct StepReport {
     pub pass: PassReport,
     pub next: Distribution,
     pub attention: AttentionWindow,
-    /// The branch list, when this step changed it (it created a fork or moved along one).
-    pub branches: Option<Vec<BranchInfo>>,
+    /// The branch list after the step (the current branch grows with every step).
+    pub branches: Vec<BranchInfo>,
 }
 
 /// One leaf of the branch tree, for the branch list.
@@ -216,12 +267,18 @@ pub struct BranchInfo {
     pub fork_position: usize,
     /// Mean log-prob of its generated tokens.
     pub mean_logprob: f32,
+    /// The last characters of the branch's text.
     pub preview: String,
+    /// The text just before the fork (shared with the current path), line breaks kept.
+    pub before_fork: String,
+    /// The branch's own text from the fork on (empty for the current path), line breaks kept.
+    pub after_fork: String,
     pub current: bool,
 }
 
 /// The whole visible state of the session after a change that is not a single step (prefill, rewind,
-/// branch switch, setting change). The UI replaces its copy.
+/// branch switch, setting change, teacher forcing). The UI replaces its copy; a single step is folded in
+/// with [`SessionView::apply`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionView {
     pub tokens: Vec<TokenRecord>,
@@ -230,8 +287,10 @@ pub struct SessionView {
     pub attention: AttentionWindow,
     pub last_pass: PassReport,
     pub prefill: PrefillReport,
-    /// ms of each decode pass along the current path, oldest first.
+    /// ms of each decode pass along the current path, oldest first, recorded at its step.
     pub decode_ms: Vec<f64>,
+    /// Whether the KV cache was on for each of those passes.
+    pub decode_kv: Vec<bool>,
     pub branches: Vec<BranchInfo>,
     pub settings: SamplerSettings,
 }
@@ -254,59 +313,4 @@ pub struct ModelInfo {
     /// Tokens that end a sequence (autoplay stops at them).
     pub eos_ids: Vec<u32>,
     pub load_ms: f64,
-}
-
-/// Sent to the engine thread.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Command {
-    /// Tokenise and prefill a new prompt; `chat` wraps it in the model's chat template.
-    Prefill {
-        prompt: String,
-        chat: bool,
-    },
-    /// Commit the sampler's planned token, then run the next forward pass.
-    Step,
-    /// Commit this token (a picked candidate or a search hit) as forced.
-    Force {
-        token_id: u32,
-    },
-    /// Tokenise the text and teacher-force each token in turn; answered by one `Synced`.
-    ForceText {
-        text: String,
-    },
-    /// Drop the last `n` generated tokens (never the prompt).
-    Rewind {
-        n: usize,
-    },
-    SwitchBranch {
-        id: usize,
-    },
-    /// Re-rank the current distribution with new settings. No forward pass.
-    SetSampler(SamplerSettings),
-    SetKvCache {
-        on: bool,
-    },
-    /// Vocabulary search for the `/` prompt.
-    Search {
-        query: String,
-        limit: usize,
-    },
-    Quit,
-}
-
-/// Sent from the engine thread.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Event {
-    /// Progress while loading ("reading weights", "building tokenizer").
-    Loading(String),
-    Loaded(ModelInfo),
-    /// A new prompt was read, a rewind or branch switch happened, or a setting changed.
-    Synced(SessionView),
-    Stepped(StepReport),
-    SearchResults {
-        query: String,
-        hits: Vec<Candidate>,
-    },
-    /// A command could not be carried out; the session is unchanged.
-    Failed(String),
 }

@@ -1,7 +1,10 @@
-//! The attention panel: the causal mask as a matrix (queries × keys) with real weights as a heat map.
+//! The attention panel: the causal mask as a matrix (queries × keys) with real weights as a heat map,
+//! what the drawn window leaves out, a legend, and what the newest token looks at most.
 
-use super::fmt::{fit, pct, quoted, visible};
-use super::theme::Theme;
+use super::attention_grid::{self as grid, Grid, GAP_MARK};
+use super::fmt::{fit, pct, quoted_token};
+use super::theme::{Theme, HEAT_BLANK};
+use crate::app::keymap::{pair_hint, Action, Mode};
 use crate::app::{App, HeadSel};
 use crate::protocol::{AttentionWindow, TokenRecord};
 use ratatui::layout::Rect;
@@ -11,47 +14,49 @@ use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let n_layer = app.n_layer();
-    let title = if n_layer == 0 {
-        " Attention ".to_string()
-    } else {
-        let which = match app.head {
-            HeadSel::Mean => "head mean".to_string(),
-            HeadSel::Head(h) => format!("head {}/{}", h + 1, app.n_head()),
-        };
-        format!(" Attention · layer {}/{n_layer} · {which} ", app.layer + 1)
-    };
+    let hint = format!(
+        " {} layer · {} head ",
+        pair_hint(Mode::Normal, [Action::PrevLayer, Action::NextLayer]),
+        pair_hint(Mode::Normal, [Action::PrevHead, Action::NextHead])
+    );
     let block = Block::bordered()
         .border_style(theme.border)
-        .title(Span::styled(title, theme.title))
-        .title_bottom(Line::styled(" [ ] layer · { } head ", theme.dim).right_aligned());
+        .title(Span::styled(title(app, area.width as usize), theme.title))
+        .title_bottom(Line::styled(hint, theme.dim).right_aligned());
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(session) = app.session.as_ref() else {
         return;
     };
-    let lines = matrix_lines(app, &session.attention, &session.tokens, inner, theme);
+    let lines = panel_lines(app, &session.attention, &session.tokens, inner, theme);
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-/// The weight shown for one cell: the chosen head, or the mean over heads.
-fn weight(app: &App, win: &AttentionWindow, row: usize, col: usize) -> f32 {
-    let layer = app.layer.min(win.n_layer.saturating_sub(1));
-    match app.head {
-        HeadSel::Mean => win.mean_heads(layer, row, col),
-        HeadSel::Head(h) => win.get(layer, h.min(win.n_head.saturating_sub(1)), row, col),
+/// " Attention · layer 1/2 · head mean ", or a shorter form when the border has no room for it.
+fn title(app: &App, width: usize) -> String {
+    let n_layer = app.n_layer();
+    if n_layer == 0 {
+        return " Attention ".into();
+    }
+    let layer = app.focus.layer + 1;
+    let (long, short) = match app.focus.head {
+        HeadSel::Mean => ("head mean".to_string(), "mean".to_string()),
+        HeadSel::Head(h) => (
+            format!("head {}/{}", h + 1, app.n_head()),
+            format!("h{}/{}", h + 1, app.n_head()),
+        ),
+    };
+    let long = format!(" Attention · layer {layer}/{n_layer} · {long} ");
+    if long.width() + 2 <= width {
+        long
+    } else {
+        format!(" Attention · L{layer}/{n_layer} · {short} ")
     }
 }
 
-fn label(tokens: &[TokenRecord], pos: usize) -> String {
-    tokens
-        .get(pos)
-        .map(|t| visible(&t.token.text).trim().to_string())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "␣".into())
-}
-
-fn matrix_lines(
+/// The matrix, a line on what it hides, the legend, and what the newest row looks at most. The last
+/// line always shows; the matrix gives up rows first.
+fn panel_lines(
     app: &App,
     win: &AttentionWindow,
     tokens: &[TokenRecord],
@@ -62,109 +67,104 @@ fn matrix_lines(
         return vec![Line::styled("no attention yet", theme.dim)];
     }
     let (width, height) = (area.width as usize, area.height as usize);
-    let label_w = (width / 5).clamp(5, 12);
-    let vertical_rows: usize = if height >= 16 { 3 } else { 2 };
-    let max_cols = width.saturating_sub(label_w + 1) / 2;
-    let n = win
-        .len
-        .min(max_cols)
-        .min(height.saturating_sub(vertical_rows + 1));
-    if n == 0 {
+    // A first fit to learn the cell size, which decides the legend; then the rows that are left.
+    let Some(probe) = Grid::fit(win, width, height) else {
         return vec![Line::styled("too small for the matrix", theme.dim)];
+    };
+    let legend = legend(probe.numbers, width, theme);
+    let hidden_lines = usize::from(probe.hidden > 0);
+    let reserved = legend.len() + hidden_lines + 1;
+    let Some(g) = Grid::fit(win, width, height.saturating_sub(reserved)) else {
+        return vec![top_attended(app, win, tokens, theme, width)];
+    };
+    let mut lines = grid::key_labels(&g, tokens, theme);
+    for r in g.first_row..g.len {
+        lines.push(grid::query_row(app, &g, win, tokens, r, theme));
     }
-    // Wider cells when there is room: from 4 columns on, each cell prints its weight in %.
-    let cell = (width.saturating_sub(label_w + 1) / n).clamp(2, 7);
-    let numbers = cell >= 4;
-    // The newest positions: the bottom-right corner of the window.
-    let first = win.len - n;
-    let mut lines = vec![];
-
-    if cell >= 5 {
-        // Key labels across, cut to the cell.
-        let mut s = " ".repeat(label_w + 1);
-        for c in first..win.len {
-            s.push_str(&format!(
-                "{:>w$}",
-                fit(&label(tokens, win.start + c), cell - 1),
-                w = cell
-            ));
-        }
-        lines.push(Line::styled(s, theme.text));
-    } else {
-        // Key labels written downwards, one character per row.
-        for r in 0..vertical_rows {
-            let mut s = " ".repeat(label_w + 1);
-            for c in first..win.len {
-                let ch = label(tokens, win.start + c).chars().nth(r).unwrap_or(' ');
-                let ch = if ch.to_string().width() == 1 { ch } else { '?' };
-                if numbers {
-                    s.push_str(&format!("{:>w$}", ch, w = cell));
-                } else {
-                    s.push_str(&format!("{:>w$} ", ch, w = cell - 1));
-                }
-            }
-            lines.push(Line::styled(s, if r == 0 { theme.text } else { theme.dim }));
-        }
+    if g.hidden > 0 {
+        lines.push(hidden_line(app, &g, win, width, theme));
     }
-
-    for r in first..win.len {
-        let newest = r == win.len - 1;
-        let name = fit(&label(tokens, win.start + r), label_w - 1);
-        let lab = format!(
-            "{}{name:>w$} ",
-            if newest { "▶" } else { " " },
-            w = label_w - 1
-        );
-        let mut spans = vec![Span::styled(
-            lab,
-            if newest { theme.newest } else { theme.text },
-        )];
-        for c in first..win.len {
-            // Every cell ends where its column label ends; glyph cells keep a gap column.
-            spans.push(if c > r && numbers {
-                Span::styled(format!("{:>w$}", "·", w = cell), theme.blocked)
-            } else if c > r {
-                Span::styled(format!("{:>w$} ", "·", w = cell - 1), theme.blocked)
-            } else if numbers {
-                let w = weight(app, win, r, c);
-                let text = format!("{:>w$}", (w * 100.0).round() as u32, w = cell - 1);
-                Span::styled(format!(" {text}"), theme.heat_cell(w))
-            } else {
-                let (glyph, style) = theme.heat(weight(app, win, r, c));
-                let g = glyph.chars().next().unwrap_or(' ');
-                let body: String = std::iter::repeat_n(g, cell.max(3) - 1).collect();
-                if cell >= 3 {
-                    Span::styled(format!("{body} "), style)
-                } else {
-                    Span::styled(format!("{g}{g}"), style)
-                }
-            });
-        }
-        lines.push(Line::from(spans));
-    }
-
-    lines.push(if numbers {
-        Line::from(vec![
-            Span::styled(" weights in %  ", theme.dim),
-            Span::styled("·", theme.blocked),
-            Span::styled(" = masked (future)", theme.dim),
-        ])
-    } else {
-        Line::from(vec![
-            Span::styled(" ░▒▓█", theme.heat(0.6).1),
-            Span::styled(" weight  ", theme.dim),
-            Span::styled("·", theme.blocked),
-            Span::styled(" = masked (future)", theme.dim),
-        ])
-    });
+    lines.extend(legend);
     if lines.len() + 2 <= height {
         lines.push(Line::default());
-        lines.push(top_attended(app, win, tokens, theme, width));
     }
+    lines.push(top_attended(app, win, tokens, theme, width));
     lines
 }
 
-/// "▶ " is" looks most at "The" 41% · …" for the newest row.
+/// What the gap hides, for the newest row: how many keys and how much of its weight.
+fn hidden_line(
+    app: &App,
+    g: &Grid,
+    win: &AttentionWindow,
+    width: usize,
+    theme: &Theme,
+) -> Line<'static> {
+    let w = pct(grid::hidden_weight(app, g, win, g.len - 1));
+    let n = g.hidden;
+    let keys = if n == 1 { "key" } else { "keys" };
+    // Behind the first key's column the hidden run starts at 1, else at 0.
+    let from = usize::from(g.sink);
+    let to = from + n - 1;
+    let mark = if g.sink {
+        format!("{GAP_MARK} ")
+    } else {
+        String::new()
+    };
+    let forms = [
+        format!(
+            "{mark}{n} older {keys} not drawn (positions {from}–{to}) get {w} of ▶'s attention"
+        ),
+        format!("{mark}{n} {keys} not drawn ({from}–{to}): {w} of ▶'s attention"),
+        format!("{mark}{n} {keys} hidden: {w} of row ▶"),
+    ];
+    let text = forms
+        .iter()
+        .find(|f| f.width() < width)
+        .unwrap_or(&forms[2]);
+    Line::styled(fit(&format!(" {text}"), width), theme.dim)
+}
+
+/// What the cells mean: numbers are weights in %, shades a heat scale where blank is below the first
+/// shade; `·` is the causal mask. Wrapped to `width` between items.
+fn legend(numbers: bool, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let mut items: Vec<Vec<Span<'static>>> = vec![];
+    if numbers {
+        items.push(vec![Span::styled("weights in %", theme.dim)]);
+    } else {
+        items.push(vec![
+            Span::styled("░▒▓█", theme.heat(0.6).1),
+            Span::styled(" weight", theme.dim),
+        ]);
+        items.push(vec![Span::styled(
+            format!("blank <{}", pct(HEAT_BLANK)),
+            theme.dim,
+        )]);
+    }
+    items.push(vec![
+        Span::styled("·", theme.blocked),
+        Span::styled(" masked (future)", theme.dim),
+    ]);
+    let mut lines = vec![];
+    let mut line: Vec<Span<'static>> = vec![];
+    let mut used = 0;
+    for item in items {
+        let w: usize = item.iter().map(|s| s.content.width()).sum();
+        if used + 3 + w > width && !line.is_empty() {
+            lines.push(Line::from(std::mem::take(&mut line)));
+            used = 0;
+        }
+        let sep = if used == 0 { " " } else { " · " };
+        used += sep.width() + w;
+        line.push(Span::styled(sep, theme.dim));
+        line.extend(item);
+    }
+    lines.push(Line::from(line));
+    lines
+}
+
+/// "▶ ⟨␣is⟩ looks most at ⟨The⟩ 41% · …" for the newest row, over every key whose weight is known: the
+/// window's and the first key's.
 fn top_attended(
     app: &App,
     win: &AttentionWindow,
@@ -173,23 +173,40 @@ fn top_attended(
     width: usize,
 ) -> Line<'static> {
     let row = win.len - 1;
-    let mut cols: Vec<(usize, f32)> = (0..=row).map(|c| (c, weight(app, win, row, c))).collect();
-    cols.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let query = tokens
-        .get(win.start + row)
-        .map(|t| quoted(&t.token.text))
-        .unwrap_or_default();
-    let tops: Vec<String> = cols
-        .iter()
-        .take(3)
-        .map(|&(c, w)| {
-            let t = tokens
-                .get(win.start + c)
-                .map(|t| t.token.text.as_str())
-                .unwrap_or("");
-            format!("{} {}", quoted(t), pct(w))
-        })
+    let mut keys: Vec<usize> = (0..=row).map(|c| win.start + c).collect();
+    if win.start > 0 && grid::knows_first(win) {
+        keys.insert(0, 0);
+    }
+    let mut weights: Vec<(usize, f32)> = keys
+        .into_iter()
+        .map(|k| (k, grid::weight(app, win, row, k)))
         .collect();
-    let text = format!("{query} looks most at {}", tops.join(" · "));
-    Line::styled(fit(&format!(" {text}"), width), theme.newest)
+    weights.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let text_of = |pos: usize| {
+        tokens
+            .get(pos)
+            .map_or(String::new(), |t| quoted_token(&t.token))
+    };
+    // Whole items only: as many of the top three as the width allows.
+    let first = weights
+        .first()
+        .map_or(0, |&(k, w)| text_of(k).width() + pct(w).width() + 2);
+    let mut text = format!(" ▶ {} looks most at", text_of(win.start + row));
+    if text.width() + first > width {
+        // The ▶ marks the row; its token can go.
+        text = " ▶ looks most at".into();
+    }
+    for (i, &(k, w)) in weights.iter().take(3).enumerate() {
+        let item = format!(
+            "{}{} {}",
+            if i == 0 { " " } else { " · " },
+            text_of(k),
+            pct(w)
+        );
+        if i > 0 && text.width() + item.width() > width {
+            break;
+        }
+        text.push_str(&item);
+    }
+    Line::styled(fit(&text, width), theme.newest)
 }

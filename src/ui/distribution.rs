@@ -1,7 +1,11 @@
-//! The next-token panel: top-k candidates as bars, or the sampler chain stage by stage (`t`).
+//! The next-token panel: the candidates with what the sampler will draw from (after penalties,
+//! temperature and the cut-offs) as the bar and first number, the model's own probability beside it;
+//! or the sampler chain stage by stage (`t`, drawn by `chain.rs`).
 
-use super::fmt::{bar, cut_bar, pad, pct, quoted};
+use super::chain;
+use super::fmt::{fit, ghost_bar, pad, pad_left, pct, quoted_token};
 use super::theme::Theme;
+use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::layout::{candidate_rows, inset, CHAIN_HEADER};
 use crate::app::App;
 use crate::protocol::Distribution;
@@ -12,10 +16,15 @@ use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let view = if app.show_chain { "chain" } else { "bars" };
+    let view = if app.screen.show_chain {
+        "chain"
+    } else {
+        "bars"
+    };
+    let hint = format!(" {}: {view} ", hint_key(Mode::Normal, Action::ToggleChain));
     let mut block = Block::bordered()
         .border_style(theme.border)
-        .title_top(Line::styled(format!(" t: {view} "), theme.dim).right_aligned());
+        .title_top(Line::styled(hint, theme.dim).right_aligned());
     let Some(dist) = app.session.as_ref().map(|s| &s.next) else {
         block = block.title(Span::styled(" Next token ", theme.title));
         frame.render_widget(block, area);
@@ -35,78 +44,155 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             theme.dim,
         ));
     frame.render_widget(block, area);
-    let rows = candidate_rows(area, app.show_chain);
+    let rows = candidate_rows(area, app.screen.show_chain);
     let inner = inset(area);
-    if app.show_chain {
+    let width = rows.width as usize;
+    if app.screen.show_chain {
         let header = Rect {
             height: CHAIN_HEADER,
             ..inner
         };
-        frame.render_widget(
-            Paragraph::new(chain_header(dist, rows.width, theme)),
-            header,
-        );
+        frame.render_widget(Paragraph::new(chain::header(dist, width, theme)), header);
     }
-    let lines: Vec<Line> = (0..dist.candidates.len().min(rows.height as usize))
+    let cols = Columns::fit(dist, width);
+    let n = dist.candidates.len().min(rows.height as usize);
+    let mut lines: Vec<Line> = (0..n)
         .map(|i| {
-            if app.show_chain {
-                chain_row(app, dist, i, rows.width as usize, theme)
+            if app.screen.show_chain {
+                chain::row(app, dist, i, width, theme)
             } else {
-                bar_row(app, dist, i, rows.width as usize, theme)
+                bar_row(app, dist, i, &cols, theme)
             }
         })
         .collect();
+    // The column key (or the chain's kept mass) sits right under the list, in the footer if the list
+    // fills its rows.
+    let key = if app.screen.show_chain {
+        chain::mass_line(dist, width, theme)
+    } else {
+        column_key(&cols, theme)
+    };
+    let mut foot = vec![pick_line(dist, width, theme)];
+    if n < rows.height as usize {
+        lines.push(key);
+    } else {
+        foot.insert(0, key);
+    }
     frame.render_widget(Paragraph::new(lines), rows);
     let footer = Rect {
         y: rows.y + rows.height,
         height: (inner.y + inner.height).saturating_sub(rows.y + rows.height),
         ..inner
     };
-    frame.render_widget(
-        Paragraph::new(footer_lines(app, dist, rows.width, theme)),
-        footer,
-    );
+    // The pick line stays on the panel's last row.
+    let skip = (footer.height as usize).saturating_sub(foot.len());
+    let foot: Vec<Line> = std::iter::repeat_n(Line::default(), skip)
+        .chain(foot)
+        .collect();
+    frame.render_widget(Paragraph::new(foot), footer);
 }
 
-/// Width of the token column: the longest candidate, within limits.
-fn token_width(dist: &Distribution, avail: usize) -> usize {
-    let longest = dist
-        .candidates
+/// Width of a number column, its leading space included (" 78.0%").
+const NUM_W: usize = 7;
+/// Selection mark and row number ("▶ 1 ").
+const LEAD_W: usize = 4;
+
+/// How the bars view shares its width: token, sampler %, bar, model %, and the `◀ next` mark.
+struct Columns {
+    token: usize,
+    bar: usize,
+    mark: &'static str,
+}
+
+impl Columns {
+    fn fit(dist: &Distribution, width: usize) -> Columns {
+        let longest = dist
+            .candidates
+            .iter()
+            .map(|c| quoted_token(&c.token).width())
+            .max()
+            .unwrap_or(6);
+        let mut token = longest.clamp(6, 16);
+        let fixed = LEAD_W + NUM_W + 1 + NUM_W;
+        let room = |token: usize, mark: &str| width.saturating_sub(fixed + token + mark.width());
+        // Room for the bar first: the short mark, then a narrower token column.
+        let mut mark = " ◀ next";
+        if room(token, mark) < 6 {
+            mark = " ◀";
+        }
+        if room(token, mark) < 6 {
+            token = token.saturating_sub(6 - room(token, mark)).max(6);
+        }
+        Columns {
+            token,
+            bar: room(token, mark),
+            mark,
+        }
+    }
+}
+
+/// The stage that cut candidate `i` (its first stage with probability 0), if any.
+pub fn cut_by(dist: &Distribution, i: usize) -> Option<&str> {
+    if dist.candidates[i].sampled_prob > 0.0 {
+        return None;
+    }
+    let stage = dist
+        .stages
         .iter()
-        .map(|c| quoted(&c.token.text).width())
-        .max()
-        .unwrap_or(6);
-    longest.clamp(6, 16).min(avail / 3)
+        .find(|st| st.probs.get(i).is_some_and(|&p| p <= 0.0));
+    Some(stage.map_or("the sampler", |st| st.name.as_str()))
 }
 
-/// `▶ 1 " Paris"   78.0% ███████████ ◀ next`
-fn bar_row(app: &App, dist: &Distribution, i: usize, width: usize, theme: &Theme) -> Line<'static> {
+/// `▶ 1 ⟨␣Paris⟩   91.2% ██████████▉░  78.0% ◀ next`: the sampler's probability as number and solid
+/// bar, the model's raw probability as a ghost bar behind it and the second number. A cut candidate
+/// reads `cut by top-p` where the bar would be.
+fn bar_row(
+    app: &App,
+    dist: &Distribution,
+    i: usize,
+    cols: &Columns,
+    theme: &Theme,
+) -> Line<'static> {
     let c = &dist.candidates[i];
-    let selected = i == app.selected;
+    let selected = i == app.selection.candidate;
     let planned = c.token.id == dist.planned.id;
-    let cut = c.sampled_prob <= 0.0;
-    let tw = token_width(dist, width);
-    let mark = if planned { " ◀ next" } else { "" };
-    let bar_w = width.saturating_sub(4 + tw + 7 + 7).max(3);
-    let text_style = if cut { theme.dim } else { theme.text };
-    let bar_style = if cut { theme.bar_cut } else { theme.bar };
+    let cut = cut_by(dist, i);
+    let text_style = if cut.is_some() { theme.dim } else { theme.text };
     let mut spans = vec![
         Span::styled(
             format!("{}{:>2} ", if selected { "▶" } else { " " }, i + 1),
             theme.key,
         ),
-        Span::styled(pad(&quoted(&c.token.text), tw), text_style),
-        Span::styled(format!(" {:>6} ", pct(c.prob)), text_style),
-        Span::styled(
-            if cut {
-                cut_bar(c.prob, bar_w)
-            } else {
-                bar(c.prob, bar_w)
-            },
-            bar_style,
-        ),
-        Span::styled(mark, theme.planned),
+        Span::styled(pad(&quoted_token(&c.token), cols.token), text_style),
     ];
+    match cut {
+        Some(stage) => {
+            // "cut" under the numbers, "by top-p" under the bars; moved left if the bars are narrow.
+            let region = NUM_W + 1 + cols.bar;
+            let aligned = format!("{} by {stage}", pad_left("cut", NUM_W));
+            let text = if aligned.width() <= region {
+                aligned
+            } else {
+                format!(" cut by {stage}")
+            };
+            spans.push(Span::styled(pad(&text, region), theme.dim));
+        }
+        None => {
+            let (solid, ghost) = ghost_bar(c.sampled_prob, c.prob, cols.bar);
+            let rest = cols.bar.saturating_sub(solid.width() + ghost.width());
+            spans.extend([
+                Span::styled(pad_left(&pct(c.sampled_prob), NUM_W), text_style),
+                Span::raw(" "),
+                Span::styled(solid, theme.bar),
+                Span::styled(ghost, theme.ghost),
+                Span::raw(" ".repeat(rest)),
+            ]);
+        }
+    }
+    spans.push(Span::styled(pad_left(&pct(c.prob), NUM_W), theme.ghost));
+    if planned {
+        spans.push(Span::styled(cols.mark, theme.planned));
+    }
     if selected {
         for s in &mut spans[..3] {
             s.style = s.style.patch(theme.selected);
@@ -115,117 +201,41 @@ fn bar_row(app: &App, dist: &Distribution, i: usize, width: usize, theme: &Theme
     Line::from(spans)
 }
 
-/// Columns of the chain view: one per stage, `CELL` wide.
-const CELL: usize = 6;
-
-fn stage_label(name: &str) -> &str {
-    match name {
-        "penalties" => "pen",
-        "temperature" => "temp",
-        other => other,
-    }
-}
-
-/// Stage names, then how many tokens each stage keeps.
-fn chain_header(dist: &Distribution, width: u16, theme: &Theme) -> Vec<Line<'static>> {
-    let tw = chain_token_width(dist, width as usize);
-    let mut names = format!("{:3} {}", "", pad("stage →", tw));
-    let mut kept = format!("{:3} {}", "", pad("kept", tw));
-    for st in &dist.stages {
-        names.push_str(&format!("{:>w$}", stage_label(&st.name), w = CELL));
-        kept.push_str(&format!("{:>w$}", compact_count(st.kept), w = CELL));
-    }
-    vec![
-        Line::styled(names, theme.title),
-        Line::styled(kept, theme.dim),
-    ]
-}
-
-fn chain_token_width(dist: &Distribution, width: usize) -> usize {
-    let avail = width.saturating_sub(4 + CELL * dist.stages.len());
-    token_width(dist, width * 3).min(avail).max(4)
-}
-
-/// One candidate across the stages: its renormalised probability, or ✂ where a stage cut it.
-fn chain_row(
-    app: &App,
-    dist: &Distribution,
-    i: usize,
-    width: usize,
-    theme: &Theme,
-) -> Line<'static> {
-    let c = &dist.candidates[i];
-    let tw = chain_token_width(dist, width);
-    let planned = c.token.id == dist.planned.id;
+/// The column labels, under the list and aligned with it: which number is the sampler's and which the
+/// model's, and which bar is which.
+fn column_key(cols: &Columns, theme: &Theme) -> Line<'static> {
     let mut spans = vec![
-        Span::styled(
-            format!("{}{:>2} ", if i == app.selected { "▶" } else { " " }, i + 1),
-            theme.key,
-        ),
-        Span::styled(
-            pad(&quoted(&c.token.text), tw),
-            if planned { theme.planned } else { theme.text },
-        ),
+        Span::styled(" ".repeat(LEAD_W), theme.dim),
+        Span::styled(pad("token", cols.token), theme.dim),
+        Span::styled(pad_left("sampler", NUM_W), theme.bar),
+        Span::raw(" "),
     ];
-    let mut alive = true;
-    for st in &dist.stages {
-        let p = st.probs.get(i).copied().unwrap_or(0.0);
-        let (text, style) = if p > 0.0 {
-            (pct(p), theme.text)
-        } else if alive {
-            alive = false;
-            ("✂".to_string(), theme.error)
-        } else {
-            ("·".to_string(), theme.dim)
-        };
-        spans.push(Span::styled(format!("{text:>w$}", w = CELL), style));
-    }
+    // The solid bar belongs to the number on its left, the ghost to the one on its right.
+    spans.push(Span::styled(pad("█", cols.bar), theme.bar));
+    spans.push(Span::styled(pad_left("░ model", NUM_W), theme.ghost));
     Line::from(spans)
 }
 
-fn compact_count(n: usize) -> String {
-    if n >= 10_000 {
-        format!("{}k", n / 1000)
-    } else {
-        n.to_string()
-    }
-}
-
-/// Under the list: the chain's kept mass per stage (chain view) or a legend, and what the sampler does.
-fn footer_lines(app: &App, dist: &Distribution, width: u16, theme: &Theme) -> Vec<Line<'static>> {
-    let first = if app.show_chain {
-        let tw = chain_token_width(dist, width as usize);
-        let mut row = format!("{:3} {}", "", pad("mass kept", tw));
-        for st in &dist.stages {
-            row.push_str(&format!("{:>w$}", pct(st.kept_mass), w = CELL));
-        }
-        Line::styled(row, theme.dim)
-    } else {
-        Line::from(vec![
-            Span::styled("◀ next", theme.planned),
-            Span::styled(": the sampler's pick · ", theme.dim),
-            Span::styled("░", theme.bar_cut),
-            Span::styled(" cut by it", theme.dim),
-        ])
-    };
-    let planned = quoted(&dist.planned.text);
-    let second = match &dist.draw {
-        None => Line::from(vec![
-            Span::styled("greedy → ", theme.dim),
-            Span::styled(planned, theme.planned),
-            Span::styled(" (the most likely)", theme.dim),
-        ]),
+/// What the sampler picks: the greedy top row, or where the random draw landed.
+fn pick_line(dist: &Distribution, width: usize, theme: &Theme) -> Line<'static> {
+    let planned = quoted_token(&dist.planned);
+    let (lead, after) = match &dist.draw {
+        None => (
+            "greedy → ".to_string(),
+            " (the top row: no draw)".to_string(),
+        ),
         Some(d) => {
             let kept = dist.stages.last().map(|s| s.kept).unwrap_or(0);
-            Line::from(vec![
-                Span::styled(format!("draw u={:.3} → ", d.u), theme.dim),
-                Span::styled(planned, theme.planned),
-                Span::styled(
-                    format!(" (#{} of {kept}, {})", d.rank + 1, pct(dist.planned_prob)),
-                    theme.dim,
-                ),
-            ])
+            (
+                format!("draw u={:.3} → ", d.u),
+                format!(" (#{} of {kept}, {})", d.rank + 1, pct(dist.planned_prob)),
+            )
         }
     };
-    vec![first, second]
+    let token_w = width.saturating_sub(lead.width() + after.width()).max(3);
+    Line::from(vec![
+        Span::styled(lead, theme.dim),
+        Span::styled(fit(&planned, token_w), theme.planned),
+        Span::styled(after, theme.dim),
+    ])
 }

@@ -1,9 +1,10 @@
 //! Small text helpers shared by the views: token text made visible, percentages, fitting to a width.
 
+use crate::protocol::{TokenKind, TokenView};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// Token text with invisible characters made visible (newline ↵, tab ⇥, other controls as `\xNN`).
-/// Spaces stay spaces: the quotes around a candidate show them.
+/// Spaces stay spaces here (running text); [`quoted`] marks them.
 pub fn visible(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -18,9 +19,30 @@ pub fn visible(text: &str) -> String {
     out
 }
 
-/// A candidate as a list shows it: quoted so that a leading space is visible (`" Paris"`).
+/// Opens and closes a quoted token. Mathematical angle brackets do not occur in ordinary text, so a
+/// token's edges stay unambiguous even when it holds quote marks (`⟨."⟩`, not `".""`).
+pub const QUOTE_OPEN: char = '⟨';
+pub const QUOTE_CLOSE: char = '⟩';
+/// How a space shows inside a quoted token: the leading space of most words must be seen.
+pub const SPACE_MARK: char = '␣';
+
+/// A token as a list quotes it: between `⟨ ⟩`, every space shown as `␣`, newlines and other invisible
+/// characters made visible (`⟨␣Paris⟩`, `⟨↵⟩`, `⟨."⟩`). The help's legend explains the convention.
 pub fn quoted(text: &str) -> String {
-    format!("\"{}\"", visible(text))
+    let body: String = visible(text)
+        .chars()
+        .map(|c| if c == ' ' { SPACE_MARK } else { c })
+        .collect();
+    format!("{QUOTE_OPEN}{body}{QUOTE_CLOSE}")
+}
+
+/// A token quoted as [`quoted`] does, except that the display form of partial UTF-8 bytes
+/// (`<E2 80>`) keeps its inner space: it is not a space of the text.
+pub fn quoted_token(t: &TokenView) -> String {
+    match t.kind {
+        TokenKind::Bytes => format!("{QUOTE_OPEN}{}{QUOTE_CLOSE}", t.text),
+        _ => quoted(&t.text),
+    }
 }
 
 /// A probability as a percentage that stays readable for tiny values.
@@ -67,6 +89,13 @@ pub fn pad(s: &str, width: usize) -> String {
     format!("{s}{}", " ".repeat(width.saturating_sub(w)))
 }
 
+/// `s` cut to `width` columns and right-aligned in them, by display width (an emoji takes two columns;
+/// `format!("{:>w$}")` counts characters and would misalign it).
+pub fn pad_left(s: &str, width: usize) -> String {
+    let s = fit(s, width);
+    format!("{}{s}", " ".repeat(width.saturating_sub(s.width())))
+}
+
 /// Milliseconds with a precision that suits their size.
 pub fn ms(x: f64) -> String {
     if x >= 100.0 {
@@ -103,8 +132,13 @@ pub fn bar(frac: f32, width: usize) -> String {
     s
 }
 
-/// A bar of whole light-shade cells, for probability the sampler cut (visible without colour).
-pub fn cut_bar(frac: f32, width: usize) -> String {
-    let cells = (frac.clamp(0.0, 1.0) * width as f32).round() as usize;
-    "░".repeat(cells.max(usize::from(frac > 0.0)))
+/// A solid bar for `solid` with a light-shade "ghost" behind it reaching `ghost` (both fractions of
+/// `width`): the ghost shows a second value where it is longer than the solid bar. Returns both parts,
+/// to be styled apart; the ghost shows at least one cell when `ghost > 0` and nothing else does.
+pub fn ghost_bar(solid: f32, ghost: f32, width: usize) -> (String, String) {
+    let s = bar(solid, width);
+    let used = s.chars().count();
+    let cells = (ghost.clamp(0.0, 1.0) * width as f32).round() as usize;
+    let cells = cells.max(usize::from(ghost > 0.0 && used == 0));
+    (s, "░".repeat(cells.min(width).saturating_sub(used)))
 }

@@ -1,33 +1,78 @@
-//! The help overlay (`?`), generated from the keymap table so it always matches what keys do.
+//! The help overlay (`?`), generated from the keymap table so it always matches what keys do, then a
+//! legend of the screen's colours and marks. Where it does not fit, it says how much is below.
 
+use super::fmt::pad;
+use super::legend;
 use super::theme::Theme;
-use crate::app::keymap::{self, Binding, Mode, Scope, KEYMAP};
+use crate::app::keymap::{self, Action, Binding, Mode, Scope, KEYMAP};
 use crate::app::layout::centered;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 use ratatui::Frame;
+use unicode_width::UnicodeWidthStr;
 
 /// Width of the key column.
 const KEY_W: usize = 9;
+/// Widest a column of the key table grows.
+const COL_MAX: usize = 48;
 
-pub fn draw(frame: &mut Frame, area: Rect, theme: &Theme) {
+/// Draws the help over `area`, its first `scroll` lines scrolled away (clamped to what there is).
+pub fn draw(frame: &mut Frame, area: Rect, scroll: usize, theme: &Theme) {
+    let (lines, popup) = content(area, theme);
+    let inner_h = popup.height.saturating_sub(2) as usize;
+    // The first two keys that close help ("? or esc"): the one that opened it, and the usual way out.
+    let close: Vec<String> = keymap::keys_for(Mode::Help, Action::Close)
+        .into_iter()
+        .take(2)
+        .collect();
+    let mut block = Block::bordered()
+        .border_style(theme.title)
+        .title(Span::styled(" Help: keys ", theme.title))
+        .title_bottom(
+            Line::styled(format!(" {} closes ", close.join(" or ")), theme.dim).right_aligned(),
+        );
+    let scroll = scroll.min(lines.len().saturating_sub(inner_h));
+    let below = lines.len().saturating_sub(scroll + inner_h);
+    // Name the scroll keys once the keymap binds them in help.
+    let key =
+        |action| keymap::key_for(Mode::Help, action).map_or(String::new(), |k| format!(" ({k})"));
+    if below > 0 {
+        let text = format!(" ↓ {below} more lines below{} ", key(Action::Down));
+        block = block.title_bottom(Line::styled(text, theme.newest));
+    }
+    if scroll > 0 {
+        let text = format!(" ↑ {scroll} more above{} ", key(Action::Up));
+        block = block.title_top(Line::styled(text, theme.newest).right_aligned());
+    }
+    let shown: Vec<Line> = lines.into_iter().skip(scroll).take(inner_h).collect();
+    frame.render_widget(Clear, popup);
+    frame.render_widget(Paragraph::new(shown).block(block), popup);
+}
+
+/// How far the help can scroll on a screen of `area`: the lines that do not fit.
+pub fn max_scroll(area: Rect, theme: &Theme) -> usize {
+    let (lines, popup) = content(area, theme);
+    lines
+        .len()
+        .saturating_sub(popup.height.saturating_sub(2) as usize)
+}
+
+/// The help's lines for a screen of `area`, and where its popup goes.
+fn content(area: Rect, theme: &Theme) -> (Vec<Line<'static>>, Rect) {
     let rows: Vec<&Binding> = KEYMAP
         .iter()
         .filter(|b| b.scope == Scope::In(Mode::Normal))
         .chain(KEYMAP.iter().filter(|b| b.scope == Scope::Global))
         .collect();
-    // Two columns whenever they fit: the whole table stays on one screen at 80x24.
-    let columns = if area.width >= 70 { 2 } else { 1 };
-    let per_col = rows.len().div_ceil(columns);
-    let col_w = (area.width.saturating_sub(4) as usize / columns).min(42);
-    let width = (col_w * columns + 2) as u16;
-    let height = (per_col + 6) as u16;
-    let popup = centered(area, width, height);
-    let block = Block::bordered()
-        .border_style(theme.title)
-        .title(Span::styled(" Help: keys ", theme.title))
-        .title_bottom(Line::styled(" ? or esc closes ", theme.dim).right_aligned());
+    // Two columns whenever they fit, three on a wide screen: the table stays short.
+    let avail = area.width.saturating_sub(2) as usize;
+    let columns = match avail {
+        w if w >= 3 * 40 => 3,
+        w if w >= 68 => 2,
+        _ => 1,
+    };
+    let col_w = (avail / columns).min(COL_MAX);
     let mut lines = vec![
         Line::styled(
             " One forward pass, one token. Step it, or choose for it.",
@@ -35,16 +80,7 @@ pub fn draw(frame: &mut Frame, area: Rect, theme: &Theme) {
         ),
         Line::default(),
     ];
-    for r in 0..per_col {
-        let mut spans = vec![];
-        for c in 0..columns {
-            if let Some(b) = rows.get(c * per_col + r) {
-                spans.extend(entry(b, col_w, theme));
-            }
-        }
-        lines.push(Line::from(spans));
-    }
-    lines.push(Line::default());
+    lines.extend(key_table(&rows, columns, col_w, theme));
     lines.push(Line::styled(
         format!(
             " In a panel ({}, {}, {}) its keys show at its foot.",
@@ -54,19 +90,68 @@ pub fn draw(frame: &mut Frame, area: Rect, theme: &Theme) {
         ),
         theme.dim,
     ));
-    frame.render_widget(Clear, popup);
-    let p = Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false });
-    frame.render_widget(p.block(block), popup);
+    lines.push(Line::default());
+    lines.extend(legend::help_lines(theme, col_w * columns));
+    if lines.len() + 2 > area.height as usize {
+        // Short of room: the blank spacer lines go first.
+        lines.retain(|l| l.width() > 0);
+    }
+    let content_w = lines.iter().map(Line::width).max().unwrap_or(0);
+    let width = (content_w.max(col_w * columns) + 2).min(area.width as usize) as u16;
+    let height = (lines.len() + 2).min(area.height as usize) as u16;
+    (lines, centered(area, width, height))
 }
 
-fn entry(b: &Binding, col_w: usize, theme: &Theme) -> Vec<Span<'static>> {
-    let keys = super::fmt::pad(&format!(" {}", b.keys_label()), KEY_W);
-    let help = super::fmt::pad(b.help, col_w.saturating_sub(KEY_W + 1));
-    vec![
-        Span::styled(keys, theme.key),
-        Span::raw(" "),
-        Span::styled(help, theme.text),
-    ]
+/// The key table in `columns` columns of `col_w`: each binding's keys, then what it does, wrapped
+/// (never cut) in its column. A binding is never split across columns.
+fn key_table(rows: &[&Binding], columns: usize, col_w: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let help_w = col_w.saturating_sub(KEY_W + 1).max(8);
+    let cells: Vec<Vec<Vec<Span<'static>>>> = rows
+        .iter()
+        .map(|b| {
+            textwrap::wrap(b.help, help_w)
+                .iter()
+                .enumerate()
+                .map(|(i, part)| {
+                    let keys = if i == 0 {
+                        format!(" {}", b.keys_label())
+                    } else {
+                        String::new()
+                    };
+                    vec![
+                        Span::styled(pad(&keys, KEY_W), theme.key),
+                        Span::raw(" "),
+                        Span::styled(pad(part, help_w), theme.text),
+                    ]
+                })
+                .collect()
+        })
+        .collect();
+    // Fill each column up to an even share of the lines, whole bindings at a time.
+    let total: usize = cells.iter().map(Vec::len).sum();
+    let share = total.div_ceil(columns);
+    let mut cols: Vec<Vec<Vec<Span<'static>>>> = vec![vec![]];
+    for cell in cells {
+        let last = cols.len() - 1;
+        if !cols[last].is_empty() && cols[last].len() + cell.len() > share && cols.len() < columns {
+            cols.push(vec![]);
+        }
+        let last = cols.len() - 1;
+        cols[last].extend(cell);
+    }
+    let height = cols.iter().map(Vec::len).max().unwrap_or(0);
+    (0..height)
+        .map(|r| {
+            let mut spans = vec![];
+            for col in &cols {
+                match col.get(r) {
+                    Some(cell) => spans.extend(cell.iter().cloned()),
+                    None => spans.push(Span::raw(" ".repeat(KEY_W + 1 + help_w))),
+                }
+            }
+            Line::from(spans)
+        })
+        .collect()
 }
 
 /// Hint lines for a panel: the first key of each of its bindings and what it does, wrapped at
@@ -77,7 +162,7 @@ pub fn panel_hints(mode: Mode, width: usize, theme: &Theme) -> Vec<Line<'static>
     let mut used = 0;
     for b in keymap::bindings(mode) {
         let key = b.keys.first().map(|k| k.label()).unwrap_or_default();
-        let w = key.chars().count() + b.help.chars().count() + 2;
+        let w = key.width() + b.help.width() + 2;
         if used + w > width && !spans.is_empty() {
             lines.push(Line::from(std::mem::take(&mut spans)));
             used = 0;

@@ -1,15 +1,20 @@
 //! Views: pure reads of `&App` that draw one frame with ratatui. Split by panel; none changes state.
 
 pub mod attention;
+pub mod attention_grid;
+pub mod branches;
+pub mod chain;
 pub mod distribution;
 pub mod fmt;
 pub mod help;
+pub mod legend;
 pub mod overlays;
 pub mod status;
 pub mod theme;
 pub mod timing;
 pub mod transcript;
 
+use crate::app::keymap::{self, Action};
 use crate::app::layout::{centered, Areas};
 use crate::app::{App, Mode, MIN_HEIGHT, MIN_WIDTH};
 use ratatui::layout::Rect;
@@ -20,7 +25,7 @@ use theme::Theme;
 
 /// Draws the whole screen for the current state.
 pub fn draw(frame: &mut Frame, app: &App) {
-    let theme = Theme::new(app.theme);
+    let theme = Theme::new(app.screen.theme);
     let screen = frame.area();
     if app.too_small() || screen.width < MIN_WIDTH || screen.height < MIN_HEIGHT {
         too_small(frame, screen, &theme);
@@ -40,9 +45,16 @@ pub fn draw(frame: &mut Frame, app: &App) {
     status::draw(frame, clip(areas.status), app, &theme);
     let overlay = clip(areas.overlay);
     match app.mode {
-        Mode::Help => help::draw(frame, screen, &theme),
+        // Over everything but the status lines, which say how to close it.
+        Mode::Help => {
+            let above_status = Rect {
+                height: areas.status.y.saturating_sub(screen.y),
+                ..screen
+            };
+            help::draw(frame, clip(above_status), app.screen.help_scroll, &theme)
+        }
         Mode::Sampler => overlays::sampler(frame, overlay, app, &theme),
-        Mode::Branches => overlays::branches(frame, overlay, app, &theme),
+        Mode::Branches => branches::draw(frame, overlay, app, &theme),
         Mode::Search => overlays::search(frame, overlay, app, &theme),
         Mode::Normal | Mode::ForceText | Mode::Prompt => {}
     }
@@ -57,7 +69,13 @@ fn too_small(frame: &mut Frame, screen: Rect, theme: &Theme) {
             theme.text,
         ),
         Line::styled(format!("needs {MIN_WIDTH}x{MIN_HEIGHT}"), theme.key),
-        Line::styled("resize, or q to quit", theme.dim),
+        Line::styled(
+            format!(
+                "resize, or {} to quit",
+                keymap::hint_key(Mode::Normal, Action::Quit)
+            ),
+            theme.dim,
+        ),
     ];
     let area = centered(screen, 24.min(screen.width), 6.min(screen.height));
     let p = Paragraph::new(text)

@@ -15,7 +15,8 @@ pub struct Theme {
     pub selected: Style,
     pub planned: Style,
     pub bar: Style,
-    pub bar_cut: Style,
+    /// Behind a bar: the model's raw probability where the sampler's is shorter.
+    pub ghost: Style,
     pub forced: Style,
     pub special: Style,
     pub bytes: Style,
@@ -28,6 +29,18 @@ pub struct Theme {
     pub warn_badge: Style,
     pub ok_badge: Style,
 }
+
+/// Heat-map steps on `sqrt(weight)`: below the first a cell is blank, then ░ ▒ ▓ █. The square root
+/// spreads the small weights that dominate long rows over the visible shades.
+const HEAT_STEPS: [f32; 4] = [0.08, 0.3, 0.5, 0.7];
+/// The weight under which a shaded cell stays blank (the first step, squared): the legend says so.
+pub const HEAT_BLANK: f32 = HEAT_STEPS[0] * HEAT_STEPS[0];
+
+/// The transcript's colour steps by probability, most likely first: each colour holds from its step up
+/// to the one before; below the last is red. The legends are built from this.
+pub const PROB_STEPS: [f32; 4] = [0.5, 0.2, 0.05, 0.01];
+/// Without colour, tokens less likely than this are in italics.
+pub const PROB_ITALIC: f32 = 0.05;
 
 const fn s() -> Style {
     Style::new()
@@ -47,7 +60,7 @@ impl Theme {
                 selected: s().bg(Color::Indexed(236)).add_modifier(bold),
                 planned: s().fg(Color::Green).add_modifier(bold),
                 bar: s().fg(Color::Cyan),
-                bar_cut: s().fg(Color::DarkGray),
+                ghost: s().fg(Color::DarkGray),
                 forced: s()
                     .fg(Color::Magenta)
                     .add_modifier(bold | Modifier::UNDERLINED),
@@ -72,7 +85,7 @@ impl Theme {
                 selected: s().fg(Color::Black).bg(Color::LightCyan).add_modifier(bold),
                 planned: s().fg(Color::LightGreen).add_modifier(bold),
                 bar: s().fg(Color::LightCyan),
-                bar_cut: s().fg(Color::Gray),
+                ghost: s().fg(Color::Gray),
                 forced: s()
                     .fg(Color::LightMagenta)
                     .add_modifier(bold | Modifier::UNDERLINED),
@@ -100,7 +113,7 @@ impl Theme {
                 selected: s().add_modifier(Modifier::REVERSED),
                 planned: s().add_modifier(bold),
                 bar: s(),
-                bar_cut: s().add_modifier(Modifier::DIM),
+                ghost: s().add_modifier(Modifier::DIM),
                 forced: s().add_modifier(bold | Modifier::UNDERLINED),
                 special: s().add_modifier(Modifier::ITALIC),
                 bytes: s().add_modifier(Modifier::ITALIC),
@@ -121,21 +134,26 @@ impl Theme {
     }
 
     /// Colour of a token by the probability it had when chosen: sure is green, surprising is red.
+    /// Without colour, a token under [`PROB_ITALIC`] is in italics.
     pub fn prob(&self, p: f32) -> Style {
         if !self.has_color() {
-            return if p < 0.05 {
+            return if p < PROB_ITALIC {
                 s().add_modifier(Modifier::ITALIC)
             } else {
                 s()
             };
         }
-        let c = match p {
-            p if p >= 0.5 => Color::Green,
-            p if p >= 0.2 => Color::LightGreen,
-            p if p >= 0.05 => Color::Yellow,
-            p if p >= 0.01 => Color::LightRed,
-            _ => Color::Red,
-        };
+        let colors = [
+            Color::Green,
+            Color::LightGreen,
+            Color::Yellow,
+            Color::LightRed,
+        ];
+        let c = PROB_STEPS
+            .iter()
+            .zip(colors)
+            .find(|&(&step, _)| p >= step)
+            .map_or(Color::Red, |(_, c)| c);
         let style = s().fg(c);
         if self.kind == ThemeKind::Projector {
             style.add_modifier(Modifier::BOLD)
@@ -155,13 +173,13 @@ impl Theme {
 
     /// A heat-map cell for attention weight `w` in 0..=1: a shade character pair and its style.
     pub fn heat(&self, w: f32) -> (&'static str, Style) {
-        // sqrt spreads the small weights that dominate long rows over the visible shades.
         let x = w.clamp(0.0, 1.0).sqrt();
+        let [blank, light, medium, dark] = HEAT_STEPS;
         let glyph = match x {
-            x if x < 0.08 => "  ",
-            x if x < 0.3 => "░░",
-            x if x < 0.5 => "▒▒",
-            x if x < 0.7 => "▓▓",
+            x if x < blank => "  ",
+            x if x < light => "░░",
+            x if x < medium => "▒▒",
+            x if x < dark => "▓▓",
             _ => "██",
         };
         if !self.has_color() {
@@ -169,9 +187,9 @@ impl Theme {
         }
         // 232..=255 is the grey ramp; warm it towards yellow for the strong weights.
         let color = match x {
-            x if x < 0.3 => Color::Indexed(24),
-            x if x < 0.5 => Color::Indexed(31),
-            x if x < 0.7 => Color::Indexed(179),
+            x if x < light => Color::Indexed(24),
+            x if x < medium => Color::Indexed(31),
+            x if x < dark => Color::Indexed(179),
             _ => Color::Indexed(226),
         };
         (glyph, s().fg(color))
@@ -181,17 +199,18 @@ impl Theme {
     pub fn heat_cell(&self, w: f32) -> Style {
         let x = w.clamp(0.0, 1.0).sqrt();
         if !self.has_color() {
-            return if x >= 0.5 {
+            return if x >= HEAT_STEPS[2] {
                 s().add_modifier(Modifier::REVERSED)
             } else {
                 s()
             };
         }
+        let [blank, light, medium, dark] = HEAT_STEPS;
         let (bg, fg) = match x {
-            x if x < 0.08 => (Color::Reset, Color::DarkGray),
-            x if x < 0.3 => (Color::Indexed(17), Color::Gray),
-            x if x < 0.5 => (Color::Indexed(24), Color::White),
-            x if x < 0.7 => (Color::Indexed(136), Color::Black),
+            x if x < blank => (Color::Reset, Color::DarkGray),
+            x if x < light => (Color::Indexed(17), Color::Gray),
+            x if x < medium => (Color::Indexed(24), Color::White),
+            x if x < dark => (Color::Indexed(136), Color::Black),
             _ => (Color::Indexed(220), Color::Black),
         };
         let style = s().bg(bg).fg(fg);

@@ -2,8 +2,9 @@
 
 use super::fmt::{bytes, ms};
 use super::theme::Theme;
+use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::App;
-use crate::protocol::SessionView;
+use crate::protocol::{PassReport, SessionView};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Paragraph};
@@ -22,18 +23,25 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let mut block = Block::bordered()
         .border_style(theme.border)
         .title(Span::styled(title, theme.title));
-    let kv_on = app
-        .session
-        .as_ref()
-        .map_or(app.kv_cache, |s| s.last_pass.kv_cache_on);
+    let kv_on = app.kv_cache_on();
     block = if kv_on {
         block.title_top(Line::styled(" KV cache on ", theme.ok_badge).right_aligned())
     } else {
         block.title_top(Line::styled(" KV CACHE OFF ", theme.warn_badge).right_aligned())
     };
-    block = block.title_bottom(Line::styled(" ms · P = prefill, 1 2 … = steps ", theme.dim));
+    let rebuilt = app.session.as_ref().and_then(rebuild).is_some();
+    let key = if rebuilt {
+        " ms · P prefill, 1 2 … steps, R re-read "
+    } else {
+        " ms · P = prefill, 1 2 … = steps "
+    };
+    block = block.title_bottom(Line::styled(key, theme.dim));
     if wide {
-        block = block.title_bottom(Line::styled(" v: KV cache ", theme.dim).right_aligned());
+        let hint = format!(
+            " {}: KV cache ",
+            hint_key(Mode::Normal, Action::ToggleKvCache)
+        );
+        block = block.title_bottom(Line::styled(hint, theme.dim).right_aligned());
     }
     let inner = block.inner(area);
     frame.render_widget(block, area);
@@ -49,15 +57,38 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
 }
 
+/// One decode step's time and, when the session says, whether it ran with the KV cache.
+struct StepTime {
+    ms: f64,
+    kv: Option<bool>,
+}
+
+/// Each step's time with its cache state. `SessionView` records only the time per step, so the state
+/// is unknown (`None`) and the panel never claims a TPOT is cache-on only.
+fn step_times(s: &SessionView) -> Vec<StepTime> {
+    s.decode_ms
+        .iter()
+        .zip(&s.decode_kv)
+        .map(|(&ms, &kv)| StepTime { ms, kv: Some(kv) })
+        .collect()
+}
+
+/// A pass after the prompt that fed several tokens with the cache on: turning the cache back on (or
+/// switching branch) re-reads the path in one pass. That is a prefill, not a write step.
+fn rebuild(s: &SessionView) -> Option<&PassReport> {
+    let p = &s.last_pass;
+    (p.kv_cache_on && p.tokens_fed > 1 && s.tokens.len() > s.prompt_len).then_some(p)
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> Option<(f64, usize)> {
+    let (sum, n) = xs.fold((0.0, 0), |(s, n), x| (s + x, n + 1));
+    (n > 0).then(|| (sum / n as f64, n))
+}
+
 fn stats_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>> {
     let p = &s.prefill;
-    let steps = s.decode_ms.len();
-    let tpot = if steps > 0 {
-        s.decode_ms.iter().sum::<f64>() / steps as f64
-    } else {
-        0.0
-    };
     let pass = &s.last_pass;
+    let steps = step_times(s);
     let line = |label: &'static str, text: String| {
         Line::from(vec![
             Span::styled(label, theme.key),
@@ -74,14 +105,28 @@ fn stats_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>>
     } else {
         format!("{} tok · {} · {:.0} tok/s", p.tokens, ms(p.ms), p.tok_per_s)
     };
-    let write = match (steps, wide) {
-        (0, _) => "no steps yet".to_string(),
-        (_, true) => format!(
-            "decode {steps} steps, TPOT {} = {:.0} tok/s",
-            ms(tpot),
-            1000.0 / tpot.max(1e-9)
+    let known = steps.iter().all(|t| t.kv.is_some());
+    let on = mean(steps.iter().filter(|t| t.kv == Some(true)).map(|t| t.ms));
+    let off = mean(steps.iter().filter(|t| t.kv == Some(false)).map(|t| t.ms));
+    let all = mean(steps.iter().map(|t| t.ms));
+    let write = match (all, known) {
+        (None, _) => "no steps yet".to_string(),
+        // Every step's cache state is known: TPOT from the cache-on steps, cache-off ones apart.
+        (Some(_), true) => {
+            let on_text = on.map(|(t, n)| format!("TPOT {} ({n} with cache)", ms(t)));
+            let off_text = off.map(|(t, n)| format!("{} ({n} without)", ms(t)));
+            [on_text, off_text]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" · ")
+        }
+        (Some((t, n)), false) if wide => format!(
+            "decode {n} steps, mean {} = {:.0} tok/s",
+            ms(t),
+            1000.0 / t.max(1e-9)
         ),
-        (_, false) => format!("{steps} steps · TPOT {}", ms(tpot)),
+        (Some((t, n)), false) => format!("{n} steps · mean {}", ms(t)),
     };
     let mut lines = vec![line("read  ", read), line("write ", write)];
     let kv = if pass.kv_cache_on {
@@ -98,13 +143,27 @@ fn stats_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>>
             lines.push(Line::styled(kv, theme.dim));
         }
     }
-    if steps > 0 && p.tokens > 0 {
-        let per_read = p.ms / p.tokens as f64;
-        let ratio = tpot / per_read.max(1e-9);
-        lines.push(Line::styled(
-            format!("reading is {ratio:.1}× faster per token"),
-            theme.info,
-        ));
+    if let Some(r) = rebuild(s) {
+        // The whole path re-read: the cache was rebuilt (turned back on). Part of it: a branch switch.
+        let whole = r.tokens_fed == s.tokens.len();
+        let text = match (whole, wide) {
+            (true, true) => format!(
+                "rebuilt the cache: {} tokens in {} — a prefill",
+                r.tokens_fed,
+                ms(r.ms)
+            ),
+            (true, false) => format!("cache rebuilt: {} tok, {}", r.tokens_fed, ms(r.ms)),
+            (false, true) => format!(
+                "last pass re-read {} tokens in {} — a prefill",
+                r.tokens_fed,
+                ms(r.ms)
+            ),
+            (false, false) => format!("re-read {} tok, {}", r.tokens_fed, ms(r.ms)),
+        };
+        lines.push(Line::styled(text, theme.planned));
+    }
+    if let Some(text) = ratio(s, on, known, wide) {
+        lines.push(Line::styled(text, theme.info));
     }
     if !pass.kv_cache_on {
         let text = if wide {
@@ -120,12 +179,37 @@ fn stats_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>>
     lines
 }
 
+/// "reading is N× faster per token", only against steps known to have run with the cache: the
+/// cache-on TPOT when every step's state is known, else the last pass if it was a one-token cached step.
+fn ratio(s: &SessionView, on: Option<(f64, usize)>, known: bool, wide: bool) -> Option<String> {
+    let p = &s.prefill;
+    if p.tokens == 0 {
+        return None;
+    }
+    let per_read = (p.ms / p.tokens as f64).max(1e-9);
+    let last = &s.last_pass;
+    let (write, against) = match on {
+        Some((t, _)) if known => (t, "a cached step"),
+        _ if !known && last.kv_cache_on && last.tokens_fed == 1 && !s.decode_ms.is_empty() => {
+            (last.ms, "the last step")
+        }
+        _ => return None,
+    };
+    let ratio = write / per_read;
+    Some(if wide {
+        format!("reading is {ratio:.1}× faster per token than {against}")
+    } else {
+        format!("reading {ratio:.1}× faster per token")
+    })
+}
+
 /// One bar for the whole prefill, then one per decode step (the newest that fit), in ms.
 fn bar_chart(s: &SessionView, width: u16, theme: &Theme) -> BarChart<'static> {
     let fit = (width / BAR_STEP).max(2) as usize;
-    let decode = &s.decode_ms;
-    let shown = decode.len().min(fit - 1);
-    let first = decode.len() - shown;
+    let steps = step_times(s);
+    let rebuilt = rebuild(s);
+    let room = fit - 1 - usize::from(rebuilt.is_some());
+    let first = steps.len() - steps.len().min(room);
     // Tenths of a millisecond: BarChart wants integers.
     let tenths = |x: f64| (x * 10.0).round().max(1.0) as u64;
     let value = |x: f64| {
@@ -135,19 +219,25 @@ fn bar_chart(s: &SessionView, width: u16, theme: &Theme) -> BarChart<'static> {
             format!("{x:.1}")
         }
     };
-    let mut bars = vec![Bar::default()
-        .value(tenths(s.prefill.ms))
-        .text_value(value(s.prefill.ms))
-        .label(Line::from("P"))
-        .style(theme.planned)];
-    for (i, &d) in decode.iter().enumerate().skip(first) {
-        bars.push(
-            Bar::default()
-                .value(tenths(d))
-                .text_value(value(d))
-                .label(Line::from(format!("{}", i + 1)))
-                .style(theme.bar),
-        );
+    let bar = |ms: f64, label: String, style| {
+        Bar::default()
+            .value(tenths(ms))
+            .text_value(value(ms))
+            .label(Line::from(label))
+            .style(style)
+    };
+    let mut bars = vec![bar(s.prefill.ms, "P".into(), theme.planned)];
+    for (i, t) in steps.iter().enumerate().skip(first) {
+        // A step known to have run without the cache is drawn as a warning.
+        let style = if t.kv == Some(false) {
+            theme.error
+        } else {
+            theme.bar
+        };
+        bars.push(bar(t.ms, format!("{}", i + 1), style));
+    }
+    if let Some(r) = rebuilt {
+        bars.push(bar(r.ms, "R".into(), theme.planned));
     }
     BarChart::default()
         .data(BarGroup::default().bars(&bars))

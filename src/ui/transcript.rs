@@ -1,7 +1,8 @@
 //! The transcript panel: prompt and generated tokens with visible boundaries, coloured by probability.
 
-use super::fmt::{quoted, visible};
+use super::fmt::{quoted_token, visible};
 use super::theme::Theme;
+use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::App;
 use crate::protocol::{Source, TokenKind, TokenRecord};
 use ratatui::layout::Rect;
@@ -18,9 +19,6 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let mut block = Block::bordered()
         .border_style(theme.border)
         .title(Span::styled(" Transcript ", theme.title));
-    if app.chat {
-        block = block.title_top(Line::styled(" chat template ", theme.special).right_aligned());
-    }
     let Some(session) = app.session.as_ref() else {
         let text = super::status::busy_text(app)
             .unwrap_or_else(|| "no model loaded: see the status line below".into());
@@ -29,30 +27,71 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         return;
     };
     let generated = session.tokens.len().saturating_sub(session.prompt_len);
-    block = block.title_bottom(Line::styled(
-        format!(
-            " prompt {} tokens · {} generated ",
-            session.prompt_len, generated
-        ),
-        theme.dim,
-    ));
+    let counts = format!(
+        " prompt {} tokens · {} generated ",
+        session.prompt_len, generated
+    );
+    // The colour key, where the border has room for it beside the counts.
+    let (lead, tail) = if theme.has_color() {
+        (" colour = p when chosen: ", " ")
+    } else {
+        (" ", " when chosen ")
+    };
+    let mut key = vec![Span::styled(lead, theme.dim)];
+    key.extend(super::legend::prob_key(theme));
+    key.push(Span::styled(tail, theme.dim));
+    let key = Line::from(key).right_aligned();
+    let fits = counts.width() + key.width() + 4 <= area.width as usize;
+    block = block.title_bottom(Line::styled(counts, theme.dim));
+    if fits {
+        block = block.title_bottom(key);
+    }
     let inner = block.inner(area);
-    frame.render_widget(block, area);
     if inner.height == 0 || inner.width == 0 {
+        frame.render_widget(block, area);
         return;
     }
-
-    let info = info_line(app.last_generated(), theme);
     let text_height = inner.height.saturating_sub(1) as usize;
     let lines = wrap(&chunks(&session.tokens, theme), inner.width as usize);
-    // Keep the newest tokens in view.
-    let skip = lines.len().saturating_sub(text_height);
-    let mut shown: Vec<Line> = lines.into_iter().skip(skip).collect();
+    // The newest tokens stay in view unless the user scrolled back; the scroll is clamped here, where
+    // the number of lines is known.
+    let bottom = lines.len().saturating_sub(text_height);
+    let skip = bottom - app.screen.scroll_back.min(bottom);
+    let below = lines.len().saturating_sub(skip + text_height);
+    let mut top_right = vec![];
+    for (n, dir, action) in [
+        (skip, "above", Action::ScrollUp),
+        (below, "below", Action::ScrollBottom),
+    ] {
+        if n > 0 {
+            let key = hint_key(Mode::Normal, action);
+            top_right.push(format!(
+                "{} {n} more {dir} ({key})",
+                if dir == "above" { "↑" } else { "↓" }
+            ));
+        }
+    }
+    if app.prompt.chat {
+        top_right.push("chat template".into());
+    }
+    if !top_right.is_empty() {
+        let title = format!(" {} ", top_right.join(" · "));
+        block = block.title_top(Line::styled(title, theme.dim).right_aligned());
+    }
+    frame.render_widget(block, area);
+    let mut shown: Vec<Line> = lines.into_iter().skip(skip).take(text_height).collect();
     while shown.len() < text_height {
         shown.push(Line::default());
     }
-    shown.push(info);
+    shown.push(info_line(app.last_generated(), theme));
     frame.render_widget(Paragraph::new(shown), inner);
+}
+
+/// How many lines the transcript wraps to at this width (for scrolling in `update`).
+pub fn line_count(app: &App, theme: &Theme, width: u16) -> usize {
+    app.session
+        .as_ref()
+        .map_or(0, |s| wrap(&chunks(&s.tokens, theme), width as usize).len())
 }
 
 /// One styled piece of a token, or a line break.
@@ -81,11 +120,18 @@ fn chunks(tokens: &[TokenRecord], theme: &Theme) -> Vec<Chunk> {
         if !theme.has_color() && i > 0 {
             out.push(Chunk::Text("|".into(), theme.dim));
         }
+        // A newline inside a token shows as ↵ and then really breaks the line.
+        let mut text = visible(&t.token.text);
         if t.source == Source::Forced {
+            // The flag goes after the token's leading spaces, against its own first character, so it
+            // cannot be read as marking the word before.
+            let lead = text.len() - text.trim_start_matches(' ').len();
+            if lead > 0 {
+                out.push(Chunk::Text(text[..lead].to_string(), style));
+                text = text[lead..].to_string();
+            }
             out.push(Chunk::Text(FORCED_MARK.into(), theme.forced));
         }
-        // A newline inside a token shows as ↵ and then really breaks the line.
-        let text = visible(&t.token.text);
         let parts: Vec<&str> = text.split('↵').collect();
         for (j, part) in parts.iter().enumerate() {
             if j > 0 {
@@ -183,7 +229,11 @@ fn split_to_width(text: &str, width: usize) -> Vec<String> {
 /// How surprised the model was by the newest generated token.
 fn info_line(last: Option<&TokenRecord>, theme: &Theme) -> Line<'static> {
     let Some(t) = last else {
-        return Line::styled("press space to generate the first token", theme.dim);
+        let step = hint_key(Mode::Normal, Action::Step);
+        return Line::styled(
+            format!("press {step} to generate the first token"),
+            theme.dim,
+        );
     };
     let (label, style) = match t.source {
         Source::Forced => (format!("{FORCED_MARK} forced"), theme.forced),
@@ -192,7 +242,7 @@ fn info_line(last: Option<&TokenRecord>, theme: &Theme) -> Line<'static> {
     };
     Line::from(vec![
         Span::styled(label, style),
-        Span::styled(format!(" {} ", quoted(&t.token.text)), theme.text),
+        Span::styled(format!(" {} ", quoted_token(&t.token)), theme.text),
         Span::styled(
             format!(
                 "p {}  rank #{}  −log p {:.2}",

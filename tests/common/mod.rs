@@ -242,12 +242,16 @@ pub fn attention(len: usize) -> AttentionWindow {
             }
         }
     }
+    let first_key = (0..N_LAYER * N_HEAD * len)
+        .map(|i| weights[i * len])
+        .collect();
     AttentionWindow {
         start: 0,
         len,
         n_layer: N_LAYER,
         n_head: N_HEAD,
         weights,
+        first_key,
     }
 }
 
@@ -282,6 +286,7 @@ pub fn prefilled() -> SessionView {
             ttft_ms: 22.9,
         },
         decode_ms: vec![],
+        decode_kv: vec![],
         branches: vec![],
         settings,
     }
@@ -306,7 +311,7 @@ pub fn step_after_is(rank: usize, source: Source, kv_on: bool, ms: f64) -> StepR
         pass: pass(if kv_on { 1 } else { 6 }, ms, 6, kv_on, 2),
         next: distribution(6, &AFTER_PARIS, &settings, 0.23),
         attention: attention(6),
-        branches: None,
+        branches: vec![],
     }
 }
 
@@ -334,7 +339,7 @@ pub fn later_step(position: usize, text: &str, p: f32, kv_on: bool, ms: f64) -> 
         ),
         next: distribution(position + 1, &AFTER_PARIS, &settings, 0.3),
         attention: attention(position + 1),
-        branches: None,
+        branches: vec![],
     }
 }
 
@@ -344,7 +349,6 @@ pub fn config(width: u16, height: u16) -> AppConfig {
         chat: false,
         theme: ThemeKind::Default,
         settings: SamplerSettings::default(),
-        kv_cache: true,
         width,
         height,
     }
@@ -369,4 +373,106 @@ pub fn press(app: &mut App, k: Key) -> Vec<Command> {
 
 pub fn typing(app: &mut App, text: &str) -> Vec<Command> {
     text.chars().flat_map(|c| key(app, c)).collect()
+}
+
+/// The screen as text, one string per row.
+pub fn screen_text(app: &App) -> Vec<String> {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(
+        app.screen.width,
+        app.screen.height,
+    ))
+    .unwrap();
+    terminal.draw(|f| nexttoken::ui::draw(f, app)).unwrap();
+    let buf = terminal.backend().buffer();
+    (0..buf.area.height)
+        .map(|y| (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect())
+        .collect()
+}
+
+/// An app whose transcript holds `n` generated one-word tokens, far more than fit on screen.
+pub fn long_app(width: u16, height: u16, n: usize) -> App {
+    let mut app = ready_app(width, height);
+    for i in 0..n {
+        let step = later_step(5 + i, &format!(" w{i}"), 0.5, true, 10.0);
+        app.update(Msg::Engine(Event::Stepped(step)));
+    }
+    app
+}
+
+// Fixtures for the views tests (tests/views_*.rs): a long path with the engine's attention window.
+
+/// The smallest full screen, the projector, and a wide terminal.
+pub const VIEW_SIZES: [(u16, u16); 3] = [(80, 24), (100, 30), (160, 48)];
+
+/// The words of a long path, `|` between tokens; the 12th is an emoji, to check that columns stay
+/// aligned around a wide character.
+pub const LONG_PATH: &str = "The| capital| of| France| is| Paris|.| It| is| a| city| 🙂| of| light|,| known| for| its| art|,| food| and| long| walks| by| the| river|.| Every| year|,| millions| of| people| come| to| see| it| for| themselves";
+
+pub fn words() -> Vec<&'static str> {
+    LONG_PATH.split('|').collect()
+}
+
+/// A session on the first `n` words, the prompt being the first five, with the engine's attention
+/// window: the last `window` positions of a full causal attention over all `n`, and every row's weight
+/// on key 0 even when it lies before the window.
+pub fn long_path_app(w: u16, h: u16, n: usize, window: usize) -> App {
+    let mut app = ready_app(w, h);
+    let mut view = prefilled();
+    view.tokens = words()[..n]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| TokenRecord {
+            token: tv(1000 + i as u32, t),
+            position: i,
+            source: if i < 5 {
+                Source::Prompt
+            } else {
+                Source::Sampled
+            },
+            prob: if i < 5 { 1.0 } else { 0.4 },
+            logprob: if i < 5 { 0.0 } else { 0.4f32.ln() },
+            rank: 0,
+            entropy: 1.0,
+        })
+        .collect();
+    view.decode_ms = vec![9.5; n - 5];
+    view.decode_kv = vec![true; n - 5];
+    // The last pass was the newest step: one token, with the cache.
+    view.last_pass = PassReport {
+        tokens_fed: 1,
+        ms: 9.5,
+        kv_len: n,
+        kv_bytes: n * 30_720,
+        kv_cache_on: true,
+        forward_passes: (n - 4) as u64,
+    };
+    view.attention = window_of(&attention(n), window);
+    app.update(Msg::Engine(Event::Synced(view)));
+    app
+}
+
+/// The last `len` rows and columns of `full` (which starts at position 0).
+pub fn window_of(full: &AttentionWindow, len: usize) -> AttentionWindow {
+    let len = len.min(full.len);
+    let start = full.len - len;
+    let heads = full.n_layer * full.n_head;
+    let mut weights = vec![0.0; heads * len * len];
+    let mut first_key = vec![0.0; heads * len];
+    for lh in 0..heads {
+        for r in 0..len {
+            first_key[lh * len + r] = full.weights[(lh * full.len + start + r) * full.len];
+            for c in 0..len {
+                weights[(lh * len + r) * len + c] =
+                    full.weights[(lh * full.len + start + r) * full.len + start + c];
+            }
+        }
+    }
+    AttentionWindow {
+        start,
+        len,
+        n_layer: full.n_layer,
+        n_head: full.n_head,
+        weights,
+        first_key,
+    }
 }

@@ -1,36 +1,49 @@
 //! Running the forward pass that brings the model up to the session's tip, and the sampler chain over
 //! the tip's logits (memoised).
 
-use super::{ChainOutput, Node, Result, Session, SessionError, ATTENTION_KEEP, LOGITS_KEEP};
+use super::{ChainMemo, ChainOutput, Node, Result, Session, SessionError};
+use super::{ATTENTION_KEEP, LOGITS_KEEP};
 use crate::engine::model::ForwardOptions;
 use crate::engine::sampler;
 use crate::protocol::{PassReport, TokenRecord};
 use std::sync::Arc;
 
 impl Session {
-    pub(super) fn push_node(&mut self, parent: usize, token: u32, record: TokenRecord) -> usize {
+    /// Appends a node below `parent` (or a new root) and makes it the tip.
+    pub(super) fn push_node(
+        &mut self,
+        parent: Option<usize>,
+        token: u32,
+        record: TokenRecord,
+    ) -> usize {
         let id = self.nodes.len();
-        self.nodes.push(Node {
-            token,
-            parent,
-            children: Vec::new(),
-            record,
-            logits: None,
-            attn: Arc::new(Vec::new()),
-            attn_cols: 0,
-            pass_ms: 0.0,
-        });
-        if parent != usize::MAX {
-            self.nodes[parent].children.push(id);
+        self.nodes.push(Node::new(token, parent, record));
+        if let Some(p) = parent {
+            self.nodes[p].children.push(id);
         }
         self.path.push(id);
         id
     }
 
+    /// The path from the root to `node`.
+    pub(super) fn path_to(&self, node: usize) -> Vec<usize> {
+        let mut path = vec![node];
+        while let Some(p) = self.nodes[*path.last().expect("never empty")].parent {
+            path.push(p);
+        }
+        path.reverse();
+        path
+    }
+
     /// Runs the forward pass that brings the model up to the tip, storing the tip's logits and each fed
     /// position's attention row.
     pub(super) fn feed(&mut self) -> Result<PassReport> {
-        let len = self.path.len();
+        self.feed_to(self.path.len())
+    }
+
+    /// Feeds the path up to `len` (a prefix of it when a long prompt is read in chunks), storing the
+    /// logits after position `len - 1`. Without the KV cache every pass starts from position 0.
+    pub(super) fn feed_to(&mut self, len: usize) -> Result<PassReport> {
         if !self.opts.kv_cache {
             self.fed = 0;
         }
@@ -38,50 +51,32 @@ impl Session {
             // Everything is cached but the tip's logits were dropped: re-feed the tip alone.
             self.fed = len - 1;
         }
-        let tokens: Vec<u32> = self.path[self.fed..]
+        self.fed_floor = self.fed_floor.min(self.fed);
+        let tokens: Vec<u32> = self.path[self.fed..len]
             .iter()
             .map(|&n| self.nodes[n].token)
             .collect();
-        let capture = ATTENTION_KEEP.min(tokens.len());
         let out = self.model.forward(
             &tokens,
             self.fed,
             ForwardOptions {
-                capture_rows: capture,
+                capture_rows: ATTENTION_KEEP.min(tokens.len()),
                 all_logits: false,
             },
         )?;
-        let a = &out.attention;
-        let heads = self.model.config.n_layer * self.model.config.n_head;
-        for r in 0..a.rows {
-            let pos = a.first_row + r;
-            let cols = (pos + 1).min(ATTENTION_KEEP);
-            let first_col = pos + 1 - cols;
-            let mut row = Vec::with_capacity(heads * cols);
-            for lh in 0..heads {
-                let base = (lh * a.rows + r) * a.kv_len;
-                row.extend_from_slice(&a.data[base + first_col..base + pos + 1]);
-            }
-            let node = &mut self.nodes[self.path[pos]];
-            node.attn = Arc::new(row);
-            node.attn_cols = cols;
-            node.pass_ms = out.ms;
+        if self.fault_at_pass == Some(self.model.forward_passes()) {
+            self.fault_at_pass = None;
+            return Err(SessionError::Internal("injected fault".into()));
         }
+        self.keep_attention_rows(&out.attention, out.ms);
         let tip = self.path[len - 1];
         self.nodes[tip].logits = Some(Arc::new(out.logits));
-        self.last_attention = out.attention;
-        self.with_logits.push_back(tip);
-        while self.with_logits.len() > LOGITS_KEEP {
-            let old = self.with_logits.pop_front().unwrap();
-            if old + 1 != self.prompt_len && !self.path.last().is_some_and(|&t| t == old) {
-                self.nodes[old].logits = None;
-            }
-        }
-        self.fed = len;
+        self.last_attention = Arc::new(out.attention);
+        self.remember_logits(tip);
         let on = self.opts.kv_cache;
+        self.fed = if on { len } else { 0 };
         if !on {
             self.model.cache.clear();
-            self.fed = 0;
         }
         self.last_pass = PassReport {
             tokens_fed: tokens.len(),
@@ -94,6 +89,44 @@ impl Session {
         Ok(self.last_pass.clone())
     }
 
+    /// Stores each captured row's last `ATTENTION_KEEP` keys on its node. A node's pass time is recorded
+    /// the first time it is fed: a re-feed (cache off, branch switch) re-reads it but is not its step.
+    fn keep_attention_rows(&mut self, a: &crate::engine::model::AttentionRows, ms: f64) {
+        let on = self.opts.kv_cache;
+        let heads = self.model.config.n_layer * self.model.config.n_head;
+        for r in 0..a.rows {
+            let pos = a.first_row + r;
+            let cols = (pos + 1).min(ATTENTION_KEEP);
+            let first_col = pos + 1 - cols;
+            let mut row = Vec::with_capacity(heads * cols);
+            let mut first = Vec::with_capacity(heads);
+            for lh in 0..heads {
+                let base = (lh * a.rows + r) * a.kv_len;
+                row.extend_from_slice(&a.data[base + first_col..base + pos + 1]);
+                first.push(a.data[base]);
+            }
+            let node = &mut self.nodes[self.path[pos]];
+            node.attn = Arc::new(row);
+            node.attn_cols = cols;
+            node.attn_first = Arc::new(first);
+            node.pass.get_or_insert((ms, on));
+        }
+    }
+
+    /// Keeps the newest `LOGITS_KEEP` logits rows; older ones are recomputed if visited again.
+    fn remember_logits(&mut self, tip: usize) {
+        self.with_logits.push_back(tip);
+        while self.with_logits.len() > LOGITS_KEEP {
+            let old = self
+                .with_logits
+                .pop_front()
+                .expect("longer than LOGITS_KEEP");
+            if old + 1 != self.prompt_len && old != tip {
+                self.nodes[old].logits = None;
+            }
+        }
+    }
+
     /// The tip's logits (re-fed if they were dropped) run through the sampler chain. Memoised per tip and
     /// settings: a step reuses the chain its previous report already ran.
     pub(super) fn chain(&mut self) -> Result<(Arc<ChainOutput>, Arc<Vec<f32>>)> {
@@ -102,9 +135,9 @@ impl Session {
             self.feed()?;
         }
         let logits = self.nodes[tip].logits.clone().expect("fed");
-        if let Some((t, settings, out)) = &self.chain_memo {
-            if *t == tip && *settings == self.settings && Arc::ptr_eq(&out.1, &logits) {
-                return Ok((out.0.clone(), logits));
+        if let Some(m) = &self.chain_memo {
+            if m.tip == tip && m.settings == self.settings && Arc::ptr_eq(&m.logits, &logits) {
+                return Ok((m.out.clone(), logits));
             }
         }
         let history = self.tokens();
@@ -116,7 +149,12 @@ impl Session {
             self.opts.top_k_shown,
             u,
         ));
-        self.chain_memo = Some((tip, self.settings.clone(), (out.clone(), logits.clone())));
+        self.chain_memo = Some(ChainMemo {
+            tip,
+            settings: self.settings.clone(),
+            out: out.clone(),
+            logits: logits.clone(),
+        });
         Ok((out, logits))
     }
 }

@@ -4,18 +4,23 @@
 //! The current path runs from the first prompt token to the tip. The model has "fed" a prefix of it into
 //! its KV cache; the logits for the position after the tip live on the tip node, so rewinding or switching
 //! back to a node shows the same distribution as the first time without another forward pass.
+//!
+//! Every command that changes the tree is atomic (`edit.rs`): it either succeeds or leaves the session as
+//! it was, so a front end can promise "the session is unchanged" after a failure.
 
+mod edit;
 mod feed;
 mod view;
 
+pub use view::NewestAttention;
+
 use super::gguf::LoadError;
 use super::model::{AttentionRows, Model};
-use super::sampler::{self, ChainOutput};
+use super::sampler::ChainOutput;
 use super::tokenizer::Vocab;
 use crate::protocol::*;
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Key columns of attention kept per position: the widest window a screen can ask for.
 pub const ATTENTION_KEEP: usize = 64;
@@ -29,6 +34,9 @@ pub struct SessionOptions {
     /// Positions in each report's attention window (at most `ATTENTION_KEEP`).
     pub attention_window: usize,
     pub kv_cache: bool,
+    /// Prompt tokens per pass when a prompt is read: a long prompt goes in chunks, so that progress
+    /// can be shown and the read cancelled between them.
+    pub prefill_chunk: usize,
 }
 
 impl Default for SessionOptions {
@@ -37,6 +45,7 @@ impl Default for SessionOptions {
             top_k_shown: 10,
             attention_window: 24,
             kv_cache: true,
+            prefill_chunk: 256,
         }
     }
 }
@@ -50,9 +59,11 @@ pub enum Choice {
     Force(u32),
 }
 
+#[derive(Debug, Clone)]
 struct Node {
     token: u32,
-    parent: usize,
+    /// `None` for the first prompt token, the root of the tree.
+    parent: Option<usize>,
     children: Vec<usize>,
     record: TokenRecord,
     /// Logits for the position after this node (its forward pass's output).
@@ -60,8 +71,12 @@ struct Node {
     /// This position's attention row over its last `attn_cols` keys, `[layer][head][col]`.
     attn: Arc<Vec<f32>>,
     attn_cols: usize,
-    /// ms of the pass that fed this token.
-    pass_ms: f64,
+    /// This position's weight on key 0, `[layer][head]` (the attention sink, kept when it is older than
+    /// the last `attn_cols` keys).
+    attn_first: Arc<Vec<f32>>,
+    /// The pass that fed this token at its step: (ms, whether the KV cache was on). Recorded once: a
+    /// later re-feed (cache off, branch switch, cache rebuild) does not rewrite history.
+    pass: Option<(f64, bool)>,
 }
 
 /// Errors a user can cause; each says what to do.
@@ -75,9 +90,17 @@ pub enum SessionError {
     PromptTooLong { tokens: usize, context: usize },
     #[error("the context is full ({0} tokens): rewind, or start a new prompt")]
     ContextFull(usize),
+    #[error("{need} more tokens do not fit: the context holds {context} and {used} are used; rewind, or force less text")]
+    NoRoom {
+        need: usize,
+        used: usize,
+        context: usize,
+    },
+    #[error("nothing to force: the text is empty")]
+    NothingToForce,
     #[error("no prompt yet: prefill one first")]
     NoPrompt,
-    #[error("token id {0} is not in the vocabulary")]
+    #[error("token id {0} is not in the model's vocabulary")]
     BadToken(u32),
     #[error("no branch with id {0}")]
     BadBranch(usize),
@@ -87,34 +110,54 @@ pub enum SessionError {
     Load(#[from] LoadError),
     #[error("model error: {0}")]
     Model(#[from] candle_core::Error),
+    #[error("internal error: {0}")]
+    Internal(String),
+    #[error("cancelled: the prompt was not read, and the session is as it was")]
+    Cancelled,
 }
 
 pub type Result<T> = std::result::Result<T, SessionError>;
 
+/// An existing node an edit changed: its id, record and step pass before the change.
+type Undo = (usize, TokenRecord, Option<(f64, bool)>);
+
+/// The last sampler chain run: which tip, under which settings, over which logits.
+struct ChainMemo {
+    tip: usize,
+    settings: SamplerSettings,
+    out: Arc<ChainOutput>,
+    logits: Arc<Vec<f32>>,
+}
+
 pub struct Session {
-    pub model: Model,
-    pub vocab: Vocab,
-    pub chat_template: Option<String>,
+    model: Model,
+    vocab: Vocab,
+    chat_template: Option<String>,
     settings: SamplerSettings,
     opts: SessionOptions,
     nodes: Vec<Node>,
     path: Vec<usize>,
     prompt_len: usize,
+    /// Positions of the current path whose keys and values are in the model's KV cache.
     fed: usize,
+    /// The lowest position a forward pass started from during the current edit (see `edit.rs`).
+    fed_floor: usize,
     with_logits: VecDeque<usize>,
     prefill: PrefillReport,
     last_pass: PassReport,
-    last_attention: AttentionRows,
-    /// The last chain run: (tip node, settings, (output, the logits it read)).
+    last_attention: Arc<AttentionRows>,
     chain_memo: Option<ChainMemo>,
+    /// Existing nodes an edit in progress has changed, with what they held before (see `edit.rs`).
+    undo: Vec<Undo>,
+    /// Test hook: the forward pass with this count fails after it ran (see `inject_fault`).
+    fault_at_pass: Option<u64>,
 }
-
-type ChainMemo = (usize, SamplerSettings, (Arc<ChainOutput>, Arc<Vec<f32>>));
 
 impl Session {
     pub fn new(
         model: Model,
         vocab: Vocab,
+        chat_template: Option<String>,
         settings: SamplerSettings,
         opts: SessionOptions,
     ) -> Self {
@@ -122,16 +165,19 @@ impl Session {
         Self {
             model,
             vocab,
-            chat_template: None,
+            chat_template,
             settings,
             opts,
             nodes: Vec::new(),
             path: Vec::new(),
             prompt_len: 0,
             fed: 0,
+            fed_floor: 0,
             with_logits: VecDeque::new(),
-            last_attention: AttentionRows::default(),
+            last_attention: Arc::new(AttentionRows::default()),
             chain_memo: None,
+            undo: Vec::new(),
+            fault_at_pass: None,
             prefill: PrefillReport {
                 tokens: 0,
                 ms: 0.0,
@@ -153,6 +199,11 @@ impl Session {
         &self.settings
     }
 
+    /// Forward passes run since the model was loaded.
+    pub fn forward_passes(&self) -> u64 {
+        self.model.forward_passes()
+    }
+
     pub fn tokens(&self) -> Vec<u32> {
         self.path.iter().map(|&n| self.nodes[n].token).collect()
     }
@@ -171,6 +222,25 @@ impl Session {
 
     pub fn generated(&self) -> usize {
         self.path.len() - self.prompt_len
+    }
+
+    pub fn kv_cache_on(&self) -> bool {
+        self.opts.kv_cache
+    }
+
+    /// Tokenises text the way the model reads it.
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        Ok(self.vocab.encode(text)?)
+    }
+
+    /// One vocabulary entry as the screen shows it.
+    pub fn token_view(&self, id: u32) -> TokenView {
+        self.vocab.view(id)
+    }
+
+    /// Whether `id` ends a sequence.
+    pub fn is_eos(&self, id: u32) -> bool {
+        self.vocab.eos_ids().contains(&id)
     }
 
     /// The text of a prompt as the model will read it (through the chat template when `chat`).
@@ -196,208 +266,29 @@ impl Session {
         Ok(super::chat::render_chat(tpl, prompt, &bos, &eos)?)
     }
 
-    /// Tokenises and reads a prompt. Starts a new tree.
-    pub fn prefill_text(&mut self, prompt: &str, chat: bool) -> Result<PrefillReport> {
-        let text = self.render_prompt(prompt, chat)?;
-        let ids = self.vocab.encode(&text)?;
-        self.prefill_ids(&ids)
+    /// Fault injection for tests: the `n`-th forward pass from now fails just after it has written the
+    /// KV cache, the harshest point for an edit to be undone. Lets tests hold "a failure leaves the
+    /// session unchanged" to account.
+    #[doc(hidden)]
+    pub fn inject_fault(&mut self, n: u64) {
+        self.fault_at_pass = Some(self.model.forward_passes() + n.max(1));
     }
 
-    /// Reads prompt token ids in one forward pass (the parallel "reading" phase).
-    pub fn prefill_ids(&mut self, ids: &[u32]) -> Result<PrefillReport> {
-        let context = self.model.config.context_length;
-        if ids.is_empty() {
-            return Err(SessionError::EmptyPrompt);
-        }
-        if ids.len() >= context {
-            return Err(SessionError::PromptTooLong {
-                tokens: ids.len(),
-                context,
-            });
-        }
-        if let Some(&bad) = ids.iter().find(|&&t| t as usize >= self.model.vocab_size) {
-            return Err(SessionError::BadToken(bad));
-        }
-        self.nodes.clear();
-        self.with_logits.clear();
-        self.path.clear();
-        self.fed = 0;
-        self.model.cache.clear();
-        let mut parent = usize::MAX;
-        for (pos, &t) in ids.iter().enumerate() {
-            let record = TokenRecord {
-                token: self.vocab.view(t),
-                position: pos,
-                source: Source::Prompt,
-                prob: 1.0,
-                logprob: 0.0,
-                rank: 0,
-                entropy: 0.0,
-            };
-            parent = self.push_node(parent, t, record);
-        }
-        self.prompt_len = ids.len();
-        let pass = self.feed()?;
-        let dist_start = Instant::now();
-        self.chain()?;
-        let ms = pass.ms;
-        self.prefill = PrefillReport {
-            tokens: ids.len(),
-            ms,
-            tok_per_s: ids.len() as f64 / (ms / 1e3),
-            ttft_ms: ms + dist_start.elapsed().as_secs_f64() * 1e3,
-        };
-        Ok(self.prefill.clone())
-    }
-
-    /// The distribution for the next position, with the sampler's plan. No forward pass unless the tip's
-    /// logits were dropped.
-    pub fn distribution(&mut self) -> Result<Distribution> {
-        let (out, logits) = self.chain()?;
-        Ok(self.describe(&out, &logits))
-    }
-
-    /// Commits one token (the planned one, or a forced one), then runs the forward pass that feeds it.
-    pub fn step(&mut self, choice: Choice) -> Result<StepReport> {
-        let context = self.model.config.context_length;
-        if self.path.len() >= context {
-            return Err(SessionError::ContextFull(context));
-        }
-        let (out, logits) = self.chain()?;
-        let chosen_from = self.describe(&out, &logits);
-        let (token, source) = match choice {
-            Choice::Sample if self.settings.greedy => (out.planned, Source::Greedy),
-            Choice::Sample => (out.planned, Source::Sampled),
-            Choice::Force(t) if (t as usize) < self.model.vocab_size => (t, Source::Forced),
-            Choice::Force(t) => return Err(SessionError::BadToken(t)),
-        };
-        let record = TokenRecord {
-            token: self.vocab.view(token),
-            position: self.path.len(),
-            source,
-            prob: out.raw_prob(&logits, token),
-            logprob: logits[token as usize] - out.lse,
-            rank: sampler::rank_of(&logits, token),
-            entropy: chosen_from.entropy,
-        };
-        let tip = *self.path.last().ok_or(SessionError::NoPrompt)?;
-        let at_fork = !self.nodes[tip].children.is_empty();
-        match self.nodes[tip]
-            .children
+    /// Times one bare forward pass of `token` at the tip's position, outside the tree (for `bench`: the
+    /// cost a step adds over the model alone). The session is unchanged: the next step re-feeds the tip.
+    pub fn time_bare_forward(&mut self, token: u32) -> Result<f64> {
+        let pos = self.path.len();
+        self.fed = self.fed.min(pos);
+        let index_pos = self.fed;
+        let mut tokens: Vec<u32> = self.path[index_pos..]
             .iter()
-            .find(|&&c| self.nodes[c].token == token)
-        {
-            Some(&child) => self.path.push(child),
-            None => {
-                self.push_node(tip, token, record);
-            }
-        }
-        let pass = self.feed()?;
-        let next = self.distribution()?;
-        let committed = self.nodes[*self.path.last().unwrap()].record.clone();
-        Ok(StepReport {
-            step: self.generated() - 1,
-            committed,
-            chosen_from,
-            pass,
-            next,
-            attention: self.window(),
-            branches: at_fork.then(|| self.branches()),
-        })
-    }
-
-    /// Tokenises `text` and teacher-forces each token in turn.
-    pub fn force_text(&mut self, text: &str) -> Result<Vec<StepReport>> {
-        let ids = self.vocab.encode(text)?;
-        ids.into_iter()
-            .map(|t| self.step(Choice::Force(t)))
-            .collect()
-    }
-
-    /// Drops the last `n` generated tokens (never the prompt). The dropped path stays as a branch.
-    pub fn rewind(&mut self, n: usize) -> Result<usize> {
-        let n = n.min(self.generated());
-        self.path.truncate(self.path.len() - n);
-        self.fed = self.fed.min(self.path.len());
-        Ok(n)
-    }
-
-    /// Makes the path to `leaf` current, re-feeding whatever the cache lacks.
-    pub fn switch_branch(&mut self, leaf: usize) -> Result<()> {
-        if leaf >= self.nodes.len()
-            || self.nodes[leaf].record.source == Source::Prompt && leaf + 1 != self.prompt_len
-        {
-            return Err(SessionError::BadBranch(leaf));
-        }
-        let mut new_path = vec![leaf];
-        while let Some(&n) = new_path.last() {
-            if self.nodes[n].parent == usize::MAX {
-                break;
-            }
-            new_path.push(self.nodes[n].parent);
-        }
-        new_path.reverse();
-        let common = self
-            .path
-            .iter()
-            .zip(&new_path)
-            .take_while(|(a, b)| a == b)
-            .count();
-        self.fed = self.fed.min(common);
-        self.path = new_path;
-        if self.fed < self.path.len() {
-            self.feed()?;
-        }
-        Ok(())
-    }
-
-    /// New sampler settings; the next distribution re-ranks with no forward pass.
-    pub fn set_settings(&mut self, settings: SamplerSettings) {
-        self.settings = settings;
-    }
-
-    /// With the cache off every pass re-reads the whole sequence, so its cost grows with length.
-    pub fn set_kv_cache(&mut self, on: bool) {
-        self.opts.kv_cache = on;
-        if !on {
-            self.model.cache.release();
-            self.fed = 0;
-        }
-        self.last_pass.kv_cache_on = on;
-    }
-
-    pub fn kv_cache_on(&self) -> bool {
-        self.opts.kv_cache
-    }
-
-    pub fn last_pass(&self) -> &PassReport {
-        &self.last_pass
-    }
-
-    /// The full attention rows (every key) captured by the last forward pass.
-    pub fn last_attention(&self) -> &AttentionRows {
-        &self.last_attention
-    }
-
-    /// One vocabulary entry as a candidate at the current position (for search results).
-    pub fn candidate(&mut self, id: u32) -> Result<Candidate> {
-        let (out, logits) = self.chain()?;
-        let token = self.vocab.view(id);
-        let i = id as usize;
-        let sampled_prob = out
-            .shown
-            .iter()
-            .position(|&s| s == id)
-            .map_or(0.0, |r| out.final_probs[r]);
-        Ok(Candidate {
-            token,
-            prob: out.raw_prob(&logits, id),
-            logprob: logits[i] - out.lse,
-            sampled_prob,
-        })
-    }
-
-    pub fn prefill_report(&self) -> &PrefillReport {
-        &self.prefill
+            .map(|&n| self.nodes[n].token)
+            .collect();
+        tokens.push(token);
+        let out = self.model.forward(&tokens, index_pos, Default::default())?;
+        // The cache now holds the bare token at `pos`: only the path before it is still fed.
+        self.fed = pos;
+        self.model.cache.truncate(pos);
+        Ok(out.ms)
     }
 }

@@ -1,6 +1,7 @@
 //! What a session shows: distributions as plain data, the attention window, the branch list, the full view.
 
-use super::{ChainOutput, Node, Result, Session, ATTENTION_KEEP};
+use super::SessionError;
+use super::{ChainOutput, Result, Session, ATTENTION_KEEP};
 use crate::protocol::*;
 
 impl Session {
@@ -46,9 +47,13 @@ impl Session {
         let start = self.path.len() - len;
         let heads = c.n_layer * c.n_head;
         let mut weights = vec![0f32; heads * len * len];
+        let mut first_key = vec![0f32; heads * len];
         for r in 0..len {
             let pos = start + r;
             let node = &self.nodes[self.path[pos]];
+            for (lh, &w) in node.attn_first.iter().enumerate() {
+                first_key[lh * len + r] = w;
+            }
             let first_col = pos + 1 - node.attn_cols;
             for lh in 0..heads {
                 for col in 0..=r {
@@ -66,58 +71,69 @@ impl Session {
             n_layer: c.n_layer,
             n_head: c.n_head,
             weights,
+            first_key,
         }
     }
 
     /// Leaves of the tree below the prompt: the branches a user can switch to.
     pub fn branches(&self) -> Vec<BranchInfo> {
         let tip = self.path.last().copied();
-        let mut out = Vec::new();
-        for (id, node) in self.nodes.iter().enumerate() {
-            if !node.children.is_empty()
-                || (node.record.source == Source::Prompt && Some(id) != tip)
-            {
-                continue;
-            }
-            let mut path = vec![id];
-            while self.nodes[*path.last().unwrap()].parent != usize::MAX {
-                path.push(self.nodes[*path.last().unwrap()].parent);
-            }
-            path.reverse();
-            let fork = path
-                .iter()
-                .zip(&self.path)
-                .take_while(|(a, b)| a == b)
-                .count();
-            let generated: Vec<&Node> = path[self.prompt_len.min(path.len())..]
-                .iter()
-                .map(|&n| &self.nodes[n])
-                .collect();
-            let mean_logprob = if generated.is_empty() {
-                0.0
-            } else {
-                generated.iter().map(|n| n.record.logprob).sum::<f32>() / generated.len() as f32
-            };
-            let ids: Vec<u32> = generated.iter().map(|n| n.token).collect();
-            let text = self.vocab.decode(&ids);
-            let preview: String = text
-                .chars()
-                .rev()
-                .take(40)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            out.push(BranchInfo {
-                id,
-                len: generated.len(),
-                fork_position: fork,
-                mean_logprob,
-                preview,
-                current: path == self.path,
-            });
-        }
-        out
+        let leaves = self.nodes.iter().enumerate().filter(|(id, node)| {
+            node.children.is_empty() && (node.record.source != Source::Prompt || Some(*id) == tip)
+        });
+        leaves
+            .map(|(id, _)| {
+                let path = self.path_to(id);
+                let generated = &path[self.prompt_len.min(path.len())..];
+                let mean_logprob = if generated.is_empty() {
+                    0.0
+                } else {
+                    let sum: f32 = generated
+                        .iter()
+                        .map(|&n| self.nodes[n].record.logprob)
+                        .sum();
+                    sum / generated.len() as f32
+                };
+                let fork = super::edit::common_prefix(&path, &self.path);
+                BranchInfo {
+                    id,
+                    len: generated.len(),
+                    fork_position: fork,
+                    mean_logprob,
+                    preview: self.tail_text(generated, 40),
+                    before_fork: self.tail_text(&path[..fork], 30),
+                    after_fork: self.head_text(&path[fork..], 40),
+                    current: path == self.path,
+                }
+            })
+            .collect()
+    }
+
+    /// The last `chars` characters of the text of `nodes`, decoding only as many tokens as that needs.
+    fn tail_text(&self, nodes: &[usize], chars: usize) -> String {
+        // A token is at least one character, except partial UTF-8 bytes: decode a few extra tokens.
+        let from = nodes.len().saturating_sub(chars + 8);
+        let ids: Vec<u32> = nodes[from..].iter().map(|&n| self.nodes[n].token).collect();
+        let text = self.vocab.decode(&ids);
+        let skip = text.chars().count().saturating_sub(chars);
+        text.chars().skip(skip).collect()
+    }
+
+    /// The first `chars` characters of the text of `nodes`, decoding only as many tokens as that needs.
+    fn head_text(&self, nodes: &[usize], chars: usize) -> String {
+        let ids: Vec<u32> = nodes
+            .iter()
+            .take(chars + 8)
+            .map(|&n| self.nodes[n].token)
+            .collect();
+        self.vocab.decode(&ids).chars().take(chars).collect()
+    }
+
+    /// Each generated token's step pass: (ms, KV cache on).
+    fn generated_passes(&self) -> impl Iterator<Item = (f64, bool)> + '_ {
+        self.path[self.prompt_len..]
+            .iter()
+            .map(|&n| self.nodes[n].pass.unwrap_or((0.0, true)))
     }
 
     /// Everything the UI shows, for a full refresh.
@@ -134,12 +150,82 @@ impl Session {
             attention: self.window(),
             last_pass: self.last_pass.clone(),
             prefill: self.prefill.clone(),
-            decode_ms: self.path[self.prompt_len..]
-                .iter()
-                .map(|&n| self.nodes[n].pass_ms)
-                .collect(),
+            decode_ms: self.generated_passes().map(|(ms, _)| ms).collect(),
+            decode_kv: self.generated_passes().map(|(_, kv)| kv).collect(),
             branches: self.branches(),
             settings: self.settings.clone(),
         })
     }
+}
+
+impl Session {
+    /// The distribution for the next position, with the sampler's plan. No forward pass unless the tip's
+    /// logits were dropped.
+    pub fn distribution(&mut self) -> Result<Distribution> {
+        let (out, logits) = self.chain()?;
+        Ok(self.describe(&out, &logits))
+    }
+
+    /// One vocabulary entry as a candidate at the current position (for search results).
+    pub fn candidate(&mut self, id: u32) -> Result<Candidate> {
+        if id as usize >= self.model.vocab_size {
+            return Err(SessionError::BadToken(id));
+        }
+        let (out, logits) = self.chain()?;
+        let sampled_prob = out
+            .shown
+            .iter()
+            .position(|&s| s == id)
+            .map_or(0.0, |r| out.final_probs[r]);
+        Ok(Candidate {
+            token: self.vocab.view(id),
+            prob: out.raw_prob(&logits, id),
+            logprob: logits[id as usize] - out.lse,
+            sampled_prob,
+        })
+    }
+
+    /// Vocabulary search for the `/` box, as candidates at the current position. A tokenizer given with
+    /// `--tokenizer` may know ids the model has no row for: those are left out.
+    pub fn search(&mut self, query: &str, limit: usize) -> Result<Vec<Candidate>> {
+        let vocab_size = self.model.vocab_size;
+        let ids: Vec<u32> = self
+            .vocab
+            .search(query, limit)
+            .into_iter()
+            .filter(|&id| (id as usize) < vocab_size)
+            .collect();
+        ids.into_iter().map(|id| self.candidate(id)).collect()
+    }
+
+    /// The newest query row of the last pass, over every key: `rows[layer][head][key]`.
+    pub fn newest_attention(&self) -> Option<NewestAttention> {
+        let a = &self.last_attention;
+        if a.rows == 0 {
+            return None;
+        }
+        let c = &self.model.config;
+        let rows = (0..c.n_layer)
+            .map(|l| {
+                (0..c.n_head)
+                    .map(|h| {
+                        let base = ((l * c.n_head + h) * a.rows + a.rows - 1) * a.kv_len;
+                        a.data[base..base + a.kv_len].to_vec()
+                    })
+                    .collect()
+            })
+            .collect();
+        Some(NewestAttention {
+            query_position: a.first_row + a.rows - 1,
+            rows,
+        })
+    }
+}
+
+/// The attention of the newest position over every key, for each layer and head.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewestAttention {
+    pub query_position: usize,
+    /// `rows[layer][head][key]`.
+    pub rows: Vec<Vec<Vec<f32>>>,
 }

@@ -1,0 +1,127 @@
+//! Asking the engine for work: one command in flight at a time, a few step presses queued while one
+//! runs, and a second press to confirm what would throw work away or step past the end of a turn.
+
+use super::keymap::{self, Action, Mode};
+use super::{App, Busy};
+use crate::protocol::Command;
+
+/// Step presses kept while a step runs (more are refused with a word).
+pub const MAX_QUEUED_STEPS: usize = 3;
+
+impl App {
+    /// One step, unless the model has just ended its turn: stepping past an end-of-sequence token is a
+    /// deliberate choice, so the first press says so and the second one steps. A press while a step
+    /// runs is queued (up to `MAX_QUEUED_STEPS`) and sent when the reply comes.
+    pub(super) fn step(&mut self) -> Vec<Command> {
+        if let Some(end) = self.ended_with().map(str::to_string) {
+            if !self.past_end_confirmed {
+                self.past_end_confirmed = true;
+                self.say(format!(
+                    "the model ended its turn with {end}; press {} again to make it go on anyway",
+                    keymap::hint_key(Mode::Normal, Action::Step)
+                ));
+                return vec![];
+            }
+        }
+        if self.model.is_some() && self.is_busy() && self.session.is_some() {
+            if self.queued_steps < MAX_QUEUED_STEPS {
+                self.queued_steps += 1;
+                self.say(format!("{} more step(s) queued", self.queued_steps));
+            } else {
+                self.say(format!(
+                    "busy: {MAX_QUEUED_STEPS} steps already queued; wait for the model"
+                ));
+            }
+            return vec![];
+        }
+        self.past_end_confirmed = false;
+        self.request(Command::Step, "stepping")
+    }
+
+    /// Sends a command that needs a reply, unless one is already in flight.
+    pub(super) fn request(&mut self, cmd: Command, label: &str) -> Vec<Command> {
+        if self.model.is_none() {
+            self.say("no model loaded yet");
+            return vec![];
+        }
+        if self.is_busy() {
+            self.say("busy: one command at a time; wait for the model");
+            return vec![];
+        }
+        self.busy = Busy::Working(label.to_string());
+        vec![cmd]
+    }
+
+    pub(super) fn force_candidate(&mut self, i: usize) -> Vec<Command> {
+        let Some(token_id) = self.candidates().get(i).map(|c| c.token.id) else {
+            self.say("no such candidate");
+            return vec![];
+        };
+        self.selection.candidate = i;
+        self.request(Command::Force { token_id }, "forcing")
+    }
+
+    /// What a new prompt would drop: the branches with generated tokens, and the longest one's length.
+    fn work_at_stake(&self) -> (usize, usize) {
+        let Some(s) = self.session.as_ref() else {
+            return (0, 0);
+        };
+        let branches = s.branches.iter().filter(|b| b.len > 0);
+        (
+            branches.clone().count(),
+            branches.map(|b| b.len).max().unwrap_or(0),
+        )
+    }
+
+    /// Whether `action` may go ahead now: when it would drop generated work, the first press says what
+    /// and the second (the same action) confirms; any other key cancels (see `on_key`).
+    fn confirmed(&mut self, action: Action, what: &str) -> bool {
+        let (branches, longest) = self.work_at_stake();
+        if branches == 0 || self.confirm == Some(action) {
+            self.confirm = None;
+            return true;
+        }
+        self.confirm = Some(action);
+        let key = keymap::hint_key(self.mode, action);
+        self.say(format!(
+            "{what} starts a new tree and drops {branches} branch(es) (the longest has {longest} \
+             generated tokens): press {key} again to go ahead, any other key to keep them"
+        ));
+        false
+    }
+
+    /// Reads `text` as a new prompt (a new tree), after a confirming second press if work would go.
+    pub(super) fn new_prompt(&mut self, text: String, chat: bool) -> Vec<Command> {
+        if !self.confirmed(Action::Submit, "reading a new prompt") {
+            // Stay in the editor with the text, so the second Enter confirms it.
+            self.mode = Mode::Prompt;
+            self.input.text = text;
+            return vec![];
+        }
+        self.read_prompt(text, chat)
+    }
+
+    fn read_prompt(&mut self, text: String, chat: bool) -> Vec<Command> {
+        let cmd = Command::Prefill {
+            prompt: text.clone(),
+            chat,
+        };
+        let cmds = self.request(cmd, "reading the prompt");
+        if !cmds.is_empty() {
+            self.prompt.text = text;
+            self.prompt.chat = chat;
+        }
+        cmds
+    }
+
+    pub(super) fn toggle_chat(&mut self) -> Vec<Command> {
+        if self.model.as_ref().is_some_and(|m| !m.has_chat_template) {
+            self.say_error("this model has no chat template".into());
+            return vec![];
+        }
+        if !self.confirmed(Action::ToggleChat, "switching the chat template") {
+            return vec![];
+        }
+        self.read_prompt(self.prompt.text.clone(), !self.prompt.chat)
+    }
+}

@@ -1,0 +1,76 @@
+//! The parts of `App`, grouped by what they serve: the screen's layout, the attention focus, text input,
+//! the sampler panel, autoplay, the prompt, and the highlighted rows.
+
+use super::{HeadSel, SidePanel, ThemeKind};
+use crate::protocol::{Candidate, SamplerSettings};
+
+/// How the screen is laid out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Screen {
+    pub width: u16,
+    pub height: u16,
+    pub theme: ThemeKind,
+    /// The right-hand panel on a small screen.
+    pub side: SidePanel,
+    /// Show the sampler chain stage by stage instead of bars.
+    pub show_chain: bool,
+    /// Transcript lines scrolled back from the newest (0: follow the newest; the view clamps it).
+    pub scroll_back: usize,
+    /// Lines of the help screen scrolled past.
+    pub help_scroll: usize,
+}
+
+/// Which attention the matrix draws.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Focus {
+    pub layer: usize,
+    pub head: HeadSel,
+}
+
+/// Text being typed in a text-input mode, and the vocabulary search's hits.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TextInput {
+    pub text: String,
+    pub hits: Vec<Candidate>,
+    /// Index into `hits` of the highlighted hit.
+    pub selected: usize,
+    /// How the text typed after `i` will tokenise (empty until the engine says).
+    pub preview: Vec<crate::protocol::TokenView>,
+}
+
+/// The sampler panel: the settings as the user set them (sent to the engine on every change).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SamplerPanel {
+    pub settings: SamplerSettings,
+    /// Index into `sampler_panel::FIELDS` of the highlighted setting.
+    pub field: usize,
+    /// A change waits here while a command is in flight; it is sent when the reply comes.
+    pub dirty: bool,
+}
+
+/// Stepping by itself on the clock.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Autoplay {
+    pub on: bool,
+    /// Index into [`super::AUTOPLAY_INTERVALS_MS`].
+    pub speed: usize,
+    /// When the last autoplay step was asked for (ms, the clock of `Msg::Tick`).
+    pub last_ms: u64,
+}
+
+/// The prompt the session was (or will be) read from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptState {
+    pub text: String,
+    /// Wrapped in the model's chat template.
+    pub chat: bool,
+}
+
+/// Highlighted rows.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Selection {
+    /// Index into the current candidates.
+    pub candidate: usize,
+    /// Index into the branch list.
+    pub branch: usize,
+}

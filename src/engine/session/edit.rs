@@ -1,0 +1,381 @@
+//! Changing the tree: prefill, step, teacher forcing, rewind, branch switch, settings. Each edit is
+//! atomic: validate first, then change; if a forward pass fails (or panics) half-way, `atomically` puts
+//! the tree, the path and the reports back as they were, so a failure leaves the session unchanged.
+
+use super::{Choice, Node, Result, Session, SessionError, StepReport};
+use crate::engine::model::AttentionRows;
+use crate::engine::panic_text;
+use crate::engine::sampler;
+use crate::protocol::{PassReport, PrefillReport, Source, TokenRecord};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What an edit may change, saved before it starts. Nodes are only ever appended during an edit (a
+/// prefill moves the old tree out first), so remembering the count is enough to drop what it added;
+/// an existing node that an edit steps onto again is logged in `Session::undo` before it changes.
+struct Checkpoint {
+    nodes: usize,
+    with_logits: std::collections::VecDeque<usize>,
+    path: Vec<usize>,
+    prompt_len: usize,
+    fed: usize,
+    prefill: PrefillReport,
+    last_pass: PassReport,
+    last_attention: Arc<AttentionRows>,
+}
+
+impl Session {
+    /// Runs `edit`; on an error or a panic, restores the session to how it was before.
+    fn atomically<T>(&mut self, edit: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        let saved = Checkpoint {
+            nodes: self.nodes.len(),
+            with_logits: self.with_logits.clone(),
+            path: self.path.clone(),
+            prompt_len: self.prompt_len,
+            fed: self.fed,
+            prefill: self.prefill.clone(),
+            last_pass: self.last_pass.clone(),
+            last_attention: self.last_attention.clone(),
+        };
+        self.fed_floor = self.fed;
+        self.undo.clear();
+        let result = catch_unwind(AssertUnwindSafe(|| edit(self)))
+            .unwrap_or_else(|p| Err(SessionError::Internal(panic_text(&p))));
+        if result.is_err() {
+            self.restore(saved);
+        }
+        self.undo.clear();
+        result
+    }
+
+    fn restore(&mut self, saved: Checkpoint) {
+        while let Some((n, record, pass)) = self.undo.pop() {
+            if n < saved.nodes {
+                self.nodes[n].record = record;
+                self.nodes[n].pass = pass;
+            }
+        }
+        for n in saved.nodes..self.nodes.len() {
+            if let Some(p) = self.nodes[n].parent.filter(|&p| p < saved.nodes) {
+                self.nodes[p].children.retain(|&c| c < saved.nodes);
+            }
+        }
+        self.nodes.truncate(saved.nodes);
+        self.with_logits = saved.with_logits;
+        self.path = saved.path;
+        self.prompt_len = saved.prompt_len;
+        // The cache below the lowest position any pass of the edit started from is untouched, and it
+        // still holds the old path there.
+        self.fed = saved.fed.min(self.fed_floor);
+        self.prefill = saved.prefill;
+        self.last_pass = saved.last_pass;
+        self.last_attention = saved.last_attention;
+        self.chain_memo = None;
+    }
+
+    /// Tokenises and reads a prompt. Starts a new tree.
+    pub fn prefill_text(&mut self, prompt: &str, chat: bool) -> Result<PrefillReport> {
+        let ids = self.prompt_ids(prompt, chat)?;
+        self.prefill_ids(&ids)
+    }
+
+    /// The token ids a prompt becomes (through the chat template when `chat`), checked to fit.
+    pub fn prompt_ids(&self, prompt: &str, chat: bool) -> Result<Vec<u32>> {
+        let text = self.render_prompt(prompt, chat)?;
+        let ids = self.vocab.encode(&text)?;
+        self.check_prompt(&ids)?;
+        Ok(ids)
+    }
+
+    fn check_prompt(&self, ids: &[u32]) -> Result<()> {
+        let context = self.model.config.context_length;
+        if ids.is_empty() {
+            return Err(SessionError::EmptyPrompt);
+        }
+        if ids.len() >= context {
+            return Err(SessionError::PromptTooLong {
+                tokens: ids.len(),
+                context,
+            });
+        }
+        match ids.iter().find(|&&t| t as usize >= self.model.vocab_size) {
+            Some(&bad) => Err(SessionError::BadToken(bad)),
+            None => Ok(()),
+        }
+    }
+
+    /// Reads prompt token ids (the parallel "reading" phase). Starts a new tree; on failure the old
+    /// tree stays.
+    pub fn prefill_ids(&mut self, ids: &[u32]) -> Result<PrefillReport> {
+        self.prefill_ids_with(ids, &mut |_, _| true)
+    }
+
+    /// `prefill_ids`, reading a long prompt in chunks of `SessionOptions::prefill_chunk` tokens. `progress(done,
+    /// total)` hears each chunk and returns false to cancel: the old tree then stays. Chunks change no
+    /// number: a position's computation does not depend on how many rows share its pass.
+    pub fn prefill_ids_with(
+        &mut self,
+        ids: &[u32],
+        progress: &mut dyn FnMut(usize, usize) -> bool,
+    ) -> Result<PrefillReport> {
+        self.check_prompt(ids)?;
+        let old_nodes = std::mem::take(&mut self.nodes);
+        let result = self.atomically(|s| s.read_prompt(ids, progress));
+        if result.is_err() {
+            // `atomically` dropped what the prefill added (its checkpoint saw an empty tree).
+            self.nodes = old_nodes;
+        }
+        result
+    }
+
+    fn read_prompt(
+        &mut self,
+        ids: &[u32],
+        progress: &mut dyn FnMut(usize, usize) -> bool,
+    ) -> Result<PrefillReport> {
+        self.with_logits.clear();
+        self.path.clear();
+        self.fed = 0;
+        self.fed_floor = 0;
+        self.chain_memo = None;
+        let mut parent = None;
+        for (pos, &t) in ids.iter().enumerate() {
+            let record = TokenRecord {
+                token: self.vocab.view(t),
+                position: pos,
+                source: Source::Prompt,
+                prob: 1.0,
+                logprob: 0.0,
+                rank: 0,
+                entropy: 0.0,
+            };
+            parent = Some(self.push_node(parent, t, record));
+        }
+        self.prompt_len = ids.len();
+        // Without the cache a chunk could not see the ones before it: one pass then.
+        let chunk = if self.opts.kv_cache {
+            self.opts.prefill_chunk.max(1)
+        } else {
+            ids.len()
+        };
+        let (mut done, mut ms) = (0, 0.0);
+        while done < ids.len() {
+            done = (done + chunk).min(ids.len());
+            ms += self.feed_to(done)?.ms;
+            if !progress(done, ids.len()) {
+                return Err(SessionError::Cancelled);
+            }
+        }
+        let dist_start = Instant::now();
+        self.chain()?;
+        self.prefill = PrefillReport {
+            tokens: ids.len(),
+            ms,
+            tok_per_s: ids.len() as f64 / (ms / 1e3),
+            ttft_ms: ms + dist_start.elapsed().as_secs_f64() * 1e3,
+        };
+        Ok(self.prefill.clone())
+    }
+
+    /// Commits one token (the planned one, or a forced one), then runs the forward pass that feeds it.
+    pub fn step(&mut self, choice: Choice) -> Result<StepReport> {
+        self.check_room(1)?;
+        if let Choice::Force(t) = choice {
+            self.check_token(t)?;
+        }
+        self.atomically(|s| s.commit(choice))
+    }
+
+    /// Tokenises `text` and teacher-forces each token in turn: all of them, or none on failure.
+    /// `progress(session, done, total)` hears each forced token right after its pass.
+    pub fn force_text(
+        &mut self,
+        text: &str,
+        progress: &mut dyn FnMut(&Session, usize, usize),
+    ) -> Result<Vec<StepReport>> {
+        let ids = self.vocab.encode(text)?;
+        if ids.is_empty() {
+            return Err(SessionError::NothingToForce);
+        }
+        self.check_room(ids.len())?;
+        for &t in &ids {
+            self.check_token(t)?;
+        }
+        self.atomically(|s| {
+            let total = ids.len();
+            let mut reports = Vec::with_capacity(total);
+            for (i, &t) in ids.iter().enumerate() {
+                reports.push(s.commit(Choice::Force(t))?);
+                progress(s, i + 1, total);
+            }
+            Ok(reports)
+        })
+    }
+
+    fn check_room(&self, need: usize) -> Result<()> {
+        let context = self.model.config.context_length;
+        let used = self.path.len();
+        if used == 0 {
+            return Err(SessionError::NoPrompt);
+        }
+        match (used >= context, used + need > context) {
+            (true, _) => Err(SessionError::ContextFull(context)),
+            (false, true) => Err(SessionError::NoRoom {
+                need,
+                used,
+                context,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_token(&self, t: u32) -> Result<()> {
+        if (t as usize) < self.model.vocab_size {
+            Ok(())
+        } else {
+            Err(SessionError::BadToken(t))
+        }
+    }
+
+    /// The body of a step, inside an edit: choose, record, move along the tree (reusing an existing
+    /// child with the same token), feed, describe.
+    fn commit(&mut self, choice: Choice) -> Result<StepReport> {
+        let (out, logits) = self.chain()?;
+        let chosen_from = self.describe(&out, &logits);
+        // A hand pick equal to what the sampler would take is a step, not a deviation: only real
+        // deviations are marked as forced.
+        let token = match choice {
+            Choice::Sample => out.planned,
+            Choice::Force(t) => t,
+        };
+        let source = match out.draw {
+            _ if token != out.planned => Source::Forced,
+            None => Source::Greedy,
+            Some(_) => Source::Sampled,
+        };
+        let record = TokenRecord {
+            token: self.vocab.view(token),
+            position: self.path.len(),
+            source,
+            prob: out.raw_prob(&logits, token),
+            logprob: logits[token as usize] - out.lse,
+            rank: sampler::rank_of(&logits, token),
+            entropy: chosen_from.entropy,
+        };
+        let tip = *self.path.last().ok_or(SessionError::NoPrompt)?;
+        let existing = self.nodes[tip]
+            .children
+            .iter()
+            .copied()
+            .find(|&c| self.nodes[c].token == token);
+        let node = match existing {
+            Some(child) => {
+                // Stepping again where a branch already went: the same node, chosen anew.
+                let old = &self.nodes[child];
+                self.undo.push((child, old.record.clone(), old.pass));
+                self.nodes[child].record = record;
+                self.path.push(child);
+                child
+            }
+            None => self.push_node(Some(tip), token, record),
+        };
+        let pass = self.feed()?;
+        self.nodes[node].pass = Some((pass.ms, pass.kv_cache_on));
+        let next = self.distribution()?;
+        let committed = self.nodes[node].record.clone();
+        Ok(StepReport {
+            step: self.generated() - 1,
+            committed,
+            chosen_from,
+            pass,
+            next,
+            attention: self.window(),
+            branches: self.branches(),
+        })
+    }
+
+    /// Drops the last `n` generated tokens (never the prompt). The dropped path stays as a branch.
+    /// Returns how many were dropped. Runs no forward pass.
+    pub fn rewind(&mut self, n: usize) -> Result<usize> {
+        if self.path.is_empty() {
+            return Err(SessionError::NoPrompt);
+        }
+        let n = n.min(self.generated());
+        self.path.truncate(self.path.len() - n);
+        self.fed = self.fed.min(self.path.len());
+        Ok(n)
+    }
+
+    /// Makes the path to `leaf` current, re-feeding whatever the cache lacks.
+    pub fn switch_branch(&mut self, leaf: usize) -> Result<()> {
+        let valid = leaf < self.nodes.len()
+            && (self.nodes[leaf].record.source != Source::Prompt || leaf + 1 == self.prompt_len);
+        if !valid {
+            return Err(SessionError::BadBranch(leaf));
+        }
+        self.atomically(|s| {
+            let new_path = s.path_to(leaf);
+            let common = common_prefix(&s.path, &new_path);
+            s.fed = s.fed.min(common);
+            s.path = new_path;
+            if s.fed < s.path.len() {
+                s.feed()?;
+            }
+            Ok(())
+        })
+    }
+
+    /// New sampler settings; the next distribution re-ranks with no forward pass.
+    pub fn set_settings(&mut self, settings: crate::protocol::SamplerSettings) {
+        self.settings = settings;
+    }
+
+    /// With the cache off every pass re-reads the whole sequence, so its cost grows with length.
+    /// Turning it back on rebuilds it at once, in one pass over the path (a prefill of its own, reported
+    /// as the last pass), so the next step is an ordinary one-token step again.
+    pub fn set_kv_cache(&mut self, on: bool) -> Result<()> {
+        if on == self.opts.kv_cache {
+            return Ok(());
+        }
+        self.opts.kv_cache = on;
+        self.fed = 0;
+        if !on {
+            self.model.cache.release();
+            self.last_pass.kv_cache_on = false;
+            self.last_pass.kv_len = 0;
+            self.last_pass.kv_bytes = 0;
+            return Ok(());
+        }
+        let result = if self.path.is_empty() {
+            Ok(())
+        } else {
+            self.atomically(|s| s.feed().map(|_| ()))
+        };
+        if result.is_err() {
+            self.opts.kv_cache = false;
+        }
+        result
+    }
+}
+
+/// How many leading entries two paths share.
+pub(super) fn common_prefix(a: &[usize], b: &[usize]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+impl Node {
+    pub(super) fn new(token: u32, parent: Option<usize>, record: TokenRecord) -> Node {
+        Node {
+            token,
+            parent,
+            children: Vec::new(),
+            record,
+            logits: None,
+            attn: Arc::new(Vec::new()),
+            attn_cols: 0,
+            attn_first: Arc::new(Vec::new()),
+            pass: None,
+        }
+    }
+}

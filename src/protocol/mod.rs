@@ -1,0 +1,150 @@
+//! Plain data that crosses the channel between the engine thread and its front ends (TUI, trace, bench).
+//!
+//! Nothing here holds a tensor or a tokenizer: every value is owned, cloneable data, so `app/` and `ui/`
+//! can read it without knowing about candle. Commands go *to* the engine (imperative names), events come
+//! *from* it (past tense).
+//!
+//! # The rule of one reply
+//! Every command but `Quit` and `Cancel` is answered by exactly one *closing* event: `Synced`,
+//! `Stepped`, `SearchResults`, `Tokenized` or `Failed`. Before it, a command may send *progress* events (`Prefilling`,
+//! `Forcing`), which change nothing. `tests/worker.rs` holds each command to its sequence below.
+
+mod data;
+mod fold;
+
+pub use data::*;
+
+/// Sent to the engine thread.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Tokenise and prefill a new prompt; `chat` wraps it in the model's chat template. Answered by one
+    /// `Prefilling` per chunk read, then `Synced`; or by `Failed` (the old tree stays), also when
+    /// cancelled.
+    Prefill { prompt: String, chat: bool },
+    /// Commit the sampler's planned token, then run the next forward pass. Answered by one `Stepped`.
+    Step,
+    /// Commit this token (a picked candidate or a search hit). Answered by one `Stepped`; it is marked
+    /// forced only if it differs from what the sampler would have taken.
+    Force { token_id: u32 },
+    /// Tokenise the text and teacher-force each token in turn: all of them or none. Answered by one
+    /// `Forcing` per token, then one `Synced`.
+    ForceText { text: String },
+    /// Drop the last `n` generated tokens (never the prompt). Answered by `Synced`; no forward pass.
+    Rewind { n: usize },
+    /// Make the path to this leaf current. Answered by `Synced`.
+    SwitchBranch { id: usize },
+    /// Re-rank the current distribution with new settings. No forward pass. Answered by `Synced`.
+    SetSampler(SamplerSettings),
+    /// Turn the KV cache on or off. Answered by `Synced`.
+    SetKvCache { on: bool },
+    /// Vocabulary search for the `/` prompt. Answered by `SearchResults`.
+    Search { query: String, limit: usize },
+    /// How text would tokenise, for the `i` box's preview before forcing. Answered by `Tokenized`.
+    Tokenize { text: String },
+    /// Stop reading a long prompt. Never queued: `EngineHandle::send` raises the engine's cancel flag
+    /// instead, which a prefill checks between chunks; that prefill then answers `Failed`. No reply of
+    /// its own.
+    Cancel,
+    /// Stop the engine thread. No reply.
+    Quit,
+}
+
+/// Sent from the engine thread.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Progress while the model loads ("reading the weights"); `Loaded` or `Failed` follows.
+    Loading(String),
+    Loaded(ModelInfo),
+    /// `done` of a prompt's `total` tokens have been read (progress before `Synced`; first with
+    /// `done` 0).
+    Prefilling {
+        done: usize,
+        total: usize,
+    },
+    /// Teacher forcing has forced `done` of `total` tokens (progress before `Synced`).
+    Forcing {
+        done: usize,
+        total: usize,
+    },
+    /// The whole session after a prefill, rewind, branch switch, setting change or teacher forcing.
+    Synced(SessionView),
+    /// One step: fold it into the previous view with `SessionView::apply`.
+    Stepped(StepReport),
+    /// The tokens `text` becomes, in order.
+    Tokenized {
+        text: String,
+        tokens: Vec<TokenView>,
+    },
+    SearchResults {
+        query: String,
+        hits: Vec<Candidate>,
+    },
+    /// A command could not be carried out; the session is unchanged.
+    Failed {
+        what: Failure,
+        reason: String,
+    },
+}
+
+impl Event {
+    /// Whether this event closes the command it answers (see the rule of one reply).
+    pub fn is_closing(&self) -> bool {
+        matches!(
+            self,
+            Event::Synced(_)
+                | Event::Stepped(_)
+                | Event::SearchResults { .. }
+                | Event::Failed { .. }
+        )
+    }
+}
+
+/// What failed, so that a front end can say it in words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// Loading the model: the engine stops.
+    Load,
+    Prefill,
+    Step,
+    ForceText,
+    Rewind,
+    SwitchBranch,
+    Settings,
+    KvCache,
+    Search,
+    /// The engine thread is gone.
+    Engine,
+}
+
+impl Failure {
+    /// The failed command, for the start of an error line.
+    pub fn headline(self) -> &'static str {
+        match self {
+            Failure::Load => "could not load the model",
+            Failure::Prefill => "could not read the prompt",
+            Failure::Step => "could not step",
+            Failure::ForceText => "could not force the text",
+            Failure::Rewind => "could not rewind",
+            Failure::SwitchBranch => "could not switch branch",
+            Failure::Settings => "could not change the sampler",
+            Failure::KvCache => "could not switch the KV cache",
+            Failure::Search => "could not search",
+            Failure::Engine => "the engine stopped",
+        }
+    }
+
+    /// Which failure a command's error is.
+    pub fn of(cmd: &Command) -> Failure {
+        match cmd {
+            Command::Prefill { .. } => Failure::Prefill,
+            Command::Step | Command::Force { .. } => Failure::Step,
+            Command::ForceText { .. } => Failure::ForceText,
+            Command::Rewind { .. } => Failure::Rewind,
+            Command::SwitchBranch { .. } => Failure::SwitchBranch,
+            Command::SetSampler(_) => Failure::Settings,
+            Command::SetKvCache { .. } => Failure::KvCache,
+            Command::Search { .. } | Command::Tokenize { .. } => Failure::Search,
+            Command::Cancel | Command::Quit => Failure::Engine,
+        }
+    }
+}

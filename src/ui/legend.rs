@@ -1,0 +1,104 @@
+//! Legends: what the screen's colours, marks and quotes mean, built from the same constants the views
+//! draw with (the help screen lists them all; the transcript's border carries the colour key).
+
+use super::attention_grid::GAP_MARK;
+use super::fmt::{pct, quoted, QUOTE_CLOSE, QUOTE_OPEN, SPACE_MARK};
+use super::theme::{Theme, HEAT_BLANK, PROB_ITALIC, PROB_STEPS};
+use super::transcript::FORCED_MARK;
+use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthStr;
+
+/// The transcript's colour key: one swatch per probability step ("≥50% ≥20% ≥5% ≥1% <1%"), or the
+/// italic rule without colour.
+pub fn prob_key(theme: &Theme) -> Vec<Span<'static>> {
+    if !theme.has_color() {
+        return vec![Span::styled(
+            format!("italic = p < {}", step_pct(PROB_ITALIC)),
+            theme.prob(0.0),
+        )];
+    }
+    let mut spans: Vec<Span> = PROB_STEPS
+        .iter()
+        .map(|&p| Span::styled(format!("≥{} ", step_pct(p)), theme.prob(p)))
+        .collect();
+    let last = PROB_STEPS[PROB_STEPS.len() - 1];
+    spans.push(Span::styled(
+        format!("<{}", step_pct(last)),
+        theme.prob(0.0),
+    ));
+    spans
+}
+
+/// A legend's threshold as a whole percentage where it is one ("50%", not "50.0%").
+fn step_pct(p: f32) -> String {
+    let x = p * 100.0;
+    if (x - x.round()).abs() < 1e-4 {
+        format!("{x:.0}%")
+    } else {
+        pct(p)
+    }
+}
+
+/// The help's "reading the screen" section, `width` wide: each entry's label, then its meaning
+/// wrapped under itself.
+pub fn help_lines(theme: &Theme, width: usize) -> Vec<Line<'static>> {
+    let entry = |label: Vec<Span<'static>>, text: String| -> Vec<Line<'static>> {
+        let label_w: usize = label.iter().map(|s| s.content.width()).sum();
+        let indent = label_w + 3;
+        let parts = textwrap::wrap(&text, width.saturating_sub(indent).max(10));
+        let mut first = vec![Span::raw(" ")];
+        first.extend(label);
+        let mut lines = vec![];
+        for (i, part) in parts.iter().enumerate() {
+            let mut spans = if i == 0 {
+                std::mem::take(&mut first)
+            } else {
+                vec![Span::raw(" ".repeat(indent - 2))]
+            };
+            spans.push(Span::styled(format!("  {part}"), theme.dim));
+            lines.push(Line::from(spans));
+        }
+        lines
+    };
+    let mut colour = vec![Span::styled("p ", theme.text)];
+    colour.extend(prob_key(theme));
+    let entries = vec![
+        entry(
+            colour,
+            "transcript: how likely each token was when it was chosen".into(),
+        ),
+        entry(
+            vec![Span::styled(FORCED_MARK, theme.forced)],
+            "a token you forced in place of the sampler's pick".into(),
+        ),
+        entry(
+            vec![Span::styled(quoted(" Paris"), theme.text)],
+            format!(
+                "a token between {QUOTE_OPEN} {QUOTE_CLOSE}: {SPACE_MARK} a space, ↵ a newline, \
+                 <E2 80> part of a character"
+            ),
+        ),
+        entry(
+            vec![Span::styled("█", theme.bar), Span::styled("░", theme.ghost)],
+            "bars: █ what the sampler draws from, ░ the model's own p".into(),
+        ),
+        entry(
+            vec![Span::styled("◀ next", theme.planned)],
+            "the sampler's pick; `cut by top-p` rows cannot be drawn".into(),
+        ),
+        entry(
+            vec![Span::styled("·", theme.blocked)],
+            format!(
+                "attention: masked (the future); blank: weight under {}",
+                pct(HEAT_BLANK)
+            ),
+        ),
+        entry(
+            vec![Span::styled(GAP_MARK, theme.dim)],
+            "attention: older keys not drawn (the line below says how much they get)".into(),
+        ),
+    ];
+    let mut lines = vec![Line::styled(" Reading the screen", theme.title)];
+    lines.extend(entries.into_iter().flatten());
+    lines
+}

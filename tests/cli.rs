@@ -1,0 +1,170 @@
+//! The command line as a new user meets it, run as the real binary: errors are whole sentences with no
+//! backtrace, each subcommand lists only its own flags, and out-of-range values are refused.
+
+mod support;
+
+use std::process::{Command, Output};
+
+fn nexttoken(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+        .args(args)
+        .env("NEXTTOKEN_MODEL", support::real_model())
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_truncated_model_is_one_short_message_even_with_rust_backtrace_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(support::real_model()).unwrap();
+    let cut = dir.path().join("truncated.gguf");
+    // Cut inside the header (the vocabulary alone is ~1 MB), where candle itself reports the error.
+    std::fs::write(&cut, &bytes[..4096]).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+        .args(["trace", "--prompt", "hi", "--model"])
+        .arg(&cut)
+        .env("RUST_BACKTRACE", "1")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("truncated"), "{err}");
+    assert!(
+        err.lines().count() <= 3,
+        "a short message, no backtrace:\n{err}"
+    );
+    assert!(
+        !err.contains("backtrace") && !err.contains(" at /"),
+        "{err}"
+    );
+}
+
+#[test]
+fn temperature_zero_is_greedy() {
+    let ids = |flag: &str| -> Vec<u64> {
+        let out = nexttoken(&["trace", "--steps", "6", flag, "--seed", "3"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .skip(1)
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["token"]["id"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect()
+    };
+    let greedy = ids("--greedy");
+    assert_eq!(ids("--temperature=0"), greedy);
+    assert_ne!(
+        ids("--temperature=1.5"),
+        greedy,
+        "a hot sampler wanders from the argmax"
+    );
+}
+
+#[test]
+fn the_tui_checks_its_model_before_taking_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.gguf");
+    let out = Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+        .arg("--model")
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("not found") && err.contains("nexttoken fetch"),
+        "the whole message: {err}"
+    );
+    assert!(
+        !stdout(&out).contains("\x1b[?1049h"),
+        "the alternate screen was never entered"
+    );
+}
+
+#[test]
+fn out_of_range_sampler_values_are_refused_with_the_range() {
+    for (args, says) in [
+        (
+            &["trace", "--repeat-penalty", "0"][..],
+            "repeat-penalty 0 is out of range: use 1 to 3",
+        ),
+        (&["trace", "--top-p", "2"][..], "top-p 2 is out of range"),
+        (
+            &["trace", "--temperature", "100"][..],
+            "temperature 100 is out of range",
+        ),
+        (&["--temperature=-1"][..], "temperature -1 is out of range"),
+    ] {
+        let out = nexttoken(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn each_subcommand_lists_only_its_own_flags() {
+    let help = |args: &[&str]| stdout(&nexttoken(args));
+    // The flags a help text lists, each as written before its value or description.
+    let flags = |text: &str| -> Vec<String> {
+        text.split_whitespace()
+            .filter(|w| w.starts_with("--"))
+            .map(|w| w.trim_end_matches(',').to_string())
+            .collect()
+    };
+    let bench = help(&["bench", "--help"]);
+    for absent in ["--temperature", "--prompt", "--greedy", "--theme", "--chat"] {
+        assert!(
+            !flags(&bench).iter().any(|f| f == absent),
+            "bench --help lists {absent}:\n{bench}"
+        );
+    }
+    assert!(
+        bench.contains("--prompt-lens") && bench.contains("--model"),
+        "{bench}"
+    );
+    let trace = help(&["trace", "--help"]);
+    for present in ["--prompt", "--temperature", "--steps", "--force", "--model"] {
+        assert!(trace.contains(present), "trace --help lacks {present}");
+    }
+    assert!(!trace.contains("--theme"), "{trace}");
+    assert!(
+        !trace.contains("TUI"),
+        "descriptions fit the subcommand: {trace}"
+    );
+    let fetch = help(&["fetch", "--help"]);
+    assert!(
+        !fetch.contains("--prompt") && !fetch.contains("--temperature"),
+        "{fetch}"
+    );
+    let top = help(&["--help"]);
+    assert!(top.contains("--theme") && top.contains("--prompt"), "{top}");
+    assert!(
+        top.contains("[default: 0.8"),
+        "defaults are documented: {top}"
+    );
+}
+
+#[test]
+fn the_model_has_a_name_a_class_can_read() {
+    use nexttoken::engine::gguf::GgufFile;
+    use nexttoken::engine::load::display_name;
+    let path = support::real_model();
+    let g = GgufFile::open(&path).unwrap();
+    assert_eq!(display_name(&g, &path), "SmolLM2 135M Instruct · Q4_1");
+    // Renamed to something uninformative, the metadata names it.
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("model.gguf");
+    assert_eq!(display_name(&g, &plain), "smollm2 135M · Q4_1");
+}

@@ -1,0 +1,86 @@
+//! `tui::to_msg`: what the terminal's events become before `App::update` sees them.
+
+use crossterm::event::{
+    Event as CtEvent, KeyCode, KeyEvent, KeyEventKind, KeyEventState, KeyModifiers, MouseButton,
+    MouseEvent, MouseEventKind,
+};
+use nexttoken::app::{Key, Msg};
+use nexttoken::tui::to_msg;
+
+fn key(code: KeyCode, modifiers: KeyModifiers, kind: KeyEventKind) -> CtEvent {
+    CtEvent::Key(KeyEvent {
+        code,
+        modifiers,
+        kind,
+        state: KeyEventState::NONE,
+    })
+}
+
+fn press(code: KeyCode) -> Option<Msg> {
+    to_msg(key(code, KeyModifiers::NONE, KeyEventKind::Press))
+}
+
+fn mouse(kind: MouseEventKind, column: u16, row: u16) -> CtEvent {
+    CtEvent::Mouse(MouseEvent {
+        kind,
+        column,
+        row,
+        modifiers: KeyModifiers::NONE,
+    })
+}
+
+#[test]
+fn keys_become_app_keys() {
+    assert_eq!(press(KeyCode::Char(' ')), Some(Msg::Key(Key::Char(' '))));
+    assert_eq!(press(KeyCode::Enter), Some(Msg::Key(Key::Enter)));
+    assert_eq!(press(KeyCode::Esc), Some(Msg::Key(Key::Esc)));
+    assert_eq!(press(KeyCode::Backspace), Some(Msg::Key(Key::Backspace)));
+    assert_eq!(press(KeyCode::Up), Some(Msg::Key(Key::Up)));
+    assert_eq!(press(KeyCode::BackTab), Some(Msg::Key(Key::Tab)));
+    assert_eq!(press(KeyCode::F(5)), None, "unbound keys are dropped");
+}
+
+#[test]
+fn ctrl_letters_are_lower_case_and_releases_are_ignored() {
+    let ctrl_c = key(
+        KeyCode::Char('C'),
+        KeyModifiers::CONTROL,
+        KeyEventKind::Press,
+    );
+    assert_eq!(to_msg(ctrl_c), Some(Msg::Key(Key::Ctrl('c'))));
+    let release = key(
+        KeyCode::Char('n'),
+        KeyModifiers::NONE,
+        KeyEventKind::Release,
+    );
+    assert_eq!(to_msg(release), None, "a key counts once, on press");
+    let repeat = key(KeyCode::Char('n'), KeyModifiers::NONE, KeyEventKind::Repeat);
+    assert_eq!(
+        to_msg(repeat),
+        Some(Msg::Key(Key::Char('n'))),
+        "a held key repeats"
+    );
+}
+
+#[test]
+fn left_clicks_resizes_and_pastes_pass_through() {
+    let click = mouse(MouseEventKind::Down(MouseButton::Left), 7, 3);
+    assert_eq!(to_msg(click), Some(Msg::Click { column: 7, row: 3 }));
+    assert_eq!(to_msg(mouse(MouseEventKind::Moved, 1, 1)), None);
+    assert_eq!(
+        to_msg(mouse(MouseEventKind::Down(MouseButton::Right), 1, 1)),
+        None
+    );
+    assert_eq!(
+        to_msg(CtEvent::Resize(100, 30)),
+        Some(Msg::Resize {
+            width: 100,
+            height: 30
+        })
+    );
+    assert_eq!(
+        to_msg(CtEvent::Paste("a\nb".into())),
+        Some(Msg::Paste("a\nb".into()))
+    );
+    assert_eq!(to_msg(CtEvent::FocusGained), None);
+}

@@ -1,0 +1,202 @@
+//! The bars view under a repetition penalty, as snapshots at 80x24, 100x30 and 160x48 with targeted
+//! asserts: the fixture runs the real sampler chain on hand-made logits, so every number is the chain's.
+
+mod common;
+
+use common::*;
+use nexttoken::app::{App, Msg};
+use nexttoken::protocol::*;
+
+fn screen(app: &App) -> String {
+    screen_text(app).join("\n")
+}
+use nexttoken::engine::sampler::run_chain;
+
+/// The vocabulary of the loop fixture, `(text, logit)`, its index the token id: " dogs" leads by far
+/// (98% raw); 40 filler tokens make the long tail.
+fn loop_vocab() -> Vec<(String, f32)> {
+    let named: [(&str, f32); 15] = [
+        (" dogs", 22.0),
+        (" cats", 17.0),
+        (" to", 16.0),
+        (" it", 15.6),
+        (" the", 15.2),
+        (" my", 15.0),
+        (" birds", 14.9),
+        ("'ve", 14.5),
+        (" fish", 14.4),
+        ("I", 14.2),
+        (" like", 14.0),
+        (".", 13.8),
+        (" horses", 13.7),
+        (" them", 13.5),
+        (" I", 13.0),
+    ];
+    let mut vocab: Vec<(String, f32)> = named.iter().map(|&(t, l)| (t.to_string(), l)).collect();
+    vocab.extend((0..40).map(|i| (format!(" w{i}"), 10.0 + (i % 8) as f32 * 0.25)));
+    vocab
+}
+
+/// Token records for `texts` (ids from `loop_vocab`); the first `prompt_len` are the prompt.
+fn records(texts: &[&str], prompt_len: usize) -> Vec<TokenRecord> {
+    let vocab = loop_vocab();
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let id = vocab.iter().position(|v| v.0 == *t).unwrap() as u32;
+            let prompt = i < prompt_len;
+            TokenRecord {
+                token: tv(id, t),
+                position: i,
+                source: if prompt {
+                    Source::Prompt
+                } else {
+                    Source::Greedy
+                },
+                prob: if prompt { 1.0 } else { 0.9 },
+                logprob: if prompt { 0.0 } else { 0.9f32.ln() },
+                rank: 0,
+                entropy: 0.4,
+            }
+        })
+        .collect()
+}
+
+/// "I like cats. I like dogs. I like" looping on " dogs": the path the issue reproduces.
+const LOOP: [&str; 16] = [
+    "I", " like", " cats", ".", " I", " like", " dogs", ".", " I", " like", " dogs", ".", " I",
+    " like", " dogs", ".",
+];
+
+/// The next distribution after the loop, from the real sampler chain on `loop_vocab`'s logits. A
+/// repetition penalty of 1.5 pushes every token of the loop down, so the list opens with tokens the
+/// raw model gives well under 1%.
+fn penalised(settings: &SamplerSettings, tokens: &[TokenRecord]) -> Distribution {
+    let vocab = loop_vocab();
+    let logits: Vec<f32> = vocab.iter().map(|v| v.1).collect();
+    let history: Vec<u32> = tokens.iter().map(|t| t.token.id).collect();
+    let out = run_chain(&logits, &history, settings, 10, 0.3);
+    let view = |id: u32| tv(id, &vocab[id as usize].0);
+    let candidates = out
+        .shown
+        .iter()
+        .zip(&out.final_probs)
+        .map(|(&id, &fp)| Candidate {
+            token: view(id),
+            prob: out.raw_prob(&logits, id),
+            logprob: logits[id as usize] - out.lse,
+            sampled_prob: fp,
+        })
+        .collect();
+    Distribution {
+        position: tokens.len(),
+        candidates,
+        entropy: out.entropy,
+        eos_prob: 0.0,
+        stages: out.stages.clone(),
+        planned: view(out.planned),
+        planned_prob: out.planned_prob,
+        draw: out.draw.clone(),
+    }
+}
+
+fn penalty_app(w: u16, h: u16) -> App {
+    let mut app = ready_app(w, h);
+    let settings = SamplerSettings {
+        repeat_penalty: 1.5,
+        ..SamplerSettings::default()
+    };
+    let mut view = prefilled();
+    view.tokens = records(&LOOP, 10);
+    view.prompt_len = 10;
+    view.decode_ms = vec![9.0; 6];
+    view.decode_kv = vec![true; 6];
+    view.next = penalised(&settings, &view.tokens);
+    view.attention = attention(LOOP.len().min(16));
+    view.settings = settings.clone();
+    app.sampler.settings = settings;
+    app.update(Msg::Engine(Event::Synced(view)));
+    app
+}
+
+#[test]
+fn bars_show_what_the_sampler_draws_from_with_the_model_beside() {
+    for (w, h) in VIEW_SIZES {
+        let app = penalty_app(w, h);
+        let dist = &app.session.as_ref().unwrap().next;
+        let s = screen(&app);
+        // The top row is the sampler's favourite, and its number is the sampler's probability, not the
+        // model's fraction of a percent.
+        let top = &dist.candidates[0];
+        assert!(top.prob < 0.01 && top.sampled_prob > 0.2, "{top:?}");
+        let row = s.lines().find(|l| l.contains("⟨␣to⟩")).unwrap();
+        let sampled = nexttoken::ui::fmt::pct(top.sampled_prob);
+        let raw = nexttoken::ui::fmt::pct(top.prob);
+        assert!(row.contains(&sampled) && row.contains(&raw), "{row}");
+        assert!(row.find(&sampled) < row.find(&raw), "sampler first: {row}");
+        // Both columns are labelled.
+        assert!(s.contains("sampler") && s.contains("model"), "{s}");
+        // The model's 98% token is pushed down the list, its raw probability beside the sampler's.
+        let dogs = s.lines().find(|l| l.contains("⟨␣dogs⟩")).unwrap();
+        assert!(dogs.contains("98."), "{dogs}");
+        assert!(s.contains("cut by top-p"), "cut rows say so");
+        assert!(s.contains("◀"), "the planned token is marked");
+        insta::assert_snapshot!(format!("bars_penalty_{w}x{h}"), s);
+    }
+}
+
+#[test]
+fn numbers_shown_follow_the_order_of_the_rows() {
+    let app = penalty_app(100, 30);
+    let dist = &app.session.as_ref().unwrap().next;
+    let sampled: Vec<f32> = dist.candidates.iter().map(|c| c.sampled_prob).collect();
+    assert!(sampled.windows(2).all(|w| w[0] >= w[1]), "{sampled:?}");
+    let raw: Vec<f32> = dist.candidates.iter().map(|c| c.prob).collect();
+    assert!(
+        !raw.windows(2).all(|w| w[0] >= w[1]),
+        "the fixture re-ranks"
+    );
+}
+
+#[test]
+fn raising_the_temperature_moves_the_bars() {
+    let bar_of = |temperature: f32| {
+        let settings = SamplerSettings {
+            temperature,
+            repeat_penalty: 1.5,
+            top_p: 1.0,
+            min_p: 0.0,
+            ..SamplerSettings::default()
+        };
+        let mut app = penalty_app(100, 30);
+        let mut view = app.session.clone().unwrap();
+        view.next = penalised(&settings, &view.tokens);
+        app.update(Msg::Engine(Event::Synced(view)));
+        let s = screen(&app);
+        let row = s.lines().find(|l| l.contains("⟨␣to⟩")).unwrap().to_string();
+        row.matches('█').count()
+    };
+    assert!(
+        bar_of(2.0) < bar_of(0.5),
+        "a hotter sampler flattens the top bar"
+    );
+}
+
+#[test]
+fn cut_rows_say_which_stage_cut_them() {
+    let app = penalty_app(160, 48);
+    let dist = &app.session.as_ref().unwrap().next;
+    let s = screen(&app);
+    for (i, c) in dist.candidates.iter().enumerate() {
+        let row = s
+            .lines()
+            .find(|l| l.contains(&nexttoken::ui::fmt::quoted(&c.token.text)))
+            .unwrap();
+        let stage = nexttoken::ui::distribution::cut_by(dist, i);
+        assert_eq!(row.contains("cut by"), stage.is_some(), "{row}");
+        if let Some(stage) = stage {
+            assert!(row.contains(&format!("cut by {stage}")), "{row}");
+        }
+    }
+}
