@@ -10,20 +10,25 @@ pub enum Field {
     TopP,
     MinP,
     RepeatPenalty,
+    PenaltyWindow,
     Greedy,
     Seed,
 }
 
 /// The panel's rows, top to bottom.
-pub const FIELDS: [Field; 7] = [
+pub const FIELDS: [Field; 8] = [
     Field::Temperature,
     Field::TopK,
     Field::TopP,
     Field::MinP,
     Field::RepeatPenalty,
+    Field::PenaltyWindow,
     Field::Greedy,
     Field::Seed,
 ];
+
+/// Penalty windows the dial steps through: how many recent tokens the penalties look at.
+const WINDOW_STEPS: [usize; 7] = [8, 16, 32, 64, 128, 256, 512];
 
 /// Top-k values the dial steps through (0 = off).
 const TOP_K_STEPS: [usize; 11] = [0, 1, 2, 3, 5, 10, 20, 40, 50, 100, 200];
@@ -36,6 +41,7 @@ impl Field {
             Field::TopP => "top-p",
             Field::MinP => "min-p",
             Field::RepeatPenalty => "repeat penalty",
+            Field::PenaltyWindow => "penalty window",
             Field::Greedy => "greedy",
             Field::Seed => "seed",
         }
@@ -53,6 +59,7 @@ impl Field {
             Field::MinP => format!("{:.2}", s.min_p),
             Field::RepeatPenalty if s.repeat_penalty <= 1.0 => "off".into(),
             Field::RepeatPenalty => format!("{:.2}", s.repeat_penalty),
+            Field::PenaltyWindow => s.penalty_last_n.to_string(),
             Field::Greedy => if s.greedy { "on" } else { "off" }.into(),
             Field::Seed => s.seed.to_string(),
         }
@@ -66,6 +73,7 @@ impl Field {
             Field::TopP => "keeps the smallest set whose mass reaches p",
             Field::MinP => "drops tokens below min-p × the top probability",
             Field::RepeatPenalty => "makes tokens already seen less likely",
+            Field::PenaltyWindow => "how many recent tokens the penalty looks at",
             Field::Greedy => "always take the most likely token, no draw",
             Field::Seed => "the random draws; same seed, same text",
         }
@@ -78,15 +86,8 @@ impl Field {
             Field::Temperature => {
                 s.temperature = round2((s.temperature + 0.1 * dir).clamp(0.1, 3.0));
             }
-            Field::TopK => {
-                let i = TOP_K_STEPS.iter().position(|&k| k >= s.top_k).unwrap_or(0);
-                let i = if up {
-                    (i + 1).min(TOP_K_STEPS.len() - 1)
-                } else {
-                    i.saturating_sub(1)
-                };
-                s.top_k = TOP_K_STEPS[i];
-            }
+            Field::TopK => s.top_k = step_through(&TOP_K_STEPS, s.top_k, up),
+            Field::PenaltyWindow => s.penalty_last_n = step_through(&WINDOW_STEPS, s.penalty_last_n, up),
             Field::TopP => s.top_p = round2((s.top_p + 0.05 * dir).clamp(0.05, 1.0)),
             Field::MinP => s.min_p = round2((s.min_p + 0.01 * dir).clamp(0.0, 0.5)),
             Field::RepeatPenalty => {
@@ -102,6 +103,17 @@ impl Field {
             }
         }
     }
+}
+
+/// The next value of a dial up or down from `now` (which may lie between steps).
+fn step_through(steps: &[usize], now: usize, up: bool) -> usize {
+    let i = steps.iter().position(|&v| v >= now).unwrap_or(steps.len() - 1);
+    let i = if up {
+        (i + 1).min(steps.len() - 1)
+    } else {
+        i.saturating_sub(1)
+    };
+    steps[i]
 }
 
 fn round2(x: f32) -> f32 {

@@ -97,6 +97,10 @@ pub fn help_lines(theme: &Theme, width: usize) -> Vec<Line<'static>> {
             vec![Span::styled(GAP_MARK, theme.dim)],
             "attention: older keys not drawn (the line below says how much they get)".into(),
         ),
+        entry(
+            vec![Span::styled("mouse", theme.text)],
+            "click forces a candidate, the wheel scrolls, Shift+drag selects text".into(),
+        ),
     ];
     let mut lines = vec![Line::styled(" Reading the screen", theme.title)];
     lines.extend(entries.into_iter().flatten());
