@@ -393,11 +393,19 @@ fn toggling_the_cache_keeps_each_steps_time_as_it_ran() {
     s.step(Choice::Sample).unwrap();
     s.set_kv_cache(true).unwrap();
     let rebuild = s.view().unwrap().last_pass;
-    assert_eq!(rebuild.tokens_fed, PROMPT.len() + 4, "turning it on rebuilds in one pass");
+    assert_eq!(
+        rebuild.tokens_fed,
+        PROMPT.len() + 4,
+        "turning it on rebuilds in one pass"
+    );
     assert!(rebuild.kv_cache_on);
     let after = s.step(Choice::Sample).unwrap();
     assert_eq!(after.pass.tokens_fed, 1, "then steps are one token again");
     let v = s.view().unwrap();
-    assert_eq!(&v.decode_ms[..2], &before[..], "earlier steps keep their own times");
+    assert_eq!(
+        &v.decode_ms[..2],
+        &before[..],
+        "earlier steps keep their own times"
+    );
     assert_eq!(v.decode_kv, vec![true, true, false, false, true]);
 }

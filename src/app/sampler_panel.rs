@@ -87,7 +87,9 @@ impl Field {
                 s.temperature = round2((s.temperature + 0.1 * dir).clamp(0.1, 3.0));
             }
             Field::TopK => s.top_k = step_through(&TOP_K_STEPS, s.top_k, up),
-            Field::PenaltyWindow => s.penalty_last_n = step_through(&WINDOW_STEPS, s.penalty_last_n, up),
+            Field::PenaltyWindow => {
+                s.penalty_last_n = step_through(&WINDOW_STEPS, s.penalty_last_n, up)
+            }
             Field::TopP => s.top_p = round2((s.top_p + 0.05 * dir).clamp(0.05, 1.0)),
             Field::MinP => s.min_p = round2((s.min_p + 0.01 * dir).clamp(0.0, 0.5)),
             Field::RepeatPenalty => {
@@ -107,7 +109,10 @@ impl Field {
 
 /// The next value of a dial up or down from `now` (which may lie between steps).
 fn step_through(steps: &[usize], now: usize, up: bool) -> usize {
-    let i = steps.iter().position(|&v| v >= now).unwrap_or(steps.len() - 1);
+    let i = steps
+        .iter()
+        .position(|&v| v >= now)
+        .unwrap_or(steps.len() - 1);
     let i = if up {
         (i + 1).min(steps.len() - 1)
     } else {
