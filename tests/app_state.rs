@@ -320,8 +320,11 @@ fn sampler_change_resends_settings_without_a_forward_pass() {
 fn re_ranked_distribution_replaces_the_old_one() {
     let mut app = ready_app(80, 24);
     key(&mut app, 's');
-    // Greedy is the sixth row.
-    for _ in 0..5 {
+    let greedy_row = nexttoken::app::sampler_panel::FIELDS
+        .iter()
+        .position(|f| *f == nexttoken::app::sampler_panel::Field::Greedy)
+        .unwrap();
+    for _ in 0..greedy_row {
         key(&mut app, 'j');
     }
     let cmds = press(&mut app, Key::Enter);

@@ -50,35 +50,26 @@ impl Arith for Avx2 {
 #[target_feature(enable = "avx2,fma")]
 fn scores(q: &[f32], k: &[f32], stride: usize, scale: f32, s: &mut [f32]) {
     let hd = q.len();
-    if s.is_empty() {
-        return;
-    }
-    assert!((s.len() - 1) * stride + hd <= k.len(), "keys out of bounds");
-    let (chunks, tail) = (hd / 8, hd % 8);
     // Lanes past the tail load as 0 and add 0, as gemm's masked load does.
     let mask = _mm256_cmpgt_epi32(
-        _mm256_set1_epi32(tail as i32),
+        _mm256_set1_epi32((hd % 8) as i32),
         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
     );
-    let (q, k) = (q.as_ptr(), k.as_ptr());
-    // SAFETY (every load below): `c < chunks` reads q[8c..8c+8] < hd, and key `j < s.len()` reads
-    // k[j * stride..][..hd], inside `k` by the assert above; masked loads touch only lanes < tail.
+    let (qc, qt) = q.as_chunks::<8>();
     let dot = |j: usize| -> __m256 {
-        let kj = unsafe { k.add(j * stride) };
+        let (kc, kt) = k[j * stride..][..hd].as_chunks::<8>();
         let mut acc = _mm256_setzero_ps();
-        for c in 0..chunks {
-            let (x, y) = unsafe {
-                (
-                    _mm256_loadu_ps(q.add(8 * c)),
-                    _mm256_loadu_ps(kj.add(8 * c)),
-                )
-            };
+        for (x, y) in qc.iter().zip(kc) {
+            // SAFETY: 8-float loads from 8-float arrays.
+            let (x, y) = unsafe { (_mm256_loadu_ps(x.as_ptr()), _mm256_loadu_ps(y.as_ptr())) };
             acc = _mm256_fmadd_ps(x, y, acc);
         }
-        if tail > 0 {
-            let at = 8 * chunks;
-            let x = unsafe { _mm256_maskload_ps(q.add(at), mask) };
-            let y = unsafe { _mm256_maskload_ps(kj.add(at), mask) };
+        if !qt.is_empty() {
+            // SAFETY: the mask enables lanes < hd % 8, the length of both tails; others are not read.
+            let (x, y) = unsafe {
+                let x = _mm256_maskload_ps(qt.as_ptr(), mask);
+                (x, _mm256_maskload_ps(kt.as_ptr(), mask))
+            };
             acc = _mm256_fmadd_ps(x, y, acc);
         }
         acc
