@@ -1,5 +1,5 @@
 //! `e^x` for softmax that vectorises and still returns libm's bits: glibc's `expf` (from Arm's optimized
-//! routines) written out, so the compiler can run it 8 or 16 lanes at a time instead of one call each.
+//! routines) written out, so it can run four lanes at a time (`x86.rs`) instead of one libm call each.
 //!
 //! Why libm's bits: candle's softmax calls `f32::exp`, and keeping those bits keeps the model equal to
 //! candle-transformers on the shapes where the rest of the arithmetic matches too (see `mod.rs`).

@@ -9,8 +9,8 @@
 //! `i` at position `pos` and each head, keys `j = 0..=pos` (the causal mask is the loop bound):
 //! - `s_j = dot(q, k_j) * (1/√d)`: 8 lanes of fused multiply-adds (element `e` into lane `e % 8`, in
 //!   order), then lanes `l + l+4`, `+2`, `+1`;
-//! - `p = softmax(s)` in f32: `max`, `e_j = exp(s_j - max)` (libm), the sum in 32 lanes over whole
-//!   blocks of 32 then the rest in order, `p_j = e_j / sum`;
+//! - `p = softmax(s)` in f32: `max`, `e_j = exp(s_j - max)` with libm's bits (`expf.rs`), the sum in 32
+//!   lanes over whole blocks of 32 then the rest in order, `p_j = e_j / sum`;
 //! - `y = Σ_j p_j v_j`, each element a chain of fused multiply-adds in key order.
 //!
 //! That is exactly the arithmetic candle does for small shapes (gemm's AVX2 horizontal dot kernel and

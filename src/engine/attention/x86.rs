@@ -49,31 +49,6 @@ impl Arith for Avx2 {
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn scores(q: &[f32], k: &[f32], stride: usize, scale: f32, s: &mut [f32]) {
-    let hd = q.len();
-    // Lanes past the tail load as 0 and add 0, as gemm's masked load does.
-    let mask = _mm256_cmpgt_epi32(
-        _mm256_set1_epi32((hd % 8) as i32),
-        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-    );
-    let (qc, qt) = q.as_chunks::<8>();
-    let dot = |j: usize| -> __m256 {
-        let (kc, kt) = k[j * stride..][..hd].as_chunks::<8>();
-        let mut acc = _mm256_setzero_ps();
-        for (x, y) in qc.iter().zip(kc) {
-            // SAFETY: 8-float loads from 8-float arrays.
-            let (x, y) = unsafe { (_mm256_loadu_ps(x.as_ptr()), _mm256_loadu_ps(y.as_ptr())) };
-            acc = _mm256_fmadd_ps(x, y, acc);
-        }
-        if !qt.is_empty() {
-            // SAFETY: the mask enables lanes < hd % 8, the length of both tails; others are not read.
-            let (x, y) = unsafe {
-                let x = _mm256_maskload_ps(qt.as_ptr(), mask);
-                (x, _mm256_maskload_ps(kt.as_ptr(), mask))
-            };
-            acc = _mm256_fmadd_ps(x, y, acc);
-        }
-        acc
-    };
     // Lane sums `b_l = a_l + a_{l+4}` of one key's accumulator.
     let half = |a: __m256| _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps::<1>(a));
     let scale4 = _mm_set1_ps(scale);
@@ -81,7 +56,7 @@ fn scores(q: &[f32], k: &[f32], stride: usize, scale: f32, s: &mut [f32]) {
     let mut quads = s.chunks_exact_mut(4);
     for (n, out) in (&mut quads).enumerate() {
         let j = 4 * n;
-        let [a, b, c, d] = [dot(j), dot(j + 1), dot(j + 2), dot(j + 3)].map(half);
+        let [a, b, c, d] = dots::<4>(q, k, j, stride).map(half);
         // Transpose so lane i of row r is key i's b_r; then (b0 + b2) + (b1 + b3) for all four keys.
         let (t0, t1) = (_mm_unpacklo_ps(a, b), _mm_unpackhi_ps(a, b));
         let (t2, t3) = (_mm_unpacklo_ps(c, d), _mm_unpackhi_ps(c, d));
@@ -93,11 +68,43 @@ fn scores(q: &[f32], k: &[f32], stride: usize, scale: f32, s: &mut [f32]) {
         unsafe { _mm_storeu_ps(out.as_mut_ptr(), _mm_mul_ps(sum, scale4)) };
     }
     for (i, out) in quads.into_remainder().iter_mut().enumerate() {
-        let b = half(dot(done + i));
+        let b = half(dots::<1>(q, k, done + i, stride)[0]);
         let b = _mm_add_ps(b, _mm_movehl_ps(b, b)); // b0 + b2, b1 + b3
         let r = _mm_add_ss(b, _mm_movehdup_ps(b));
         *out = _mm_cvtss_f32(r) * scale;
     }
+}
+
+/// The 8-lane accumulators of the `N` keys from `j` (key `i` at `k[i * stride..][..q.len()]`), advanced
+/// together so each load of `q` serves them all and their FMA chains overlap; each chain is still its
+/// own key's, in element order, the tail zero-padded as gemm's masked load does.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn dots<const N: usize>(q: &[f32], k: &[f32], j: usize, stride: usize) -> [__m256; N] {
+    let hd = q.len();
+    let keys: [(&[[f32; 8]], &[f32]); N] =
+        std::array::from_fn(|i| k[(j + i) * stride..][..hd].as_chunks::<8>());
+    let (qc, qt) = q.as_chunks::<8>();
+    let mut acc = [_mm256_setzero_ps(); N];
+    for (c, x) in qc.iter().enumerate() {
+        // SAFETY: 8-float loads from 8-float arrays.
+        let x = unsafe { _mm256_loadu_ps(x.as_ptr()) };
+        for (a, (kc, _)) in acc.iter_mut().zip(&keys) {
+            // SAFETY: as above (`kc` has as many chunks as `qc`).
+            *a = _mm256_fmadd_ps(x, unsafe { _mm256_loadu_ps(kc[c].as_ptr()) }, *a);
+        }
+    }
+    if !qt.is_empty() {
+        let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(qt.len() as i32), lane);
+        // SAFETY: the mask enables lanes < hd % 8, the length of every tail; others are not read.
+        let x = unsafe { _mm256_maskload_ps(qt.as_ptr(), mask) };
+        for (a, (_, kt)) in acc.iter_mut().zip(&keys) {
+            // SAFETY: as above.
+            *a = _mm256_fmadd_ps(x, unsafe { _mm256_maskload_ps(kt.as_ptr(), mask) }, *a);
+        }
+    }
+    acc
 }
 
 /// `Arith::exps`: `expf::exp` four lanes at a time (f64 inside, as there).
