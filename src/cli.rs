@@ -85,9 +85,71 @@ pub struct SamplerArgs {
     /// Penalise tokens seen in the last 64: 1 is off, higher discourages repeats [default: 1, range 1 to 3].
     #[arg(long)]
     pub repeat_penalty: Option<f32>,
+    /// DRY ("don't repeat yourself"): lower a token that would extend a sequence already seen, by
+    /// multiplier * base^(length - allowed length); 0 turns it off [default: 0, range 0 to 5; 0.8 is
+    /// llama.cpp's suggestion].
+    #[arg(long)]
+    pub dry_multiplier: Option<f32>,
+    /// DRY: how fast the penalty grows with each repeated token [default: 1.75, range 1 to 5].
+    #[arg(long)]
+    pub dry_base: Option<f32>,
+    /// DRY: repeats up to this many tokens long go unpenalised [default: 2, range 1 to 20].
+    #[arg(long)]
+    pub dry_allowed_length: Option<usize>,
+    /// DRY: how many recent tokens to scan for repeats; -1 means the whole context, 0 turns DRY off
+    /// [default: -1, range -1 to 131072].
+    #[arg(long, allow_negative_numbers = true)]
+    pub dry_penalty_last_n: Option<i32>,
+    /// DRY: text that ends a repeat (a token containing it is never penalised). Repeatable; the first
+    /// use replaces the defaults, `none` leaves no breakers; `\n`, `\t`, `\r`, `\\` and `\"` are
+    /// read as escapes [default: "\n" ":" "\"" "*"].
+    #[arg(long = "dry-sequence-breaker", value_name = "TEXT")]
+    pub dry_sequence_breakers: Vec<String>,
     /// Seed of the random draw: the same seed gives the same tokens [default: 42].
     #[arg(long)]
     pub seed: Option<u64>,
+}
+
+/// `--dry-sequence-breaker` values as llama.cpp reads them: any use replaces the defaults, and `none`
+/// clears the list. Escapes are read so that a newline can be typed.
+fn dry_breakers(args: &[String], defaults: Vec<String>) -> Vec<String> {
+    if args.is_empty() {
+        return defaults;
+    }
+    let mut out = vec![];
+    for a in args {
+        if a == "none" {
+            out.clear();
+        } else {
+            out.push(unescape(a));
+        }
+    }
+    out
+}
+
+/// `\n`, `\t`, `\r`, `\\` and `\"` as the characters they stand for; any other backslash is kept.
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('\\') => out.push('\\'),
+            Some('"') => out.push('"'),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 impl SamplerArgs {
@@ -103,6 +165,14 @@ impl SamplerArgs {
             top_p: self.top_p.unwrap_or(d.top_p),
             min_p: self.min_p.unwrap_or(d.min_p),
             repeat_penalty: self.repeat_penalty.unwrap_or(d.repeat_penalty),
+            dry_multiplier: self.dry_multiplier.unwrap_or(d.dry_multiplier),
+            dry_base: self.dry_base.unwrap_or(d.dry_base),
+            dry_allowed_length: self.dry_allowed_length.unwrap_or(d.dry_allowed_length),
+            dry_penalty_last_n: self.dry_penalty_last_n.unwrap_or(d.dry_penalty_last_n),
+            dry_sequence_breakers: dry_breakers(
+                &self.dry_sequence_breakers,
+                d.dry_sequence_breakers.clone(),
+            ),
             seed: self.seed.unwrap_or(d.seed),
             ..d
         };
@@ -121,8 +191,50 @@ pub enum Cmd {
     },
     /// Print a session as JSON Lines: one line for the prefill, one per step.
     Trace(TraceArgs),
+    /// Compare two paths from one prompt, step by step, as JSON Lines: a forced token against free
+    /// running (`--force`), or teacher forcing a reference against free running (`--reference`).
+    Compare(CompareArgs),
     /// Measure prefill and decode speed.
     Bench(BenchArgs),
+    /// Lessons: list the built-ins, or check one headless on the real model.
+    Lesson(LessonArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct LessonArgs {
+    #[command(subcommand)]
+    pub command: LessonCmd,
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum LessonCmd {
+    /// Print the built-in lessons: name, length in minutes, summary.
+    List,
+    /// Run a lesson headless on the real model and check every `expect`; exits 1 at the first that
+    /// does not hold.
+    Check {
+        /// A built-in lesson's name, or the path to a lesson file (.toml).
+        lesson: String,
+    },
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub session: SessionArgs,
+    #[command(flatten)]
+    pub sampler: SamplerArgs,
+    /// Generated steps per path [default: 16, or the reference's length with --reference].
+    #[arg(long)]
+    pub steps: Option<usize>,
+    /// Path B: at generated step STEP take this text (`STEP:TEXT`) or token id (`STEP:ID`) instead of
+    /// the sampler's choice, then run free. Repeatable; path A runs free throughout.
+    #[arg(long, conflicts_with = "reference")]
+    pub force: Vec<String>,
+    /// Teacher-force this continuation (path B) and score each of its tokens, against free running
+    /// from the same start (path A).
+    #[arg(long)]
+    pub reference: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -147,6 +259,14 @@ pub struct TraceArgs {
     /// Run without the KV cache (every step re-reads the whole sequence).
     #[arg(long)]
     pub no_kv_cache: bool,
+    /// Add the logit lens to each step: what every layer would predict, and the chosen token's rank
+    /// and probability at each layer (one extra pass per step).
+    #[arg(long)]
+    pub logit_lens: bool,
+    /// Add the head map to each step: every head's previous-token score, induction score and
+    /// attention entropy at the position the token was chosen from (one extra pass per step).
+    #[arg(long)]
+    pub head_map: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -4,12 +4,15 @@
 //!
 //! | module | owns |
 //! |---|---|
+//! | [`analysis`] | pure measurements: loops at the tip, repeated n-grams, divergences between distributions |
 //! | [`protocol`] | the plain data that crosses threads: `Command` (to the engine), `Event` (from it), reports |
 //! | [`engine`] | candle and tokenizers: GGUF loading, tokenizer, llama forward, KV cache, sampler, session tree, the engine thread |
 //! | [`app`] | the TUI's state and its pure `App::update`, the one keymap table |
 //! | [`ui`] | views: pure reads of `&App` that draw with ratatui |
 //! | [`tui`] | the terminal: setup and restore, the input thread, the event loop |
 //! | [`trace`] | `nexttoken trace`: JSON Lines of a session, no terminal |
+//! | [`compare`] | `nexttoken compare`: two paths aligned step by step (forced token or teacher forcing against free running) |
+//! | [`lesson`] | lessons as TOML files: the format, the seven built-ins, the step runner, `nexttoken lesson list` and `check` |
 //! | [`bench`] | `nexttoken bench`: prefill and decode speed, llama-bench style |
 //! | [`cli`] | command-line arguments |
 //!
@@ -26,10 +29,13 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod analysis;
 pub mod app;
 pub mod bench;
 pub mod cli;
+pub mod compare;
 pub mod engine;
+pub mod lesson;
 pub mod protocol;
 pub mod trace;
 pub mod tui;

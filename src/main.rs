@@ -54,6 +54,19 @@ fn run(cli: Cli) -> Result<()> {
             let stdout = std::io::stdout();
             nexttoken::trace::run(&mut session, args, &mut stdout.lock())
         }
+        Some(Cmd::Compare(args)) => {
+            let path = fetch::resolve_model(cli.model.model.as_deref())?;
+            let load = LoadOptions {
+                tokenizer_json: cli.model.tokenizer.as_deref(),
+                ..LoadOptions::default()
+            };
+            let settings = args.sampler.settings()?;
+            let opts = SessionOptions::default();
+            let (mut session, _) = load_session(&path, &load, settings, opts, &mut |_| {})?;
+            let stdout = std::io::stdout();
+            nexttoken::compare::run(&mut session, args, &mut stdout.lock())
+        }
+        Some(Cmd::Lesson(args)) => nexttoken::lesson::check::run_cli(&cli.model, args),
         Some(Cmd::Bench(args)) => {
             let path = fetch::resolve_model(cli.model.model.as_deref())?;
             nexttoken::bench::run(&path, args)

@@ -1,9 +1,10 @@
 //! `nexttoken trace`: drives a session with no terminal and prints JSON Lines, one for the prefill and one
 //! per step. The schema is documented in docs/TRACE.md.
 
+use crate::analysis;
 use crate::cli::{AttentionMode, TraceArgs};
 use crate::engine::session::{Choice, Session};
-use crate::protocol::{Source, StepReport, TokenView};
+use crate::protocol::{Inspection, Source, StepReport, TokenView};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -65,6 +66,8 @@ pub fn run(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> Resu
     while step < args.steps {
         // Each token's attention is read right after its own pass.
         let mut attns = Vec::new();
+        // The lens and the head map of the pass this step's token is chosen from.
+        let inspected = inspect(session, args, forces.get(&step))?;
         let reports = match forces.get(&step) {
             Some(ForceSpec::Text(t)) => session.force_text(t, &mut |s, _, _| {
                 attns.push(attention(s, args.attention));
@@ -82,8 +85,18 @@ pub fn run(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> Resu
         if let Some((&inside, _)) = forces.range(step + 1..step + reports.len()).next() {
             bail!("--force at step {inside} falls inside the text forced at step {step}");
         }
+        let tokens = session.tokens();
         for (report, attn) in reports.iter().zip(attns) {
-            writeln!(out, "{}", step_line(report, args.top_k, attn))?;
+            let mut line = step_line(report, args.top_k, attn);
+            if report.step == step {
+                add_inspection(&mut line, args, &inspected, report.committed.token.id)?;
+            } else if args.logit_lens || args.head_map {
+                line["logit_lens"] = Value::Null;
+                line["head_map"] = Value::Null;
+            }
+            let upto = &tokens[..=report.committed.position];
+            line["repetition"] = json!(analysis::tip_cycle(upto));
+            writeln!(out, "{line}")?;
         }
         step += reports.len();
         let end = &reports[reports.len() - 1].committed;
@@ -123,6 +136,68 @@ fn step_line(r: &StepReport, top_k: usize, attention: Value) -> Value {
         "forward_passes": r.pass.forward_passes,
         "attention": attention,
     })
+}
+
+/// Inspects the tip before a step when asked: the logit lens follows the token that will be forced,
+/// or the sampler's plan.
+fn inspect(
+    session: &mut Session,
+    args: &TraceArgs,
+    force: Option<&ForceSpec>,
+) -> Result<Option<Inspection>> {
+    if !args.logit_lens && !args.head_map {
+        return Ok(None);
+    }
+    let chosen = match force {
+        Some(ForceSpec::Id(id)) => Some(*id),
+        Some(ForceSpec::Text(t)) => session.encode(t)?.first().copied(),
+        None => None,
+    };
+    Ok(Some(session.inspect(
+        args.logit_lens,
+        args.head_map,
+        chosen,
+    )?))
+}
+
+/// Adds `logit_lens` and `head_map` to a step line. The lens followed the token `inspect` expected
+/// (the forced one, or the plan, which is also the seeded draw).
+fn add_inspection(
+    line: &mut Value,
+    args: &TraceArgs,
+    inspected: &Option<Inspection>,
+    committed: u32,
+) -> Result<()> {
+    let Some(i) = inspected else {
+        return Ok(());
+    };
+    if args.logit_lens {
+        let lens = i.lens.as_ref().context("lens missing")?;
+        if lens.chosen.id != committed {
+            bail!(
+                "internal: the lens followed token {} but {committed} was committed",
+                lens.chosen.id
+            );
+        }
+        let layers: Vec<Value> = lens
+            .layers
+            .iter()
+            .map(|l| {
+                let top: Vec<Value> = l
+                    .top
+                    .iter()
+                    .map(|t| json!({"id": t.token.id, "text": t.token.text, "p": t.p}))
+                    .collect();
+                json!({"layer": l.layer, "top": top, "chosen_rank": l.chosen_rank, "chosen_p": l.chosen_p})
+            })
+            .collect();
+        line["logit_lens"] = json!(layers);
+    }
+    if args.head_map {
+        let map = i.heads.as_ref().context("head map missing")?;
+        line["head_map"] = json!(map.scores);
+    }
+    Ok(())
 }
 
 /// The newest query row of the last pass: per layer the mean over heads, or every head.

@@ -123,6 +123,13 @@ fn theme_kind(theme: Theme) -> ThemeKind {
 }
 
 /// Reads terminal events until `stop`, turning them into `Msg`s. Polls so that it can notice `stop`.
+///
+/// crossterm is built with its `use-dev-tty` feature (Cargo.toml), which waits on the terminal with a
+/// level-triggered `poll(2)`. Its default source waits with mio, which is edge-triggered, and returns
+/// after one 1 KiB read: the rest of a long burst of typed input (3,000 characters sent at once) stayed
+/// unread with no new edge to wake it, so its last keys, Enter among them, waited for the next key
+/// press (crossterm PR #1057). `tests/e2e_tmux.rs` types such a burst. With `use-dev-tty`, never poll
+/// with a zero timeout: that source then returns before it looks at the terminal.
 fn spawn_input_thread(tx: Sender<Msg>, stop: Arc<AtomicBool>) {
     let _ = std::thread::Builder::new()
         .name("input".into())
@@ -167,7 +174,10 @@ fn to_key(k: KeyEvent) -> Option<Key> {
             Key::Ctrl(c.to_ascii_lowercase())
         }
         KeyCode::Char(c) => Key::Char(c),
+        // Terminals send Alt-Enter as Esc then Enter; crossterm folds it into one event with Alt.
+        KeyCode::Enter if k.modifiers.contains(KeyModifiers::ALT) => Key::AltEnter,
         KeyCode::Enter => Key::Enter,
+        KeyCode::Delete => Key::Delete,
         KeyCode::Esc => Key::Esc,
         KeyCode::Backspace => Key::Backspace,
         KeyCode::Tab | KeyCode::BackTab => Key::Tab,

@@ -173,7 +173,7 @@ fn force_text_is_typed_then_sent() {
     assert!(!app.is_busy(), "a preview is not a forward pass");
     press(&mut app, Key::Backspace);
     press(&mut app, Key::Backspace);
-    assert_eq!(app.input.text, "Lyon");
+    assert_eq!(app.input.text(), "Lyon");
     let pieces = vec![common::tv(58, "Ly"), common::tv(257, "on")];
     app.update(Msg::Engine(Event::Tokenized {
         text: "Lyo".into(),
@@ -192,7 +192,7 @@ fn force_text_is_typed_then_sent() {
         }]
     );
     assert_eq!(app.mode, Mode::Normal);
-    assert!(app.input.text.is_empty());
+    assert!(app.input.text().is_empty());
 }
 
 #[test]

@@ -106,6 +106,26 @@ fn out_of_range_sampler_values_are_refused_with_the_range() {
             "temperature 100 is out of range",
         ),
         (&["--temperature=-1"][..], "temperature -1 is out of range"),
+        (
+            &["trace", "--dry-multiplier", "9"][..],
+            "dry-multiplier 9 is out of range: use 0 to 5",
+        ),
+        (
+            &["trace", "--dry-base", "0.5"][..],
+            "dry-base 0.5 is out of range: use 1 to 5",
+        ),
+        (
+            &["trace", "--dry-allowed-length", "0"][..],
+            "dry-allowed-length 0 is out of range: use 1 to 20",
+        ),
+        (
+            &["trace", "--dry-penalty-last-n", "-2"][..],
+            "dry-penalty-last-n -2 is out of range: use -1 to 131072",
+        ),
+        (
+            &["trace", "--dry-sequence-breaker", ""][..],
+            "use 1 to 40 bytes",
+        ),
     ] {
         let out = nexttoken(args);
         assert_eq!(out.status.code(), Some(1), "{args:?}");
@@ -167,4 +187,50 @@ fn the_model_has_a_name_a_class_can_read() {
     let dir = tempfile::tempdir().unwrap();
     let plain = dir.path().join("model.gguf");
     assert_eq!(display_name(&g, &plain), "smollm2 135M · Q4_1");
+}
+
+#[test]
+fn dry_flags_reach_the_trace_settings() {
+    let out = nexttoken(&[
+        "trace",
+        "--steps",
+        "1",
+        "--dry-multiplier",
+        "0.8",
+        "--dry-penalty-last-n",
+        "-1",
+        "--dry-sequence-breaker",
+        "\\n",
+        "--dry-sequence-breaker",
+        "END",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let first = stdout(&out).lines().next().unwrap().to_string();
+    let prefill: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let s = &prefill["sampler"];
+    assert_eq!(s["dry_multiplier"], 0.8f32 as f64);
+    assert_eq!(s["dry_base"], 1.75);
+    assert_eq!(s["dry_allowed_length"], 2);
+    assert_eq!(s["dry_penalty_last_n"], -1);
+    // The first --dry-sequence-breaker replaces the defaults; `\n` is read as a newline.
+    assert_eq!(s["dry_sequence_breakers"], serde_json::json!(["\n", "END"]));
+    let none = nexttoken(&["trace", "--steps", "1", "--dry-sequence-breaker", "none"]);
+    assert!(none.status.success(), "{}", stderr(&none));
+    let first = stdout(&none).lines().next().unwrap().to_string();
+    let prefill: serde_json::Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(
+        prefill["sampler"]["dry_sequence_breakers"],
+        serde_json::json!([])
+    );
+    let help = stdout(&nexttoken(&["trace", "--help"]));
+    for flag in [
+        "--dry-multiplier",
+        "--dry-base",
+        "--dry-allowed-length",
+        "--dry-penalty-last-n",
+        "--dry-sequence-breaker",
+    ] {
+        assert!(help.contains(flag), "trace --help lacks {flag}");
+    }
+    assert!(help.contains("[default: 1.75"), "{help}");
 }

@@ -207,3 +207,31 @@ fn a_pasted_multi_line_prompt_reaches_the_model_with_its_lines() {
     });
     assert!(s.contains("Q: 3+3?↵"), "{s}");
 }
+
+/// A long burst of typed (not pasted) text, then Enter: the prompt is read at once. crossterm's default
+/// edge-triggered input source left the end of such a burst unread until another key came.
+#[test]
+fn enter_after_a_long_typed_burst_is_not_held_back() {
+    let model = support::real_model();
+    let bin = env!("CARGO_BIN_EXE_nexttoken");
+    let cmd = format!(
+        "'{bin}' --model '{}' --prompt 'Hi' --greedy; sleep 60",
+        model.display()
+    );
+    let t = Tmux::start(&cmd, 120, 36);
+    t.wait_for("the prompt read", 120, |s| {
+        s.contains("press space to generate")
+    });
+    t.keys(&["p", "BSpace", "BSpace"]);
+    t.wait_for("the prompt editor", 10, |s| s.contains("line 1 of 1"));
+    // Sent as keys, not as a bracketed paste: 6,000 characters, then Enter on its own. (The issue saw
+    // it at 3,000; before the fix 6,000 held Enter back every time, 3,000 about half the time.)
+    let burst = "ab ".repeat(2000);
+    t.keys(&["-l", &burst]);
+    t.keys(&["Enter"]);
+    // Enter closes the editor at once; no further key is sent.
+    let s = t.wait_for("Enter to submit the prompt", 10, |s| {
+        !s.contains(" Prompt ") && !s.contains("line 1 of 1")
+    });
+    assert!(!s.contains("enter ok · esc cancel"), "{s}");
+}

@@ -144,6 +144,7 @@ fn attention_rows_sum_to_one_and_are_zero_above_the_diagonal() {
             ForwardOptions {
                 capture_rows: seq.len(),
                 all_logits: false,
+                lens: false,
             },
         )
         .unwrap();

@@ -108,6 +108,7 @@ fn tiny_prefill_and_decode_give_identical_logits() {
         let mut m = Model::load(&mut GgufFile::open(&path).unwrap(), matmul).unwrap();
         let all = ForwardOptions {
             all_logits: true,
+            lens: false,
             capture_rows: 0,
         };
         let prefill = m.forward(&seq, 0, all).unwrap().logits;

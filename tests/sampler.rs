@@ -15,6 +15,11 @@ fn plain() -> SamplerSettings {
         frequency_penalty: 0.0,
         presence_penalty: 0.0,
         penalty_last_n: 64,
+        dry_multiplier: 0.0,
+        dry_base: 1.75,
+        dry_allowed_length: 2,
+        dry_penalty_last_n: -1,
+        dry_sequence_breakers: vec![],
         seed: 1,
     }
 }

@@ -84,3 +84,20 @@ fn left_clicks_resizes_and_pastes_pass_through() {
     );
     assert_eq!(to_msg(CtEvent::FocusGained), None);
 }
+
+#[test]
+fn text_box_keys_become_app_keys() {
+    assert_eq!(press(KeyCode::Delete), Some(Msg::Key(Key::Delete)));
+    assert_eq!(press(KeyCode::Home), Some(Msg::Key(Key::Home)));
+    // Alt-Enter (Esc then Enter from the terminal) breaks a line in the prompt editor; so does Ctrl-J,
+    // which a raw-mode terminal sends as the byte 0x0A.
+    let alt_enter = key(KeyCode::Enter, KeyModifiers::ALT, KeyEventKind::Press);
+    assert_eq!(to_msg(alt_enter), Some(Msg::Key(Key::AltEnter)));
+    let ctrl_j = key(
+        KeyCode::Char('j'),
+        KeyModifiers::CONTROL,
+        KeyEventKind::Press,
+    );
+    assert_eq!(to_msg(ctrl_j), Some(Msg::Key(Key::Ctrl('j'))));
+    assert_eq!(press(KeyCode::Enter), Some(Msg::Key(Key::Enter)));
+}

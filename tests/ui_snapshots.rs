@@ -185,15 +185,19 @@ fn sampler_panel() {
 fn search_panel() {
     let mut app = ready_app(80, 24);
     keys(&mut app, "/Ly");
-    let hit = |id, text: &str, prob| nexttoken::protocol::Candidate {
+    let hit = |id, text: &str, prob, rank| nexttoken::protocol::Candidate {
         token: tv(id, text),
         prob,
         logprob: prob.ln(),
         sampled_prob: 0.0,
+        rank,
     };
     app.update(Msg::Engine(Event::SearchResults {
         query: "Ly".into(),
-        hits: vec![hit(4500, " Lyon", 0.0012), hit(4501, "Ly", 0.00003)],
+        hits: vec![
+            hit(4500, " Lyon", 0.0012, 212),
+            hit(4501, "Ly", 0.00003, 9120),
+        ],
     }));
     insta::assert_snapshot!(screen(&app));
 }
@@ -308,4 +312,34 @@ fn special_newline_and_byte_tokens() {
     );
     assert!(s.contains("<E2 9C>"), "partial UTF-8 shows as bytes");
     insta::assert_snapshot!(s);
+}
+
+/// The prompt editor on a few-shot prompt: its lines as lines, the cursor on the second one, the keys at
+/// the foot, and the terminal's cursor where typing goes.
+#[test]
+fn prompt_editor_with_a_multi_line_prompt() {
+    for (w, h) in SIZES {
+        let mut app = ready_app(w, h);
+        keys(&mut app, "p");
+        while !app.input.text().is_empty() {
+            app.update(Msg::Key(Key::Backspace));
+        }
+        app.update(Msg::Paste(
+            "Q: What is 2+2?\nA: 4\nQ: What is the capital of France, the country west of Germany and north of Spain?\nA:".into(),
+        ));
+        app.update(Msg::Key(Key::Up));
+        app.update(Msg::Key(Key::Up));
+        let mut t = render(&app);
+        let s = t.backend().to_string();
+        assert!(s.contains("A: 4↵"), "{s}");
+        assert!(s.contains("enter ok · esc cancel"), "{s}");
+        assert!(s.contains("line 2 of 4"), "{s}");
+        use ratatui::backend::Backend;
+        let p = t.backend_mut().get_cursor_position().unwrap();
+        let rows: Vec<&str> = s.lines().collect();
+        // The cursor is after "A: 4" ("A:" has two cells, so the column kept from "A:" of line 4 is 2).
+        let row = rows[p.y as usize];
+        assert!(row.contains("A: 4↵"), "cursor row {}: {row}", p.y);
+        insta::assert_snapshot!(format!("prompt_editor_{w}x{h}"), s);
+    }
 }

@@ -120,7 +120,7 @@ fn columns_stay_aligned_around_a_wide_character() {
     let win = &session.attention;
     let theme = nexttoken::ui::theme::Theme::new(app.screen.theme);
     for (width, rows) in [(90, 40), (60, 20), (34, 14)] {
-        let g = Grid::fit(win, width, rows).unwrap();
+        let g = Grid::fit(win, width, rows, 0).unwrap();
         let labels = key_labels(&g, &session.tokens, &theme);
         let cells = query_row(&app, &g, win, &session.tokens, win.len - 1, &theme);
         let widths = |l: &ratatui::text::Line| -> Vec<usize> {
@@ -154,4 +154,55 @@ fn a_window_without_first_key_weights_draws_no_sink_and_still_says_what_it_hides
         "{text}"
     );
     assert!(text.contains("looks most at"), "{text}");
+}
+
+/// Emoji that are more than one character (a variation selector, a skin tone, a family joined by
+/// zero-width joiners) keep every key column where its label is, across and written downwards.
+#[test]
+fn columns_stay_aligned_around_emoji_sequences() {
+    use nexttoken::ui::attention_grid::{key_labels, query_row, Grid};
+    let mut app = long_path_app(160, 48, 20, 16);
+    let mut view = app.session.clone().unwrap();
+    for (pos, text) in [(10, "❤️"), (12, " 👍🏽"), (15, "👨‍👩‍👧"), (18, "🇫🇷")]
+    {
+        view.tokens[pos].token.text = text.into();
+    }
+    app.update(nexttoken::app::Msg::Engine(
+        nexttoken::protocol::Event::Synced(view),
+    ));
+    let session = app.session.as_ref().unwrap();
+    let win = &session.attention;
+    let theme = nexttoken::ui::theme::Theme::new(app.screen.theme);
+    let widths = |l: &ratatui::text::Line| -> Vec<usize> {
+        l.spans
+            .iter()
+            .map(|s| unicode_width::UnicodeWidthStr::width(s.content.as_ref()))
+            .collect()
+    };
+    for (width, rows) in [(90, 40), (60, 20), (34, 14), (40, 30)] {
+        let g = Grid::fit(win, width, rows, 0).unwrap();
+        let labels = key_labels(&g, &session.tokens, &theme);
+        for r in g.first_row..g.len {
+            let cells = query_row(&app, &g, win, &session.tokens, r, &theme);
+            for label in &labels {
+                assert_eq!(widths(label), widths(&cells), "width {width}: {label:?}");
+            }
+        }
+    }
+    // And on screen: every row of the panel ends at its right border.
+    for (w, h) in VIEW_SIZES {
+        let mut app = app.clone();
+        app.update(nexttoken::app::Msg::Resize {
+            width: w,
+            height: h,
+        });
+        let area = nexttoken::app::layout::Areas::compute(&app)
+            .attention
+            .unwrap();
+        let buf = render_buffer(&app);
+        for y in area.y + 1..area.y + area.height - 1 {
+            let right = buf[(area.x + area.width - 1, y)].symbol().to_string();
+            assert_eq!(right, "│", "{w}x{h} row {y}");
+        }
+    }
 }

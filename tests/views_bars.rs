@@ -87,6 +87,7 @@ fn penalised(settings: &SamplerSettings, tokens: &[TokenRecord]) -> Distribution
             prob: out.raw_prob(&logits, id),
             logprob: logits[id as usize] - out.lse,
             sampled_prob: fp,
+            rank: nexttoken::engine::sampler::rank_of(&logits, id),
         })
         .collect();
     Distribution {

@@ -380,3 +380,77 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn compare_is_one_reply_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = session(&dir);
+    let view = prefill(&mut s, "Hello");
+    for _ in 0..3 {
+        stepped(&mut s);
+    }
+    let a = s.tip_id().unwrap();
+    events(&mut s, Command::Rewind { n: 3 });
+    let other = view.next.candidates[4].token.id;
+    events(&mut s, Command::Force { token_id: other });
+    stepped(&mut s);
+    let b = s.tip_id().unwrap();
+    let before = s.view().unwrap();
+    let ev = events(&mut s, Command::Compare { a, b });
+    let [Event::Compared {
+        comparison,
+        view: None,
+    }] = ev.as_slice()
+    else {
+        panic!("compare answered {ev:?}");
+    };
+    assert_eq!(comparison.fork_step, Some(0));
+    assert_eq!((comparison.a.leaf, comparison.b.leaf), (a, b));
+    assert_eq!(comparison.steps.len(), 3);
+    assert!(comparison.steps[0].b.as_ref().unwrap().forced);
+    assert_eq!(s.view().unwrap(), before, "the session is unchanged");
+    let (what, reason) = failed(&events(&mut s, Command::Compare { a, b: 9999 }));
+    assert_eq!(what, Failure::Compare);
+    assert!(reason.contains("9999"), "{reason}");
+}
+
+#[test]
+fn a_reference_run_forces_runs_free_and_compares_all_or_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = session(&dir);
+    let view = prefill(&mut s, "Hello");
+    let text = " world again";
+    let n = s.encode(text).unwrap().len();
+    let ev = events(&mut s, Command::Reference { text: text.into() });
+    let (closing, progress) = ev.split_last().unwrap();
+    let done: Vec<usize> = progress
+        .iter()
+        .map(|e| match e {
+            Event::Forcing { done, total } if *total == 2 * n => *done,
+            other => panic!("not progress: {other:?}"),
+        })
+        .collect();
+    assert_eq!(done.first(), Some(&1));
+    assert!(done.windows(2).all(|w| w[0] + 1 == w[1]));
+    let Event::Compared {
+        comparison,
+        view: Some(after),
+    } = closing
+    else {
+        panic!("reference answered {closing:?}");
+    };
+    assert_eq!(comparison.b.tokens, n, "B is the reference");
+    assert!(comparison.steps.iter().all(|st| st.b.is_some()));
+    assert_eq!(after, &s.view().unwrap(), "the view is the session's");
+    assert_eq!(
+        after.tokens.len(),
+        view.tokens.len() + comparison.a.tokens,
+        "the free path is current"
+    );
+    // All or nothing: a failing pass in the free run leaves the session as it was.
+    let before = s.view().unwrap();
+    s.inject_fault(n as u64 + 1);
+    let ev = events(&mut s, Command::Reference { text: text.into() });
+    assert_eq!(failed(&ev[ev.len() - 1..]).0, Failure::Reference);
+    assert_eq!(s.view().unwrap(), before);
+}

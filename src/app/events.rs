@@ -34,21 +34,12 @@ impl App {
             Event::Forcing { done, total } => {
                 self.busy = Busy::Working(format!("teacher-forcing: {done} of {total} tokens"))
             }
-            Event::Synced(view) => {
-                if !self.sampler.dirty {
-                    self.sampler.settings = view.settings.clone();
+            Event::Synced(view) => self.adopt(view),
+            Event::Compared { comparison, view } => {
+                if let Some(view) = view {
+                    self.adopt(view);
                 }
-                let sel = &mut self.selection;
-                sel.candidate = sel
-                    .candidate
-                    .min(view.next.candidates.len().saturating_sub(1));
-                sel.branch = sel.branch.min(view.branches.len().saturating_sub(1));
-                self.focus.layer = self
-                    .focus
-                    .layer
-                    .min(view.attention.n_layer.saturating_sub(1));
-                self.session = Some(view);
-                self.screen.scroll_back = 0;
+                self.on_compared(*comparison);
             }
             Event::Stepped(report) => {
                 if let Some(s) = self.session.as_mut() {
@@ -67,13 +58,13 @@ impl App {
                 self.selection.candidate = 0;
             }
             Event::Tokenized { text, tokens } => {
-                if self.mode == Mode::ForceText && text == self.input.text {
+                if self.mode == Mode::ForceText && text == self.input.text() {
                     self.input.preview = tokens;
                 }
                 return vec![];
             }
             Event::SearchResults { query, hits } => {
-                if self.mode == Mode::Search && query == self.input.text {
+                if self.mode == Mode::Search && query == self.input.text() {
                     self.input.hits = hits;
                     self.input.selected = 0;
                 }
@@ -108,5 +99,25 @@ impl App {
             return self.step();
         }
         vec![]
+    }
+}
+
+impl App {
+    /// Replaces the app's copy of the session with the engine's whole view.
+    fn adopt(&mut self, view: crate::protocol::SessionView) {
+        if !self.sampler.dirty {
+            self.sampler.settings = view.settings.clone();
+        }
+        let sel = &mut self.selection;
+        sel.candidate = sel
+            .candidate
+            .min(view.next.candidates.len().saturating_sub(1));
+        sel.branch = sel.branch.min(view.branches.len().saturating_sub(1));
+        self.focus.layer = self
+            .focus
+            .layer
+            .min(view.attention.n_layer.saturating_sub(1));
+        self.session = Some(view);
+        self.screen.scroll_back = 0;
     }
 }

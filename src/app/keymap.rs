@@ -9,6 +9,9 @@ pub enum Key {
     Enter,
     Esc,
     Backspace,
+    Delete,
+    /// Enter with Alt held (terminals send it as Esc then Enter).
+    AltEnter,
     Tab,
     Up,
     Down,
@@ -35,12 +38,19 @@ pub enum Mode {
     Sampler,
     /// The branch list after `b`.
     Branches,
+    /// Two paths compared step by step, after `x` (or a teacher-forcing run).
+    Compare,
+    /// Typing a reference continuation to teacher-force after `r`.
+    Reference,
 }
 
 impl Mode {
     /// Modes where plain characters are typed into `App::input` rather than looked up.
     pub fn is_text_input(self) -> bool {
-        matches!(self, Mode::Search | Mode::ForceText | Mode::Prompt)
+        matches!(
+            self,
+            Mode::Search | Mode::ForceText | Mode::Prompt | Mode::Reference
+        )
     }
     pub fn title(self) -> &'static str {
         match self {
@@ -51,6 +61,8 @@ impl Mode {
             Mode::Prompt => "prompt",
             Mode::Sampler => "sampler",
             Mode::Branches => "branches",
+            Mode::Compare => "compare",
+            Mode::Reference => "reference",
         }
     }
 }
@@ -61,6 +73,8 @@ pub enum Scope {
     /// In every mode, before any other binding.
     Global,
     In(Mode),
+    /// In every text box (prompt, force text, search), after the box's own bindings.
+    Editing,
 }
 
 /// A key or a class of keys.
@@ -112,7 +126,34 @@ pub enum Action {
     Close,
     /// Submit the text being typed.
     Submit,
+    /// Text boxes: delete the character before the cursor.
     DeleteChar,
+    /// Text boxes: delete the character at the cursor.
+    DeleteForward,
+    /// Text boxes: delete from the start of the line to the cursor.
+    DeleteToLineStart,
+    /// Text boxes: delete the word before the cursor.
+    DeleteWordBack,
+    CursorLeft,
+    CursorRight,
+    /// Text boxes: the start and the end of the cursor's line.
+    LineStart,
+    LineEnd,
+    /// The prompt editor: a line break at the cursor.
+    NewLine,
+    /// Search: list the hits by match or by probability.
+    ToggleHitOrder,
+    /// Attention: scroll the key columns back to older keys, or forward to the newest.
+    OlderKeys,
+    NewerKeys,
+    /// Compare the path on screen with the path left last (the nearest fork).
+    OpenCompare,
+    /// Branch list: compare the path on screen with the selected branch.
+    CompareBranch,
+    /// Type a reference continuation: teacher-force it, then run free from the same start.
+    OpenReference,
+    /// Rewind to just before the generated token at this position (a click on the transcript).
+    RewindTo(usize),
     /// Sampler panel: change the selected setting down or up.
     Decrease,
     Increase,
@@ -132,7 +173,7 @@ use Action as A;
 use Key as K;
 use Mode as M;
 use Pattern::{Digit, Key as P};
-use Scope::{Global, In};
+use Scope::{Editing, Global, In};
 
 const fn b(scope: Scope, keys: &'static [Pattern], action: Action, help: &'static str) -> Binding {
     Binding {
@@ -168,7 +209,11 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Normal), &[P(K::Char(']'))], A::NextLayer, "attention: next layer"),
     b(In(M::Normal), &[P(K::Char('{'))], A::PrevHead, "attention: prev head/mean"),
     b(In(M::Normal), &[P(K::Char('}'))], A::NextHead, "attention: next head/mean"),
-    b(In(M::Normal), &[P(K::Tab)], A::NextPanel, "attention ⇄ timing panel"),
+    b(In(M::Normal), &[P(K::Char('<'))], A::OlderKeys, "attention: older keys"),
+    b(In(M::Normal), &[P(K::Char('>'))], A::NewerKeys, "attention: newer keys"),
+    b(In(M::Normal), &[P(K::Char('x'))], A::OpenCompare, "compare with the path left"),
+    b(In(M::Normal), &[P(K::Char('r'))], A::OpenReference, "reference vs free running"),
+    b(In(M::Normal), &[P(K::Tab)], A::NextPanel, "attention·timing·loops panel"),
     b(In(M::Normal), &[P(K::Char('p'))], A::OpenPrompt, "edit prompt, prefill again"),
     b(In(M::Normal), &[P(K::Char('c'))], A::ToggleChat, "chat template on/off"),
     b(In(M::Normal), &[P(K::PageUp)], A::ScrollUp, "transcript: a page back (or the mouse wheel)"),
@@ -182,18 +227,30 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Help), &[P(K::Char('?')), P(K::Esc), P(K::Char('q'))], A::Close, "close help"),
     b(In(M::Help), &[P(K::Down), P(K::Char('j'))], A::Down, "scroll down"),
     b(In(M::Help), &[P(K::Up), P(K::Char('k'))], A::Up, "scroll up"),
-    // Text inputs: characters are typed; these keys are special.
+    // Text boxes: characters are typed at the cursor; these keys are special.
     b(In(M::Search), &[P(K::Enter)], A::Submit, "force the selected hit"),
     b(In(M::Search), &[P(K::Up)], A::Up, "previous hit"),
-    b(In(M::Search), &[P(K::Down), P(K::Tab)], A::Down, "next hit"),
-    b(In(M::Search), &[P(K::Backspace)], A::DeleteChar, "delete"),
+    b(In(M::Search), &[P(K::Down)], A::Down, "next hit"),
+    b(In(M::Search), &[P(K::Tab)], A::ToggleHitOrder, "by match/by probability"),
     b(In(M::Search), &[P(K::Esc)], A::Close, "cancel"),
     b(In(M::ForceText), &[P(K::Enter)], A::Submit, "force this text"),
-    b(In(M::ForceText), &[P(K::Backspace)], A::DeleteChar, "delete"),
     b(In(M::ForceText), &[P(K::Esc)], A::Close, "cancel"),
+    b(In(M::Reference), &[P(K::Enter)], A::Submit, "teacher-force it, then run free"),
+    b(In(M::Reference), &[P(K::Esc)], A::Close, "cancel"),
     b(In(M::Prompt), &[P(K::Enter)], A::Submit, "read this prompt"),
-    b(In(M::Prompt), &[P(K::Backspace)], A::DeleteChar, "delete"),
+    b(In(M::Prompt), &[P(K::AltEnter), P(K::Ctrl('j'))], A::NewLine, "new line"),
+    b(In(M::Prompt), &[P(K::Up)], A::Up, "line above"),
+    b(In(M::Prompt), &[P(K::Down)], A::Down, "line below"),
     b(In(M::Prompt), &[P(K::Esc)], A::Close, "cancel"),
+    // Every text box, after its own keys.
+    b(Editing, &[P(K::Left)], A::CursorLeft, "cursor left"),
+    b(Editing, &[P(K::Right)], A::CursorRight, "cursor right"),
+    b(Editing, &[P(K::Home), P(K::Ctrl('a'))], A::LineStart, "start of the line"),
+    b(Editing, &[P(K::End), P(K::Ctrl('e'))], A::LineEnd, "end of the line"),
+    b(Editing, &[P(K::Backspace)], A::DeleteChar, "delete before the cursor"),
+    b(Editing, &[P(K::Delete), P(K::Ctrl('d'))], A::DeleteForward, "delete at the cursor"),
+    b(Editing, &[P(K::Ctrl('u'))], A::DeleteToLineStart, "delete to the line start"),
+    b(Editing, &[P(K::Ctrl('w'))], A::DeleteWordBack, "delete the word before"),
     // Sampler panel.
     b(In(M::Sampler), &[P(K::Up), P(K::Char('k'))], A::Up, "previous setting"),
     b(In(M::Sampler), &[P(K::Down), P(K::Char('j'))], A::Down, "next setting"),
@@ -205,7 +262,12 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Branches), &[P(K::Up), P(K::Char('k'))], A::Up, "previous"),
     b(In(M::Branches), &[P(K::Down), P(K::Char('j'))], A::Down, "next"),
     b(In(M::Branches), &[P(K::Enter)], A::Submit, "switch to it"),
+    b(In(M::Branches), &[P(K::Char('x'))], A::CompareBranch, "compare with the path on screen"),
     b(In(M::Branches), &[P(K::Esc), P(K::Char('b')), P(K::Char('q'))], A::Close, "close"),
+    // Compare view.
+    b(In(M::Compare), &[P(K::Up), P(K::Char('k'))], A::Up, "earlier steps"),
+    b(In(M::Compare), &[P(K::Down), P(K::Char('j'))], A::Down, "later steps"),
+    b(In(M::Compare), &[P(K::Esc), P(K::Char('x')), P(K::Char('q'))], A::Close, "close"),
 ];
 
 impl Pattern {
@@ -237,6 +299,8 @@ impl Key {
             Key::Enter => "enter".into(),
             Key::Esc => "esc".into(),
             Key::Backspace => "bksp".into(),
+            Key::Delete => "del".into(),
+            Key::AltEnter => "alt-enter".into(),
             Key::Tab => "tab".into(),
             Key::Up => "↑".into(),
             Key::Down => "↓".into(),
@@ -268,11 +332,22 @@ impl Binding {
     }
 }
 
-/// Looks a key up: global bindings first, then the mode's own.
+/// Looks a key up: global bindings first, then the mode's own, then (in a text box) the editing keys.
 pub fn lookup(mode: Mode, key: Key) -> Option<Action> {
     let global = KEYMAP.iter().filter(|b| b.scope == Scope::Global);
     let local = KEYMAP.iter().filter(|b| b.scope == Scope::In(mode));
-    global.chain(local).find_map(|b| b.action_for(key))
+    let editing = KEYMAP
+        .iter()
+        .filter(|b| mode.is_text_input() && b.scope == Scope::Editing);
+    global
+        .chain(local)
+        .chain(editing)
+        .find_map(|b| b.action_for(key))
+}
+
+/// The editing keys every text box shares, in table order (for the help screen).
+pub fn editing_bindings() -> impl Iterator<Item = &'static Binding> {
+    KEYMAP.iter().filter(|b| b.scope == Scope::Editing)
 }
 
 /// The bindings of one mode, in table order (for help and panel hints).

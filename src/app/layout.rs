@@ -13,6 +13,8 @@ pub struct Areas {
     pub attention: Option<Rect>,
     /// `None` when the small layout shows attention in its place.
     pub timing: Option<Rect>,
+    /// The repetition panel, when `Tab` chose it: in the attention panel's place.
+    pub repetition: Option<Rect>,
     /// Two lines at the bottom: status and key hints (or the text being typed).
     pub status: Rect,
     /// Where panels that open over the screen go (sampler settings, branches, search hits).
@@ -36,11 +38,13 @@ impl Areas {
                 Layout::vertical([Constraint::Percentage(35), Constraint::Fill(1)]).areas(left);
             let [distribution, timing] =
                 Layout::vertical([Constraint::Fill(1), Constraint::Length(18)]).areas(right);
+            let loops = app.screen.side == super::SidePanel::Repetition;
             Areas {
                 transcript,
                 distribution,
-                attention: Some(attention),
+                attention: (!loops).then_some(attention),
                 timing: Some(timing),
+                repetition: loops.then_some(attention),
                 status,
                 overlay: attention,
             }
@@ -50,16 +54,18 @@ impl Areas {
             let [distribution, side] =
                 Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(lower);
             // The sampler chain needs a column per stage: it takes the whole width.
-            let (distribution, attention, timing) = match app.screen.side {
-                _ if app.screen.show_chain => (lower, None, None),
-                super::SidePanel::Attention => (distribution, Some(side), None),
-                super::SidePanel::Timing => (distribution, None, Some(side)),
+            let (distribution, attention, timing, repetition) = match app.screen.side {
+                _ if app.screen.show_chain => (lower, None, None, None),
+                super::SidePanel::Attention => (distribution, Some(side), None, None),
+                super::SidePanel::Timing => (distribution, None, Some(side), None),
+                super::SidePanel::Repetition => (distribution, None, None, Some(side)),
             };
             Areas {
                 transcript,
                 distribution,
                 attention,
                 timing,
+                repetition,
                 status,
                 overlay: side,
             }

@@ -13,8 +13,10 @@
 //! `update` performs no I/O and reads no clock: time arrives inside [`Msg::Tick`]. The help screen is
 //! generated from the same keymap table, so it cannot drift from what the keys do.
 
+pub mod editor;
 mod events;
 pub mod keymap;
+pub mod lab;
 pub mod layout;
 mod requests;
 pub mod sampler_panel;
@@ -77,6 +79,8 @@ pub enum HeadSel {
 pub enum SidePanel {
     Attention,
     Timing,
+    /// The loop at the tip and the chart of the trap closing (`ui/repetition.rs`).
+    Repetition,
 }
 
 /// What the engine is doing, for the spinner.
@@ -174,6 +178,8 @@ pub struct App {
     pub sampler: SamplerPanel,
     pub autoplay: Autoplay,
     pub prompt: PromptState,
+    /// Paths compared, teacher forcing, loops (`lab.rs`).
+    pub lab: lab::Lab,
     /// The user has been told the model ended its turn; the next step press goes past it.
     pub past_end_confirmed: bool,
     /// Step presses waiting for the step in flight (see `requests.rs`).
@@ -204,6 +210,7 @@ impl App {
             focus: Focus {
                 layer: 0,
                 head: HeadSel::Mean,
+                key_scroll: 0,
             },
             selection: Selection::default(),
             input: TextInput::default(),
@@ -221,6 +228,7 @@ impl App {
                 text: config.prompt,
                 chat: config.chat,
             },
+            lab: lab::Lab::default(),
             past_end_confirmed: false,
             queued_steps: 0,
             confirm: None,

@@ -95,7 +95,7 @@ impl App {
         if !self.confirmed(Action::Submit, "reading a new prompt") {
             // Stay in the editor with the text, so the second Enter confirms it.
             self.mode = Mode::Prompt;
-            self.input.text = text;
+            self.input.editor = super::editor::Editor::new(text);
             return vec![];
         }
         self.read_prompt(text, chat)

@@ -11,21 +11,35 @@ pub enum Field {
     MinP,
     RepeatPenalty,
     PenaltyWindow,
+    DryMultiplier,
+    DryBase,
+    DryAllowedLength,
+    DryWindow,
+    /// Read-only here: set with `--dry-sequence-breaker`.
+    DryBreakers,
     Greedy,
     Seed,
 }
 
 /// The panel's rows, top to bottom.
-pub const FIELDS: [Field; 8] = [
+pub const FIELDS: [Field; 13] = [
     Field::Temperature,
     Field::TopK,
     Field::TopP,
     Field::MinP,
     Field::RepeatPenalty,
     Field::PenaltyWindow,
+    Field::DryMultiplier,
+    Field::DryBase,
+    Field::DryAllowedLength,
+    Field::DryWindow,
+    Field::DryBreakers,
     Field::Greedy,
     Field::Seed,
 ];
+
+/// DRY windows the dial steps through: off, a number of recent tokens, then -1 (the whole context).
+const DRY_WINDOW_STEPS: [i32; 9] = [0, 16, 32, 64, 128, 256, 512, 1024, -1];
 
 /// Penalty windows the dial steps through: how many recent tokens the penalties look at.
 const WINDOW_STEPS: [usize; 7] = [8, 16, 32, 64, 128, 256, 512];
@@ -42,6 +56,11 @@ impl Field {
             Field::MinP => "min-p",
             Field::RepeatPenalty => "repeat penalty",
             Field::PenaltyWindow => "penalty window",
+            Field::DryMultiplier => "DRY multiplier",
+            Field::DryBase => "DRY base",
+            Field::DryAllowedLength => "DRY allowed len",
+            Field::DryWindow => "DRY window",
+            Field::DryBreakers => "DRY breakers",
             Field::Greedy => "greedy",
             Field::Seed => "seed",
         }
@@ -60,6 +79,20 @@ impl Field {
             Field::RepeatPenalty if s.repeat_penalty <= 1.0 => "off".into(),
             Field::RepeatPenalty => format!("{:.2}", s.repeat_penalty),
             Field::PenaltyWindow => s.penalty_last_n.to_string(),
+            Field::DryMultiplier if s.dry_multiplier == 0.0 => "off".into(),
+            Field::DryMultiplier => format!("{:.2}", s.dry_multiplier),
+            Field::DryBase => format!("{:.2}", s.dry_base),
+            Field::DryAllowedLength => s.dry_allowed_length.to_string(),
+            Field::DryWindow if s.dry_penalty_last_n == 0 => "off".into(),
+            Field::DryWindow if s.dry_penalty_last_n < 0 => "all".into(),
+            Field::DryWindow => s.dry_penalty_last_n.to_string(),
+            Field::DryBreakers if s.dry_sequence_breakers.is_empty() => "none".into(),
+            Field::DryBreakers => s
+                .dry_sequence_breakers
+                .iter()
+                .map(|b| show_breaker(b))
+                .collect::<Vec<_>>()
+                .join(" "),
             Field::Greedy => if s.greedy { "on" } else { "off" }.into(),
             Field::Seed => s.seed.to_string(),
         }
@@ -74,6 +107,11 @@ impl Field {
             Field::MinP => "drops tokens below min-p × the top probability",
             Field::RepeatPenalty => "makes tokens already seen less likely",
             Field::PenaltyWindow => "how many recent tokens the penalty looks at",
+            Field::DryMultiplier => "DRY: lowers a token that would repeat a sequence",
+            Field::DryBase => "DRY: the penalty grows by this per repeated token",
+            Field::DryAllowedLength => "DRY: repeats this long go unpenalised",
+            Field::DryWindow => "DRY: how many recent tokens it scans for repeats",
+            Field::DryBreakers => "DRY: texts that end a repeat (--dry-sequence-breaker)",
             Field::Greedy => "always take the most likely token, no draw",
             Field::Seed => "the random draws; same seed, same text",
         }
@@ -95,6 +133,20 @@ impl Field {
             Field::RepeatPenalty => {
                 s.repeat_penalty = round2((s.repeat_penalty + 0.05 * dir).clamp(1.0, 2.0));
             }
+            Field::DryMultiplier => {
+                s.dry_multiplier = round2((s.dry_multiplier + 0.1 * dir).clamp(0.0, 3.0));
+            }
+            Field::DryBase => s.dry_base = round2((s.dry_base + 0.05 * dir).clamp(1.0, 3.0)),
+            Field::DryAllowedLength => {
+                s.dry_allowed_length = if up {
+                    (s.dry_allowed_length + 1).min(10)
+                } else {
+                    s.dry_allowed_length.saturating_sub(1).max(1)
+                }
+            }
+            Field::DryWindow => s.dry_penalty_last_n = step_dry_window(s.dry_penalty_last_n, up),
+            // Text: set on the command line, shown here.
+            Field::DryBreakers => {}
             Field::Greedy => s.greedy = !s.greedy,
             Field::Seed => {
                 s.seed = if up {
@@ -121,6 +173,26 @@ fn step_through(steps: &[usize], now: usize, up: bool) -> usize {
     steps[i]
 }
 
+/// The next DRY window up or down: off, then wider, then the whole context (-1) at the top.
+fn step_dry_window(now: i32, up: bool) -> i32 {
+    let i = DRY_WINDOW_STEPS
+        .iter()
+        .position(|&v| v == now)
+        .or_else(|| DRY_WINDOW_STEPS.iter().position(|&v| v > now))
+        .unwrap_or(DRY_WINDOW_STEPS.len() - 1);
+    let i = if up {
+        (i + 1).min(DRY_WINDOW_STEPS.len() - 1)
+    } else {
+        i.saturating_sub(1)
+    };
+    DRY_WINDOW_STEPS[i]
+}
+
+/// A breaker as the panel shows it: a newline as ↵, a tab as ⇥.
+fn show_breaker(b: &str) -> String {
+    b.replace('\n', "↵").replace('\t', "⇥")
+}
+
 fn round2(x: f32) -> f32 {
     (x * 100.0).round() / 100.0
 }
@@ -131,10 +203,17 @@ pub fn summary(s: &SamplerSettings) -> String {
         return "greedy".into();
     }
     let mut parts = vec![format!("T {:.2}", s.temperature)];
-    for f in [Field::TopK, Field::TopP, Field::MinP, Field::RepeatPenalty] {
+    for f in [
+        Field::TopK,
+        Field::TopP,
+        Field::MinP,
+        Field::RepeatPenalty,
+        Field::DryMultiplier,
+    ] {
         let v = f.value(s);
         if v != "off" {
-            parts.push(format!("{} {v}", f.name().replace("repeat penalty", "rep")));
+            let name = f.name().replace("repeat penalty", "rep");
+            parts.push(format!("{} {v}", name.replace("DRY multiplier", "DRY")));
         }
     }
     parts.join(" ")

@@ -1,6 +1,7 @@
 //! The parts of `App`, grouped by what they serve: the screen's layout, the attention focus, text input,
 //! the sampler panel, autoplay, the prompt, and the highlighted rows.
 
+use super::editor::Editor;
 use super::{HeadSel, SidePanel, ThemeKind};
 use crate::protocol::{Candidate, SamplerSettings};
 
@@ -25,17 +26,43 @@ pub struct Screen {
 pub struct Focus {
     pub layer: usize,
     pub head: HeadSel,
+    /// Key columns scrolled back from the newest (0: the newest keys; the view clamps it to the window).
+    pub key_scroll: usize,
 }
 
 /// Text being typed in a text-input mode, and the vocabulary search's hits.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TextInput {
-    pub text: String,
+    /// The text and its cursor.
+    pub editor: Editor,
+    /// Hits in the order the vocabulary search found them (best match first).
     pub hits: Vec<Candidate>,
-    /// Index into `hits` of the highlighted hit.
+    /// List the hits by probability, highest first, rather than by match.
+    pub by_prob: bool,
+    /// Index into [`TextInput::shown_hits`] of the highlighted hit.
     pub selected: usize,
     /// How the text typed after `i` will tokenise (empty until the engine says).
     pub preview: Vec<crate::protocol::TokenView>,
+}
+
+impl TextInput {
+    pub fn text(&self) -> &str {
+        self.editor.text()
+    }
+
+    /// The hits in the order the list shows them: by match, or by probability (ties keep match order).
+    pub fn shown_hits(&self) -> Vec<&Candidate> {
+        let mut hits: Vec<&Candidate> = self.hits.iter().collect();
+        if self.by_prob {
+            hits.sort_by(|a, b| b.prob.total_cmp(&a.prob));
+        }
+        hits
+    }
+
+    /// The highlighted hit, as the list shows it.
+    pub fn selected_hit(&self) -> Option<&Candidate> {
+        self.shown_hits().get(self.selected).copied()
+    }
 }
 
 /// The sampler panel: the settings as the user set them (sent to the engine on every change).

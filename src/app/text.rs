@@ -1,23 +1,69 @@
-//! Text input in `App`: opening a text box, typing and pasting into it, and what Enter does in each
-//! mode (force a search hit, teacher-force typed text, read a new prompt, switch branch).
+//! Text input in `App`: opening a text box, typing, moving the cursor and pasting in it (through
+//! [`Editor`]), and what Enter does in each mode (force a search hit, teacher-force typed text, read a
+//! new prompt, switch branch).
 
-use super::keymap::Mode;
+use super::editor::Editor;
+use super::keymap::{Action, Mode};
 use super::{App, SEARCH_LIMIT};
 use crate::protocol::Command;
 
 impl App {
     pub(super) fn open_text(&mut self, mode: Mode, input: String) {
         self.mode = mode;
-        self.input.text = input;
+        self.input.editor = Editor::new(input);
         self.input.hits.clear();
         self.input.preview.clear();
         self.input.selected = 0;
     }
 
+    /// An editing key in a text box. Only a change to the text asks the engine anything; a cursor move
+    /// does not.
+    pub(super) fn edit(&mut self, action: Action) -> Vec<Command> {
+        let e = &mut self.input.editor;
+        let changed = match action {
+            Action::CursorLeft => {
+                e.left();
+                false
+            }
+            Action::CursorRight => {
+                e.right();
+                false
+            }
+            Action::LineStart => {
+                e.home();
+                false
+            }
+            Action::LineEnd => {
+                e.end();
+                false
+            }
+            Action::DeleteChar => e.backspace(),
+            Action::DeleteForward => e.delete(),
+            Action::DeleteToLineStart => e.delete_to_line_start(),
+            Action::DeleteWordBack => e.delete_word_back(),
+            Action::NewLine => {
+                e.insert('\n');
+                true
+            }
+            _ => false,
+        };
+        if changed {
+            self.after_edit()
+        } else {
+            vec![]
+        }
+    }
+
+    /// A typed character goes in at the cursor.
+    pub(super) fn type_char(&mut self, c: char) -> Vec<Command> {
+        self.input.editor.insert(c);
+        self.after_edit()
+    }
+
     /// After the typed text changed: a search asks again, and forced text asks how it will tokenise.
     /// Neither runs a forward pass, so neither holds the app busy.
     pub(super) fn after_edit(&mut self) -> Vec<Command> {
-        let text = self.input.text.clone();
+        let text = self.input.text().to_string();
         match self.mode {
             Mode::Search if text.is_empty() => self.input.hits.clear(),
             Mode::Search => {
@@ -41,10 +87,10 @@ impl App {
             self.say(format!("busy: wait for the model, then press {key} again"));
             return vec![];
         }
-        let text = std::mem::take(&mut self.input.text);
+        let text = self.input.editor.take();
         self.mode = Mode::Normal;
         match mode {
-            Mode::Search => match self.input.hits.get(self.input.selected) {
+            Mode::Search => match self.input.selected_hit() {
                 Some(hit) => {
                     let token_id = hit.token.id;
                     self.input.hits.clear();
@@ -59,6 +105,10 @@ impl App {
                 self.request(Command::ForceText { text }, "teacher-forcing")
             }
             Mode::Prompt if !text.is_empty() => self.new_prompt(text, self.prompt.chat),
+            Mode::Reference if !text.is_empty() => {
+                self.lab.reference = true;
+                self.request(Command::Reference { text }, "teacher-forcing the reference")
+            }
             Mode::Branches => {
                 let id = self
                     .session
@@ -74,15 +124,16 @@ impl App {
         }
     }
 
-    /// Pasted text goes into the box as one edit. A prompt keeps its line breaks (few-shot prompts are
-    /// lines); a search or a forced text is one line.
+    /// Pasted text goes into the box at the cursor as one edit. A prompt keeps its line breaks (few-shot
+    /// prompts are lines); a search or a forced text is one line.
     pub(super) fn paste(&mut self, text: &str) -> Vec<Command> {
         let keep_newlines = self.mode == Mode::Prompt;
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
-        self.input.text.extend(
-            text.chars()
-                .filter(|&c| !c.is_control() || (keep_newlines && c == '\n')),
-        );
+        let text: String = text
+            .chars()
+            .filter(|&c| !c.is_control() || (keep_newlines && c == '\n'))
+            .collect();
+        self.input.editor.insert_str(&text);
         self.after_edit()
     }
 }

@@ -15,10 +15,7 @@ impl App {
     pub fn update(&mut self, msg: Msg) -> Vec<Command> {
         match msg {
             Msg::Key(key) => self.on_key(key),
-            Msg::Click { column, row } => match layout::candidate_at(self, column, row) {
-                Some(i) if self.mode == Mode::Normal => self.force_candidate(i),
-                _ => vec![],
-            },
+            Msg::Click { column, row } => self.on_click(column, row),
             Msg::Resize { width, height } => {
                 self.screen.width = width;
                 self.screen.height = height;
@@ -56,10 +53,7 @@ impl App {
             return self.apply(action);
         }
         match key {
-            Key::Char(c) if self.mode.is_text_input() => {
-                self.input.text.push(c);
-                self.after_edit()
-            }
+            Key::Char(c) if self.mode.is_text_input() => self.type_char(c),
             _ => vec![],
         }
     }
@@ -130,7 +124,8 @@ impl App {
             Action::NextPanel => {
                 self.screen.side = match self.screen.side {
                     SidePanel::Attention => SidePanel::Timing,
-                    SidePanel::Timing => SidePanel::Attention,
+                    SidePanel::Timing => SidePanel::Repetition,
+                    SidePanel::Repetition => SidePanel::Attention,
                 }
             }
             Action::ToggleChat => return self.toggle_chat(),
@@ -156,14 +151,51 @@ impl App {
             Action::ScrollBottom => self.screen.scroll_back = 0,
             Action::Close => {
                 self.mode = Mode::Normal;
-                self.input.text.clear();
+                self.input.editor = Default::default();
                 self.input.hits.clear();
             }
             Action::Submit => return self.submit(),
-            Action::DeleteChar => {
-                self.input.text.pop();
-                return self.after_edit();
+            Action::DeleteChar
+            | Action::DeleteForward
+            | Action::DeleteToLineStart
+            | Action::DeleteWordBack
+            | Action::CursorLeft
+            | Action::CursorRight
+            | Action::LineStart
+            | Action::LineEnd
+            | Action::NewLine => return self.edit(action),
+            Action::ToggleHitOrder => {
+                self.input.by_prob = !self.input.by_prob;
+                self.input.selected = 0;
             }
+            Action::OlderKeys | Action::NewerKeys
+                if layout::Areas::compute(self).attention.is_none() =>
+            {
+                let key = keymap::hint_key(Mode::Normal, Action::NextPanel);
+                self.say(format!(
+                    "the attention panel is not on screen: {key} shows it"
+                ));
+            }
+            Action::OlderKeys | Action::NewerKeys => {
+                let max = crate::ui::attention::max_key_scroll(self);
+                let s = self.focus.key_scroll.min(max);
+                self.focus.key_scroll = if action == Action::OlderKeys {
+                    (s + 1).min(max)
+                } else {
+                    s.saturating_sub(1)
+                };
+                if action == Action::OlderKeys && s == max {
+                    self.say(if max == 0 {
+                        "every key the attention window carries is drawn"
+                    } else {
+                        "the oldest key the attention window carries is drawn"
+                    });
+                }
+            }
+            Action::RewindTo(position) => return self.rewind_to(position),
+            Action::OpenCompare => return self.compare_with_left(),
+            Action::CompareBranch => return self.compare_with_selected(),
+            Action::OpenReference => self.open_text(Mode::Reference, String::new()),
             Action::Decrease | Action::Increase => {
                 FIELDS[self.sampler.field]
                     .adjust(&mut self.sampler.settings, action == Action::Increase);
@@ -175,6 +207,41 @@ impl App {
             }
         }
         vec![]
+    }
+
+    /// A left click: on a candidate, force it; on a generated token in the transcript, rewind to just
+    /// before it. Only on the main screen, and not behind the "too small" card.
+    fn on_click(&mut self, column: u16, row: u16) -> Vec<Command> {
+        if self.mode != Mode::Normal || self.too_small() {
+            return vec![];
+        }
+        self.status = None;
+        if let Some(i) = layout::candidate_at(self, column, row) {
+            return self.force_candidate(i);
+        }
+        let area = layout::Areas::compute(self).transcript;
+        let theme = crate::ui::theme::Theme::new(self.screen.theme);
+        match crate::ui::transcript::token_at(self, &theme, area, column, row) {
+            Some(position) => self.apply(Action::RewindTo(position)),
+            None => vec![],
+        }
+    }
+
+    /// Rewinds to just before the token at `position`: it and every token after it leave the path (the
+    /// old path stays as a branch). The prompt is not rewindable.
+    fn rewind_to(&mut self, position: usize) -> Vec<Command> {
+        let Some(s) = self.session.as_ref() else {
+            return vec![];
+        };
+        if position < s.prompt_len {
+            self.say("the prompt is not rewindable: click a generated token");
+            return vec![];
+        }
+        let n = s.tokens.len().saturating_sub(position);
+        if n == 0 {
+            return vec![];
+        }
+        self.request(Command::Rewind { n }, "rewinding to the clicked token")
     }
 
     /// Moves the transcript `lines` back (negative: forward). The view clamps to what there is.
@@ -209,6 +276,20 @@ impl App {
                 s.saturating_sub(1)
             } else {
                 (*s + 1).min(max)
+            };
+            return;
+        }
+        if self.mode == Mode::Prompt {
+            self.input.editor.vertical(up);
+            return;
+        }
+        if self.mode == Mode::Compare {
+            let steps = self.lab.comparison.as_ref().map_or(0, |c| c.steps.len());
+            let s = &mut self.lab.scroll;
+            *s = if up {
+                s.saturating_sub(1)
+            } else {
+                (*s + 1).min(steps.saturating_sub(1))
             };
             return;
         }

@@ -34,6 +34,9 @@ pub struct ForwardOptions {
     pub capture_rows: usize,
     /// Return logits for every fed position, not just the last (teacher forcing, golden tests).
     pub all_logits: bool,
+    /// The logit lens: also return, for the last position, the final norm and the output head applied
+    /// to every layer's residual stream (30 extra output-head products: on demand only).
+    pub lens: bool,
 }
 
 /// Attention probabilities of some query rows: `data[((layer * n_head + head) * rows + r) * kv_len + col]`.
@@ -50,6 +53,9 @@ pub struct ForwardOutput {
     /// `[positions, vocab]` row-major: one row (the last position) unless `all_logits`.
     pub logits: Vec<f32>,
     pub attention: AttentionRows,
+    /// With `lens`: `lens[layer]` is the logits row the last position would give if the model stopped
+    /// after that layer. The last layer's row is the model's own logits.
+    pub lens: Vec<Vec<f32>>,
     pub ms: f64,
 }
 
@@ -165,6 +171,7 @@ impl Model {
                 .data
                 .reserve(self.layers.len() * self.config.n_head * capture * kv_len);
         }
+        let mut lens = Vec::new();
         let ids = Tensor::new(tokens, &Device::Cpu)?;
         let mut xs = self.tok_embeddings.index_select(&ids, 0)?; // [seq, n_embd]
         for li in 0..self.layers.len() {
@@ -176,6 +183,9 @@ impl Model {
             let up = layer.w_up.forward(&x)?;
             let y = layer.w_down.forward(&(gate * up)?)?;
             xs = (y + xs_mid)?;
+            if opts.lens {
+                lens.push(self.head(&xs.i(seq - 1..seq)?)?);
+            }
         }
         self.cache.set_len(kv_len);
         let xs = candle_nn::ops::rms_norm(&xs, &self.norm, self.config.rms_eps)?;
@@ -189,8 +199,15 @@ impl Model {
         Ok(ForwardOutput {
             logits,
             attention,
+            lens,
             ms: start.elapsed().as_secs_f64() * 1e3,
         })
+    }
+
+    /// The final norm and the output head on residual rows: the logits they would give.
+    fn head(&self, xs: &Tensor) -> candle_core::Result<Vec<f32>> {
+        let x = candle_nn::ops::rms_norm(xs, &self.norm, self.config.rms_eps)?;
+        self.output.forward(&x)?.flatten_all()?.to_vec1::<f32>()
     }
 
     /// One layer's attention block on `xs` (`[seq, n_embd]`), returning `W_o · attn` (`[seq, n_embd]`).

@@ -1,5 +1,10 @@
-//! The sampler chain, each stage recorded: penalties -> temperature -> top-k -> top-p -> min-p ->
+//! The sampler chain, each stage recorded: penalties -> DRY -> temperature -> top-k -> top-p -> min-p ->
 //! renormalise -> a seeded draw.
+//!
+//! The order follows llama.cpp's default chain (penalties, dry, top-k, typical, top-p, min-p, xtc,
+//! temperature) as far as these stages go: the logit penalties come first, DRY (`sampler/dry.rs`) right
+//! after them. Temperature sits before the cut-offs here; it does not change the order, so top-k keeps
+//! the same tokens either way.
 //!
 //! Every cut-off stage keeps a *prefix* of the tokens sorted by penalised logit (temperature does not
 //! change the order), so the chain sorts one short prefix and each stage is just a length. Over the whole
@@ -7,8 +12,13 @@
 //! probability vector the size of the vocabulary is never built. That keeps a step's own cost a few
 //! percent of the forward pass (see `nexttoken bench`).
 
+mod dry;
 mod row;
 
+pub use dry::{
+    apply_dry, dry_on, dry_penalties, dry_penalty, dry_repeats, DryBreakers, MAX_BREAKER_BYTES,
+    MAX_TAIL_TOKENS,
+};
 pub use row::{entropy, lse_entropy, rank_of, softmax, top_n};
 
 use crate::protocol::{Draw, SamplerSettings, StageReport};
@@ -83,11 +93,7 @@ pub fn uniform(seed: u64, position: usize) -> f32 {
     (z >> 40) as f32 / (1u64 << 24) as f32
 }
 
-/// Runs the whole chain. `u` is the uniform number for the draw (ignored when greedy).
-///
-/// Greedy means `s.greedy`, or a temperature of 0 or below (as in llama.cpp: dividing by 0 leaves no
-/// distribution to draw from, only the argmax). Greedy plans the best penalised logit and draws nothing;
-/// the stages are then shown at temperature 1.
+/// Runs the whole chain with no DRY sequence breakers (see [`run_chain_with`]).
 pub fn run_chain(
     logits: &[f32],
     history: &[u32],
@@ -95,12 +101,41 @@ pub fn run_chain(
     shown_n: usize,
     u: f32,
 ) -> ChainOutput {
+    run_chain_with(logits, history, s, &DryBreakers::none(), shown_n, u)
+}
+
+/// Runs the whole chain. `u` is the uniform number for the draw (ignored when greedy). `breakers` are
+/// the DRY sequence breakers mapped onto the vocabulary ([`DryBreakers::from_vocab`], once per session).
+///
+/// Greedy means `s.greedy`, or a temperature of 0 or below (as in llama.cpp: dividing by 0 leaves no
+/// distribution to draw from, only the argmax). Greedy plans the best penalised logit and draws nothing;
+/// the stages are then shown at temperature 1.
+pub fn run_chain_with(
+    logits: &[f32],
+    history: &[u32],
+    s: &SamplerSettings,
+    breakers: &DryBreakers,
+    shown_n: usize,
+    u: f32,
+) -> ChainOutput {
     let (lse, entropy) = lse_entropy(logits);
     let pen = penalised(logits, history, s);
-    let tempered = Tempered::new(logits, lse, pen.as_deref(), s.temperature);
+    let dried = dried(pen.as_deref().unwrap_or(logits), history, s, breakers);
+    let tempered = Tempered::new(
+        logits,
+        lse,
+        dried.as_deref().or(pen.as_deref()),
+        s.temperature,
+    );
     let cuts = Cutoffs::find(&tempered, s, shown_n);
     let shown: Vec<u32> = cuts.sorted.iter().take(shown_n).cloned().collect();
-    let stages = stage_reports(logits, lse, &tempered, &cuts, &shown);
+    // With DRY on, the penalties stage shows the row before DRY (one more normaliser when both apply).
+    let before_dry = dry_on(s).then(|| match (&pen, &dried) {
+        (_, None) => (tempered.base, tempered.lse_pen),
+        (Some(p), Some(_)) => (p.as_slice(), lse_scaled(p, 1.0)),
+        (None, Some(_)) => (logits, lse),
+    });
+    let stages = stage_reports(logits, lse, before_dry, &tempered, &cuts, &shown);
     let final_probs = cuts.kept_probs(&tempered, &shown, cuts.n_m, cuts.mass_m);
     let greedy = s.greedy || s.temperature <= 0.0;
     // Every stage keeps a prefix of `sorted`, so its first token is the argmax of the penalised logits.
@@ -128,10 +163,29 @@ fn penalised(logits: &[f32], history: &[u32], s: &SamplerSettings) -> Option<Vec
     })
 }
 
+/// Step 1b: DRY over the penalised row, only when it is on and penalises some token this step.
+fn dried(
+    row: &[f32],
+    history: &[u32],
+    s: &SamplerSettings,
+    breakers: &DryBreakers,
+) -> Option<Vec<f32>> {
+    let penalties = dry_penalties(history, s, breakers);
+    (!penalties.is_empty()).then(|| {
+        let mut out = row.to_vec();
+        for (t, p) in penalties {
+            if let Some(l) = out.get_mut(t as usize) {
+                *l -= p;
+            }
+        }
+        out
+    })
+}
+
 /// Step 2: the penalised row at temperature `t`, the distribution every cut-off works on. It keeps only
 /// normalisers: `p_t(i) = e^(base_i / t - lse_t)`.
 struct Tempered<'a> {
-    /// The penalised logits (the raw row when no penalty applies).
+    /// The penalised logits, after DRY (the raw row when no penalty applies).
     base: &'a [f32],
     /// log-sum-exp of `base`.
     lse_pen: f32,
@@ -296,10 +350,12 @@ fn min_p_len(d: &Tempered, min_p: f32, n_p: usize, sorted: &[u32]) -> usize {
 }
 
 /// Step 4: what the screen shows of each stage: its name, how many tokens it keeps, the `shown` ids'
-/// probabilities after it, and the share of the previous stage's mass it keeps.
+/// probabilities after it, and the share of the previous stage's mass it keeps. `before_dry` is the row
+/// after the penalties and its log-sum-exp when DRY is on (the `dry` stage is shown only then).
 fn stage_reports(
     logits: &[f32],
     lse: f32,
+    before_dry: Option<(&[f32], f32)>,
     d: &Tempered,
     c: &Cutoffs,
     shown: &[u32],
@@ -318,14 +374,31 @@ fn stage_reports(
         probs,
         kept_mass,
     };
-    vec![
-        stage("raw", vocab, softmax_of(logits, 1.0, lse), 1.0),
-        stage("penalties", vocab, softmax_of(d.base, 1.0, d.lse_pen), 1.0),
+    let mut stages = vec![stage("raw", vocab, softmax_of(logits, 1.0, lse), 1.0)];
+    match before_dry {
+        Some((row, row_lse)) => {
+            stages.push(stage(
+                "penalties",
+                vocab,
+                softmax_of(row, 1.0, row_lse),
+                1.0,
+            ));
+            stages.push(stage("dry", vocab, softmax_of(d.base, 1.0, d.lse_pen), 1.0));
+        }
+        None => stages.push(stage(
+            "penalties",
+            vocab,
+            softmax_of(d.base, 1.0, d.lse_pen),
+            1.0,
+        )),
+    }
+    stages.extend([
         stage("temperature", vocab, softmax_of(d.base, d.t, d.lse_t), 1.0),
         stage("top-k", c.k, kept(c.k, c.mass_k), c.mass_k),
         stage("top-p", c.n_p, kept(c.n_p, c.mass_p), c.mass_p / c.mass_k),
         stage("min-p", c.n_m, kept(c.n_m, c.mass_m), c.mass_m / c.mass_p),
-    ]
+    ]);
+    stages
 }
 
 /// Step 5: the inverse-CDF draw over the min-p survivors, best first: the first token whose cumulative

@@ -188,6 +188,19 @@ fn handle(
             let tokens = tokens.into_iter().map(|t| session.token_view(t)).collect();
             Event::Tokenized { text, tokens }
         }
+        Command::Compare { a, b } => Event::Compared {
+            comparison: Box::new(session.compare(a, b)?),
+            view: None,
+        },
+        Command::Reference { text } => {
+            let comparison = session.reference_run(&text, &mut |done, total| {
+                send(Event::Forcing { done, total })
+            })?;
+            Event::Compared {
+                comparison: Box::new(comparison),
+                view: Some(session.view()?),
+            }
+        }
         Command::Cancel | Command::Quit => anyhow::bail!("not a command the engine answers"),
     })
 }

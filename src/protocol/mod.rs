@@ -6,13 +6,17 @@
 //!
 //! # The rule of one reply
 //! Every command but `Quit` and `Cancel` is answered by exactly one *closing* event: `Synced`,
-//! `Stepped`, `SearchResults`, `Tokenized` or `Failed`. Before it, a command may send *progress* events (`Prefilling`,
+//! `Stepped`, `SearchResults`, `Tokenized`, `Compared` or `Failed`. Before it, a command may send *progress* events (`Prefilling`,
 //! `Forcing`), which change nothing. `tests/worker.rs` holds each command to its sequence below.
 
 mod data;
 mod fold;
+mod inspect;
+mod lab;
 
 pub use data::*;
+pub use inspect::*;
+pub use lab::*;
 
 /// Sent to the engine thread.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +45,13 @@ pub enum Command {
     Search { query: String, limit: usize },
     /// How text would tokenise, for the `i` box's preview before forcing. Answered by `Tokenized`.
     Tokenize { text: String },
+    /// Compare the paths to two leaves (`BranchInfo::id`; A first) step by step over the whole
+    /// vocabulary. Answered by one `Compared` without a view: the session is unchanged.
+    Compare { a: usize, b: usize },
+    /// Teacher-force `text` from the tip as one branch, then run free as far from the same start as
+    /// another, leave the free path current, and compare them (A free, B the reference). All or nothing.
+    /// Answered by one `Forcing` per token of both runs, then one `Compared` with the new view.
+    Reference { text: String },
     /// Stop reading a long prompt. Never queued: `EngineHandle::send` raises the engine's cancel flag
     /// instead, which a prefill checks between chunks; that prefill then answers `Failed`. No reply of
     /// its own.
@@ -79,6 +90,11 @@ pub enum Event {
         query: String,
         hits: Vec<Candidate>,
     },
+    /// Two paths compared; `view` is the whole session when the command changed it (`Reference`).
+    Compared {
+        comparison: Box<Comparison>,
+        view: Option<SessionView>,
+    },
     /// A command could not be carried out; the session is unchanged.
     Failed {
         what: Failure,
@@ -94,6 +110,7 @@ impl Event {
             Event::Synced(_)
                 | Event::Stepped(_)
                 | Event::SearchResults { .. }
+                | Event::Compared { .. }
                 | Event::Failed { .. }
         )
     }
@@ -112,6 +129,8 @@ pub enum Failure {
     Settings,
     KvCache,
     Search,
+    Compare,
+    Reference,
     /// The engine thread is gone.
     Engine,
 }
@@ -129,6 +148,8 @@ impl Failure {
             Failure::Settings => "could not change the sampler",
             Failure::KvCache => "could not switch the KV cache",
             Failure::Search => "could not search",
+            Failure::Compare => "could not compare the paths",
+            Failure::Reference => "could not teacher-force the reference",
             Failure::Engine => "the engine stopped",
         }
     }
@@ -144,6 +165,8 @@ impl Failure {
             Command::SetSampler(_) => Failure::Settings,
             Command::SetKvCache { .. } => Failure::KvCache,
             Command::Search { .. } | Command::Tokenize { .. } => Failure::Search,
+            Command::Compare { .. } => Failure::Compare,
+            Command::Reference { .. } => Failure::Reference,
             Command::Cancel | Command::Quit => Failure::Engine,
         }
     }

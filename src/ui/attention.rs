@@ -14,11 +14,18 @@ use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let hint = format!(
+    let mut hint = format!(
         " {} layer · {} head ",
         pair_hint(Mode::Normal, [Action::PrevLayer, Action::NextLayer]),
         pair_hint(Mode::Normal, [Action::PrevHead, Action::NextHead])
     );
+    let keys = format!(
+        "· {} keys ",
+        pair_hint(Mode::Normal, [Action::OlderKeys, Action::NewerKeys])
+    );
+    if hint.width() + keys.width() + 4 <= area.width as usize {
+        hint.push_str(&keys);
+    }
     let block = Block::bordered()
         .border_style(theme.border)
         .title(Span::styled(title(app, area.width as usize), theme.title))
@@ -67,21 +74,22 @@ fn panel_lines(
         return vec![Line::styled("no attention yet", theme.dim)];
     }
     let (width, height) = (area.width as usize, area.height as usize);
+    let scroll = app.focus.key_scroll;
     // A first fit to learn the cell size, which decides the legend; then the rows that are left.
-    let Some(probe) = Grid::fit(win, width, height) else {
+    let Some(probe) = Grid::fit(win, width, height, scroll) else {
         return vec![Line::styled("too small for the matrix", theme.dim)];
     };
     let legend = legend(probe.numbers, width, theme);
-    let hidden_lines = usize::from(probe.hidden > 0);
+    let hidden_lines = usize::from(probe.hidden > 0 || probe.newer > 0);
     let reserved = legend.len() + hidden_lines + 1;
-    let Some(g) = Grid::fit(win, width, height.saturating_sub(reserved)) else {
+    let Some(g) = Grid::fit(win, width, height.saturating_sub(reserved), scroll) else {
         return vec![top_attended(app, win, tokens, theme, width)];
     };
     let mut lines = grid::key_labels(&g, tokens, theme);
     for r in g.first_row..g.len {
         lines.push(grid::query_row(app, &g, win, tokens, r, theme));
     }
-    if g.hidden > 0 {
+    if g.hidden > 0 || g.newer > 0 {
         lines.push(hidden_line(app, &g, win, width, theme));
     }
     lines.extend(legend);
@@ -92,7 +100,26 @@ fn panel_lines(
     lines
 }
 
-/// What the gap hides, for the newest row: how many keys and how much of its weight.
+/// How far the key columns can scroll back in the attention panel as it is laid out now (for `update`,
+/// which clamps the scroll with it). It depends on the width only.
+pub fn max_key_scroll(app: &App) -> usize {
+    let (Some(area), Some(session)) = (
+        crate::app::layout::Areas::compute(app).attention,
+        app.session.as_ref(),
+    ) else {
+        return 0;
+    };
+    let win = &session.attention;
+    if win.len == 0 || win.weights.is_empty() {
+        return 0;
+    }
+    let width = crate::app::layout::inset(area).width as usize;
+    Grid::fit(win, width, usize::MAX / 4, 0).map_or(0, |g| g.max_scroll)
+}
+
+/// What the drawn columns leave out, for the newest row: how many keys, older and (when scrolled back)
+/// newer, and how much of its weight falls on them; and when the scroll has reached the oldest key the
+/// report carries.
 fn hidden_line(
     app: &App,
     g: &Grid,
@@ -102,26 +129,56 @@ fn hidden_line(
 ) -> Line<'static> {
     let w = pct(grid::hidden_weight(app, g, win, g.len - 1));
     let n = g.hidden;
-    let keys = if n == 1 { "key" } else { "keys" };
+    let keys = |n: usize| if n == 1 { "key" } else { "keys" };
     // Behind the first key's column the hidden run starts at 1, else at 0.
     let from = usize::from(g.sink);
-    let to = from + n - 1;
-    let mark = if g.sink {
+    let to = from + n.max(1) - 1;
+    let mark = if g.sink && n > 0 {
         format!("{GAP_MARK} ")
     } else {
         String::new()
     };
-    let forms = [
-        format!(
-            "{mark}{n} older {keys} not drawn (positions {from}–{to}) get {w} of ▶'s attention"
-        ),
-        format!("{mark}{n} {keys} not drawn ({from}–{to}): {w} of ▶'s attention"),
-        format!("{mark}{n} {keys} hidden: {w} of row ▶"),
-    ];
+    let newer_key = crate::app::keymap::hint_key(Mode::Normal, Action::NewerKeys);
+    let forms = if g.newer == 0 {
+        vec![
+            format!(
+                "{mark}{n} older {} not drawn (positions {from}–{to}) get {w} of ▶'s attention",
+                keys(n)
+            ),
+            format!(
+                "{mark}{n} {} not drawn ({from}–{to}): {w} of ▶'s attention",
+                keys(n)
+            ),
+            format!("{mark}{n} {} hidden: {w} of row ▶", keys(n)),
+        ]
+    } else {
+        // Scrolled back: the end of the window is said, with the key that goes back to the newest.
+        let end = if g.newer < g.max_scroll {
+            String::new()
+        } else if win.start > 1 {
+            format!(
+                " · oldest key carried (the report holds {} positions)",
+                win.len
+            )
+        } else {
+            " · back to the first key".to_string()
+        };
+        let end_short = if end.is_empty() { "" } else { " · end" };
+        vec![
+            format!(
+                "{mark}{n} older, {} newer {} not drawn get {w} of ▶'s attention{end} · {newer_key} newer",
+                g.newer,
+                keys(g.newer)
+            ),
+            format!("{mark}{n} older, {} newer not drawn: {w}{end}", g.newer),
+            format!("{n} older, {} newer hidden: {w}{end_short}", g.newer),
+            format!("{n}+{} hidden{end_short}", g.newer),
+        ]
+    };
     let text = forms
         .iter()
         .find(|f| f.width() < width)
-        .unwrap_or(&forms[2]);
+        .unwrap_or(&forms[forms.len() - 1]);
     Line::styled(fit(&format!(" {text}"), width), theme.dim)
 }
 

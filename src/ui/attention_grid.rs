@@ -34,12 +34,17 @@ pub struct Grid {
     /// Keys left out before the drawn columns: absolute positions `1..=hidden` behind the first key's
     /// column, or `0..hidden` when there is none.
     pub hidden: usize,
+    /// Newer keys left out after the drawn columns, because the user scrolled the keys back.
+    pub newer: usize,
+    /// How far the key columns can scroll back within the window the report carries.
+    pub max_scroll: usize,
 }
 
 impl Grid {
-    /// Fits the matrix to `width` columns and `rows` lines of matrix (key labels included); `None`
-    /// when not even one cell fits.
-    pub fn fit(win: &AttentionWindow, width: usize, rows: usize) -> Option<Grid> {
+    /// Fits the matrix to `width` columns and `rows` lines of matrix (key labels included), its key
+    /// columns scrolled `scroll` keys back from the newest (clamped to the window); `None` when not even
+    /// one cell fits.
+    pub fn fit(win: &AttentionWindow, width: usize, rows: usize, scroll: usize) -> Option<Grid> {
         let label_w = (width / 5).clamp(5, 12);
         let avail = width.saturating_sub(label_w);
         let (len, start) = (win.len, win.start);
@@ -69,7 +74,11 @@ impl Grid {
         if n_rows == 0 {
             return None;
         }
-        let first_col = len - n_cols;
+        // Scrolling back moves the window's columns to older keys; key 0 stays in its own column.
+        let lowest = usize::from(sink && start == 0);
+        let max_scroll = (len - n_cols).saturating_sub(lowest);
+        let newer = scroll.min(max_scroll);
+        let first_col = len - n_cols - newer;
         Some(Grid {
             label_w,
             vertical_rows,
@@ -81,6 +90,8 @@ impl Grid {
             start,
             sink,
             hidden: (start + first_col).saturating_sub(usize::from(sink)),
+            newer,
+            max_scroll,
         })
     }
 
@@ -103,7 +114,7 @@ impl Grid {
         if self.gap() {
             keys.push(None);
         }
-        keys.extend((self.first_col..self.len).map(|c| Some(self.start + c)));
+        keys.extend((self.first_col..self.len - self.newer).map(|c| Some(self.start + c)));
         keys
     }
 }

@@ -1,11 +1,10 @@
 //! The sampler chain view (`t`): each candidate's probability after every stage, with where it was cut.
 
-use super::fmt::{pad, pct, quoted_token};
+use super::fmt::{pad, pct, quoted_token, widest_token};
 use super::theme::Theme;
 use crate::app::App;
 use crate::protocol::Distribution;
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthStr;
 
 /// Columns of the chain view: one per stage, `CELL` wide.
 const CELL: usize = 6;
@@ -24,13 +23,10 @@ fn stage_label(name: &str) -> &str {
 /// labels when there is room for them.
 fn token_width(dist: &Distribution, width: usize) -> usize {
     let avail = width.saturating_sub(4 + CELL * dist.stages.len());
-    let longest = dist
-        .candidates
-        .iter()
-        .map(|c| quoted_token(&c.token).width())
-        .max()
-        .unwrap_or(6);
-    longest.clamp(LABEL_W, 16).min(avail).max(4)
+    widest_token(&dist.candidates)
+        .clamp(LABEL_W, 16)
+        .min(avail)
+        .max(4)
 }
 
 /// Stage names, then how many tokens each stage keeps.

@@ -106,13 +106,7 @@ struct Columns {
 
 impl Columns {
     fn fit(dist: &Distribution, width: usize) -> Columns {
-        let longest = dist
-            .candidates
-            .iter()
-            .map(|c| quoted_token(&c.token).width())
-            .max()
-            .unwrap_or(6);
-        let mut token = longest.clamp(6, 16);
+        let mut token = super::fmt::widest_token(&dist.candidates).clamp(6, 16);
         let fixed = LEAD_W + NUM_W + 1 + NUM_W;
         let room = |token: usize, mark: &str| width.saturating_sub(fixed + token + mark.width());
         // Room for the bar first: the short mark, then a narrower token column.

@@ -1,6 +1,6 @@
 //! Small text helpers shared by the views: token text made visible, percentages, fitting to a width.
 
-use crate::protocol::{TokenKind, TokenView};
+use crate::protocol::{Candidate, TokenKind, TokenView};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// Token text with invisible characters made visible (newline ↵, tab ⇥, other controls as `\xNN`).
@@ -43,6 +43,16 @@ pub fn quoted_token(t: &TokenView) -> String {
         TokenKind::Bytes => format!("{QUOTE_OPEN}{}{QUOTE_CLOSE}", t.text),
         _ => quoted(&t.text),
     }
+}
+
+/// The widest candidate as [`quoted_token`] shows it, in display cells (6 when there is none): the
+/// token column of the bars and chain views starts from it.
+pub fn widest_token(candidates: &[Candidate]) -> usize {
+    candidates
+        .iter()
+        .map(|c| quoted_token(&c.token).width())
+        .max()
+        .unwrap_or(6)
 }
 
 /// A probability as a percentage that stays readable for tiny values.

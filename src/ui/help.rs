@@ -80,16 +80,40 @@ fn content(area: Rect, theme: &Theme) -> (Vec<Line<'static>>, Rect) {
         ),
         Line::default(),
     ];
-    lines.extend(key_table(&rows, columns, col_w, theme));
+    lines.extend(key_table(&rows, columns, col_w, KEY_W, theme));
     lines.push(Line::styled(
         format!(
-            " In a panel ({}, {}, {}) its keys show at its foot.",
+            " In a panel ({}, {}, {}, {}) its keys show at its foot.",
             Mode::Sampler.title(),
             Mode::Branches.title(),
-            Mode::Search.title()
+            Mode::Search.title(),
+            Mode::Compare.title()
         ),
         theme.dim,
     ));
+    // The text boxes' keys: what every box shares, then the prompt editor's own.
+    let open = [
+        Action::OpenPrompt,
+        Action::OpenForceText,
+        Action::OpenSearch,
+        Action::OpenReference,
+    ]
+    .map(|a| keymap::hint_key(Mode::Normal, a))
+    .join(" ");
+    lines.push(Line::styled(
+        format!(" In a text box ({open}): type, or paste, at the cursor."),
+        theme.text,
+    ));
+    let editing: Vec<&Binding> = keymap::editing_bindings()
+        .chain(keymap::bindings(Mode::Prompt).filter(|b| b.action != Action::Close))
+        .collect();
+    // Editing keys come in pairs ("alt-enter ctrl-j"): their column is as wide as the widest.
+    let key_w = editing
+        .iter()
+        .map(|b| b.keys_label().width() + 1)
+        .max()
+        .unwrap_or(KEY_W);
+    lines.extend(key_table(&editing, columns, col_w, key_w.max(KEY_W), theme));
     lines.push(Line::default());
     lines.extend(legend::help_lines(theme, col_w * columns));
     if lines.len() + 2 > area.height as usize {
@@ -102,10 +126,16 @@ fn content(area: Rect, theme: &Theme) -> (Vec<Line<'static>>, Rect) {
     (lines, centered(area, width, height))
 }
 
-/// The key table in `columns` columns of `col_w`: each binding's keys, then what it does, wrapped
+/// The key table in `columns` columns of `col_w`: each binding's keys (in `key_w` cells), then what it does, wrapped
 /// (never cut) in its column. A binding is never split across columns.
-fn key_table(rows: &[&Binding], columns: usize, col_w: usize, theme: &Theme) -> Vec<Line<'static>> {
-    let help_w = col_w.saturating_sub(KEY_W + 1).max(8);
+fn key_table(
+    rows: &[&Binding],
+    columns: usize,
+    col_w: usize,
+    key_w: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let help_w = col_w.saturating_sub(key_w + 1).max(8);
     let cells: Vec<Vec<Vec<Span<'static>>>> = rows
         .iter()
         .map(|b| {
@@ -119,7 +149,7 @@ fn key_table(rows: &[&Binding], columns: usize, col_w: usize, theme: &Theme) -> 
                         String::new()
                     };
                     vec![
-                        Span::styled(pad(&keys, KEY_W), theme.key),
+                        Span::styled(pad(&keys, key_w), theme.key),
                         Span::raw(" "),
                         Span::styled(pad(part, help_w), theme.text),
                     ]
@@ -146,12 +176,47 @@ fn key_table(rows: &[&Binding], columns: usize, col_w: usize, theme: &Theme) -> 
             for col in &cols {
                 match col.get(r) {
                     Some(cell) => spans.extend(cell.iter().cloned()),
-                    None => spans.push(Span::raw(" ".repeat(KEY_W + 1 + help_w))),
+                    None => spans.push(Span::raw(" ".repeat(key_w + 1 + help_w))),
                 }
             }
             Line::from(spans)
         })
         .collect()
+}
+
+/// One line of the editing keys every text box shares, grouped: the keys that move the cursor, then
+/// those that delete (the first key of each binding, from the keymap).
+pub fn editing_hint(theme: &Theme) -> Line<'static> {
+    let first = |a: Action| {
+        keymap::editing_bindings()
+            .find(|b| b.action == a)
+            .map(|b| b.keys_label())
+    };
+    let group = |actions: &[Action]| {
+        actions
+            .iter()
+            .filter_map(|&a| first(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let moves = group(&[
+        Action::CursorLeft,
+        Action::CursorRight,
+        Action::LineStart,
+        Action::LineEnd,
+    ]);
+    let deletes = group(&[
+        Action::DeleteChar,
+        Action::DeleteForward,
+        Action::DeleteToLineStart,
+        Action::DeleteWordBack,
+    ]);
+    Line::from(vec![
+        Span::styled(moves, theme.key),
+        Span::styled(" move  ", theme.dim),
+        Span::styled(deletes, theme.key),
+        Span::styled(" delete", theme.dim),
+    ])
 }
 
 /// Hint lines for a panel: the first key of each of its bindings and what it does, wrapped at

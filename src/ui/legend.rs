@@ -99,7 +99,7 @@ pub fn help_lines(theme: &Theme, width: usize) -> Vec<Line<'static>> {
         ),
         entry(
             vec![Span::styled("mouse", theme.text)],
-            "click forces a candidate, the wheel scrolls, Shift+drag selects text".into(),
+            "click a candidate to force it, a generated token to rewind to just before it; the wheel scrolls; Shift+drag selects text".into(),
         ),
     ];
     let mut lines = vec![Line::styled(" Reading the screen", theme.title)];

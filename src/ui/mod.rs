@@ -4,11 +4,13 @@ pub mod attention;
 pub mod attention_grid;
 pub mod branches;
 pub mod chain;
+pub mod compare;
 pub mod distribution;
 pub mod fmt;
 pub mod help;
 pub mod legend;
 pub mod overlays;
+pub mod repetition;
 pub mod status;
 pub mod theme;
 pub mod timing;
@@ -42,21 +44,24 @@ pub fn draw(frame: &mut Frame, app: &App) {
     if let Some(t) = areas.timing {
         timing::draw(frame, clip(t), app, &theme);
     }
+    if let Some(r) = areas.repetition {
+        repetition::draw(frame, clip(r), app, &theme);
+    }
     status::draw(frame, clip(areas.status), app, &theme);
     let overlay = clip(areas.overlay);
+    // Help and the prompt editor go over everything but the status lines, which say how to close them.
+    let above_status = Rect {
+        height: areas.status.y.saturating_sub(screen.y),
+        ..screen
+    };
     match app.mode {
-        // Over everything but the status lines, which say how to close it.
-        Mode::Help => {
-            let above_status = Rect {
-                height: areas.status.y.saturating_sub(screen.y),
-                ..screen
-            };
-            help::draw(frame, clip(above_status), app.screen.help_scroll, &theme)
-        }
+        Mode::Help => help::draw(frame, clip(above_status), app.screen.help_scroll, &theme),
+        Mode::Prompt => overlays::prompt(frame, clip(above_status), app, &theme),
         Mode::Sampler => overlays::sampler(frame, overlay, app, &theme),
         Mode::Branches => branches::draw(frame, overlay, app, &theme),
         Mode::Search => overlays::search(frame, overlay, app, &theme),
-        Mode::Normal | Mode::ForceText | Mode::Prompt => {}
+        Mode::Compare => compare::draw(frame, clip(above_status), app, &theme),
+        Mode::Normal | Mode::ForceText | Mode::Reference => {}
     }
 }
 

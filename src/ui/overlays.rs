@@ -1,5 +1,5 @@
-//! Panels that open over the screen: sampler settings (`s`), search hits (`/`); the branch list (`b`)
-//! is drawn by `branches.rs` in the same frame.
+//! Panels that open over the screen: sampler settings (`s`), search hits (`/`), the prompt editor (`p`);
+//! the branch list (`b`) is drawn by `branches.rs` in the same frame.
 
 use super::fmt::{fit, pad, pct, quoted_token};
 use super::help::panel_hints;
@@ -38,7 +38,12 @@ pub(super) fn panel(
 /// Sampler settings: each change is sent at once and re-ranks the current distribution.
 pub fn sampler(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let mut lines = vec![];
-    for (i, f) in FIELDS.iter().enumerate() {
+    // A window of rows that keeps the selected one in view, above the explanation and the hints.
+    let hints = panel_hints(Mode::Sampler, area.width.saturating_sub(2) as usize, theme).len();
+    let body = area.height.saturating_sub(2 + hints as u16) as usize;
+    let rows = body.saturating_sub(3).clamp(1, FIELDS.len());
+    let first = app.sampler.field.saturating_sub(rows - 1);
+    for (i, f) in FIELDS.iter().enumerate().skip(first).take(rows) {
         let sel = i == app.sampler.field;
         let style = if sel { theme.selected } else { theme.text };
         let name = pad(
@@ -59,32 +64,37 @@ pub fn sampler(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     panel(frame, area, " Sampler ".into(), lines, Mode::Sampler, theme);
 }
 
-/// Vocabulary search hits for the query being typed: each with the model's probability, its row in
-/// the next-token list when it is there, and (where there is room) the sampler's probability and id.
+/// Vocabulary search hits for the query being typed: each with the model's probability, its rank in the
+/// whole distribution, its row in the next-token list when it is there, and (where there is room) the
+/// sampler's probability and id. Listed by match or by probability.
 pub fn search(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let w = area.width.saturating_sub(2) as usize;
     let tw = if w >= 56 { 16 } else { 12 };
     // Columns past the token, most useful first; those that do not fit are left out.
-    let base = 2 + tw + 8 + 6;
-    let with_sampler = base + 8 <= w;
-    let with_id = base + 8 * usize::from(with_sampler) + 10 <= w;
+    let base = 2 + tw + 8 + 8;
+    let with_list = base + 6 <= w;
+    let with_sampler = with_list && base + 6 + 8 <= w;
+    let with_id = with_sampler && base + 6 + 8 + 10 <= w;
     let mut lines = vec![];
     if app.input.hits.is_empty() {
-        let msg = if app.input.text.is_empty() {
+        let msg = if app.input.text().is_empty() {
             "type to search the vocabulary"
         } else {
             "no hits yet"
         };
         lines.push(Line::styled(msg, theme.dim));
     } else {
-        let mut head = format!("  {} {:>7} {:>5}", pad("token", tw), "model", "list");
+        let mut head = format!("  {} {:>7} {:>7}", pad("token", tw), "model", "rank");
+        if with_list {
+            head.push_str(&format!(" {:>5}", "list"));
+        }
         if with_sampler {
             head.push_str(&format!(" {:>7}", "sampler"));
         }
         lines.push(Line::styled(head, theme.title));
     }
     let shown = app.candidates();
-    for (i, h) in app.input.hits.iter().enumerate() {
+    for (i, h) in app.input.shown_hits().into_iter().enumerate() {
         let sel = i == app.input.selected;
         let style = if sel { theme.selected } else { theme.text };
         let row = shown
@@ -95,8 +105,11 @@ pub fn search(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             Span::styled(if sel { "▶ " } else { "  " }, theme.key),
             Span::styled(pad(&quoted_token(&h.token), tw), style),
             Span::styled(format!(" {:>7}", pct(h.prob)), style),
-            Span::styled(format!(" {row:>5}"), theme.dim),
+            Span::styled(format!(" {:>7}", format!("#{}", h.rank + 1)), style),
         ];
+        if with_list {
+            spans.push(Span::styled(format!(" {row:>5}"), theme.dim));
+        }
         if with_sampler {
             let sampled = if h.sampled_prob > 0.0 {
                 pct(h.sampled_prob)
@@ -111,11 +124,72 @@ pub fn search(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         lines.push(Line::from(spans));
     }
     if !app.input.hits.is_empty() {
-        lines.push(Line::styled(
-            format!("list: its row among the {} shown", shown.len()),
-            theme.dim,
-        ));
+        let mut note = "rank: in the whole vocabulary, by the model's p".to_string();
+        if with_list {
+            note += &format!("; list: its row among the {} shown", shown.len());
+        }
+        lines.push(Line::styled(note, theme.dim));
     }
-    let title = format!(" Search: {} ", fit(&app.input.text, 20));
+    let order = if app.input.by_prob {
+        "by probability"
+    } else {
+        "by match"
+    };
+    let title = format!(" Search: {} · {order} ", fit(app.input.text(), 20));
     panel(frame, area, title, lines, Mode::Search, theme);
+}
+
+/// The prompt editor (`p`), over the screen: the prompt's lines drawn as lines (a long one wrapped, `↵` where a line
+/// breaks), the view kept on the cursor, the terminal's cursor put at it, and the keys at the foot.
+pub fn prompt(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    // The whole screen above the status lines: the prompt is the one thing being worked on.
+    let popup = area;
+    let e = &app.input.editor;
+    let title = if app.prompt.chat {
+        " Prompt (the chat template wraps it) "
+    } else {
+        " Prompt "
+    };
+    let mut block = Block::bordered()
+        .border_style(theme.title)
+        .title(Span::styled(title, theme.title));
+    let inner = block.inner(popup);
+    let mut foot = panel_hints(Mode::Prompt, inner.width as usize, theme);
+    foot.push(super::help::editing_hint(theme));
+    let [body, hints] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(foot.len() as u16)]).areas(inner);
+    // One cell stays free at the right for the cursor after the last character, or a `↵`.
+    let rows = e.rows((body.width as usize).saturating_sub(1));
+    let (crow, ccol) = e.cursor_cell(&rows);
+    let h = (body.height as usize).max(1);
+    let top = crow.saturating_sub(h - 1);
+    let below = rows.len().saturating_sub(top + h);
+    if top > 0 {
+        let text = format!(" ↑ {top} more lines above ");
+        block = block.title_top(Line::styled(text, theme.newest).right_aligned());
+    }
+    if below > 0 {
+        let text = format!(" ↓ {below} more lines below ");
+        block = block.title_bottom(Line::styled(text, theme.newest).right_aligned());
+    }
+    let text = e.text();
+    let lines: Vec<Line> = rows
+        .iter()
+        .skip(top)
+        .take(h)
+        .map(|&(s, end)| {
+            let mut spans = vec![Span::styled(text[s..end].to_string(), theme.text)];
+            if text[end..].starts_with('\n') {
+                spans.push(Span::styled("↵", theme.dim));
+            }
+            Line::from(spans)
+        })
+        .collect();
+    frame.render_widget(Clear, popup);
+    frame.render_widget(block, popup);
+    frame.render_widget(Paragraph::new(lines), body);
+    frame.render_widget(Paragraph::new(foot), hints);
+    if body.height > 0 && crow >= top {
+        frame.set_cursor_position((body.x + ccol as u16, body.y + (crow - top) as u16));
+    }
 }

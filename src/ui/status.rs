@@ -61,44 +61,20 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     items.extend([
         Span::styled(sampler_panel::summary(&app.sampler.settings), theme.text),
         Span::styled(format!("seed {}", app.sampler.settings.seed), theme.text),
-        Span::styled(model.to_string(), theme.title),
     ]);
+    // The loop alert (also on the transcript's border) before the model's name.
+    if let Some(view) = &app.session {
+        if let Some(c) = crate::app::lab::tip_loop(view) {
+            items.push(Span::styled(
+                super::repetition::alert(&c, view),
+                theme.error,
+            ));
+        }
+    }
+    items.push(Span::styled(model.to_string(), theme.title));
     let top = fit_items(items, area.width as usize, theme);
     let bottom = if app.mode.is_text_input() {
-        let label = match app.mode {
-            Mode::Search => "search vocabulary> ",
-            Mode::ForceText => "text to force> ",
-            _ => "prompt> ",
-        };
-        let hints = format!(
-            "   {} ok · {} cancel",
-            hint_key(app.mode, Action::Submit),
-            hint_key(app.mode, Action::Close)
-        );
-        // How forced text will tokenise, as the engine said.
-        let preview = if app.mode == Mode::ForceText && !app.input.preview.is_empty() {
-            let pieces: String = app
-                .input
-                .preview
-                .iter()
-                .map(super::fmt::quoted_token)
-                .collect();
-            format!("  → {} tokens: {pieces}", app.input.preview.len())
-        } else {
-            String::new()
-        };
-        // Line breaks show as ↵; the end, where typing happens, stays in view.
-        let text = app.input.text.replace('\n', "↵");
-        let room = (area.width as usize).saturating_sub(label.width() + hints.width() + 3);
-        let skip = text.width().saturating_sub(room);
-        let text: String = text.chars().skip(skip).collect();
-        Line::from(vec![
-            Span::styled(format!(" {label}"), theme.key),
-            Span::styled(if skip > 0 { format!("…{text}") } else { text }, theme.text),
-            Span::styled("▌", theme.newest),
-            Span::styled(preview, theme.dim),
-            Span::styled(hints, theme.dim),
-        ])
+        text_line(frame, area, app, theme)
     } else if let Some(msg) = &app.status {
         let style = if msg.error { theme.error } else { theme.info };
         Line::styled(format!(" {}", msg.text), style)
@@ -109,6 +85,60 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Line::styled(format!(" {} · {close} closes", app.mode.title()), theme.dim)
     };
     frame.render_widget(Paragraph::new(vec![top, bottom]), area);
+}
+
+/// The second line while text is typed: the box's label, the text around the cursor (the terminal's
+/// cursor is put there), how forced text will tokenise, and the keys that submit and cancel. The prompt
+/// is edited in its own panel above; this line then says how big it is.
+fn text_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) -> Line<'static> {
+    let hints = format!(
+        "   {} ok · {} cancel",
+        hint_key(app.mode, Action::Submit),
+        hint_key(app.mode, Action::Close)
+    );
+    if app.mode == Mode::Prompt {
+        let e = &app.input.editor;
+        let (line, lines) = e.line();
+        let text = format!(
+            " prompt: line {} of {lines} · {} characters",
+            line + 1,
+            e.text().chars().count()
+        );
+        return Line::from(vec![
+            Span::styled(text, theme.key),
+            Span::styled(hints, theme.dim),
+        ]);
+    }
+    let label = match app.mode {
+        Mode::Search => "search vocabulary> ",
+        Mode::Reference => "reference to teacher-force> ",
+        _ => "text to force> ",
+    };
+    // How forced text will tokenise, as the engine said.
+    let preview = if app.mode == Mode::ForceText && !app.input.preview.is_empty() {
+        let pieces: String = app
+            .input
+            .preview
+            .iter()
+            .map(super::fmt::quoted_token)
+            .collect();
+        format!("  → {} tokens: {pieces}", app.input.preview.len())
+    } else {
+        String::new()
+    };
+    let room = (area.width as usize).saturating_sub(label.width() + hints.width() + 2);
+    let (shown, col) = app.input.editor.window(room);
+    let x = area.x as usize + 1 + label.width() + col;
+    if area.height >= 2 && x < (area.x + area.width) as usize {
+        frame.set_cursor_position((x as u16, area.y + 1));
+    }
+    let pad = " ".repeat(usize::from(shown.width() <= col));
+    Line::from(vec![
+        Span::styled(format!(" {label}"), theme.key),
+        Span::styled(format!("{shown}{pad}"), theme.text),
+        Span::styled(preview, theme.dim),
+        Span::styled(hints, theme.dim),
+    ])
 }
 
 /// `items` joined by `│`, as many as fit `width` in order; the first always shows.

@@ -4,9 +4,9 @@ use super::fmt::{quoted_token, visible};
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::App;
-use crate::protocol::{Source, TokenKind, TokenRecord};
+use crate::protocol::{SessionView, Source, TokenKind, TokenRecord};
 use ratatui::layout::Rect;
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
@@ -52,12 +52,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         return;
     }
     let text_height = inner.height.saturating_sub(1) as usize;
-    let lines = wrap(&chunks(&session.tokens, theme), inner.width as usize);
-    // The newest tokens stay in view unless the user scrolled back; the scroll is clamped here, where
-    // the number of lines is known.
-    let bottom = lines.len().saturating_sub(text_height);
-    let skip = bottom - app.screen.scroll_back.min(bottom);
-    let below = lines.len().saturating_sub(skip + text_height);
+    let rows = wrap(&chunks(session, theme), inner.width as usize);
+    let skip = first_shown(rows.len(), text_height, app.screen.scroll_back);
+    let below = rows.len().saturating_sub(skip + text_height);
     let mut top_right = vec![];
     for (n, dir, action) in [
         (skip, "above", Action::ScrollUp),
@@ -74,12 +71,23 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if app.prompt.chat {
         top_right.push("chat template".into());
     }
+    let loop_alert =
+        crate::app::lab::tip_loop(session).map(|c| super::repetition::alert(&c, session));
     if !top_right.is_empty() {
         let title = format!(" {} ", top_right.join(" · "));
         block = block.title_top(Line::styled(title, theme.dim).right_aligned());
     }
+    if let Some(alert) = loop_alert {
+        // The repeated spans are underlined; the loop at the tip is named on the border.
+        block = block.title_top(Line::styled(format!(" {alert} "), theme.error).centered());
+    }
     frame.render_widget(block, area);
-    let mut shown: Vec<Line> = lines.into_iter().skip(skip).take(text_height).collect();
+    let mut shown: Vec<Line> = rows
+        .iter()
+        .skip(skip)
+        .take(text_height)
+        .map(|row| to_line(row))
+        .collect();
     while shown.len() < text_height {
         shown.push(Line::default());
     }
@@ -91,16 +99,53 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 pub fn line_count(app: &App, theme: &Theme, width: u16) -> usize {
     app.session
         .as_ref()
-        .map_or(0, |s| wrap(&chunks(&s.tokens, theme), width as usize).len())
+        .map_or(0, |s| wrap(&chunks(s, theme), width as usize).len())
 }
 
-/// One styled piece of a token, or a line break.
+/// The first wrapped line in view: the newest lines stay in view unless the user scrolled back (the
+/// scroll is clamped here, where the number of lines is known).
+fn first_shown(lines: usize, text_height: usize, scroll_back: usize) -> usize {
+    let bottom = lines.saturating_sub(text_height);
+    bottom - scroll_back.min(bottom)
+}
+
+/// The position of the token drawn at screen cell (`column`, `row`) when the transcript panel is drawn
+/// in `area`: the same wrapping and scroll as [`draw`], so a click lands on what it shows.
+pub fn token_at(app: &App, theme: &Theme, area: Rect, column: u16, row: u16) -> Option<usize> {
+    let session = app.session.as_ref()?;
+    let inner = crate::app::layout::inset(area);
+    let text_height = inner.height.saturating_sub(1) as usize;
+    let inside = column >= inner.x && row >= inner.y && column < inner.x + inner.width;
+    if !inside || (row - inner.y) as usize >= text_height {
+        return None;
+    }
+    let rows = wrap(&chunks(session, theme), inner.width as usize);
+    let skip = first_shown(rows.len(), text_height, app.screen.scroll_back);
+    let line = rows.get(skip + (row - inner.y) as usize)?;
+    let mut x = inner.x as usize;
+    for piece in line {
+        if (column as usize) < x + piece.width {
+            return piece.token;
+        }
+        x += piece.width;
+    }
+    None
+}
+
+/// One styled piece of a token (with the token's position; `None` for separators and the end mark),
+/// or a line break.
 enum Chunk {
-    Text(String, Style),
+    Text(String, Style, Option<usize>),
     Break,
 }
 
-fn chunks(tokens: &[TokenRecord], theme: &Theme) -> Vec<Chunk> {
+/// Generated tokens that repeat an n-gram of this length seen earlier are underlined.
+pub const REPEAT_NGRAM: usize = 3;
+
+fn chunks(session: &SessionView, theme: &Theme) -> Vec<Chunk> {
+    let tokens = &session.tokens;
+    let ids: Vec<u32> = tokens.iter().map(|t| t.token.id).collect();
+    let repeated = crate::analysis::repeated_ngrams(&ids, REPEAT_NGRAM, session.prompt_len);
     let mut out = Vec::new();
     let last = tokens.len().saturating_sub(1);
     for (i, t) in tokens.iter().enumerate() {
@@ -114,12 +159,16 @@ fn chunks(tokens: &[TokenRecord], theme: &Theme) -> Vec<Chunk> {
             style = style.patch(theme.forced);
         }
         style = theme.token_bg(i).patch(style);
+        if repeated[i] {
+            style = style.add_modifier(Modifier::UNDERLINED);
+        }
         if i == last {
             style = style.patch(theme.cursor);
         }
         if !theme.has_color() && i > 0 {
-            out.push(Chunk::Text("|".into(), theme.dim));
+            out.push(Chunk::Text("|".into(), theme.dim, None));
         }
+        let at = Some(i);
         // A newline inside a token shows as ↵ and then really breaks the line.
         let mut text = visible(&t.token.text);
         if t.source == Source::Forced {
@@ -127,23 +176,23 @@ fn chunks(tokens: &[TokenRecord], theme: &Theme) -> Vec<Chunk> {
             // cannot be read as marking the word before.
             let lead = text.len() - text.trim_start_matches(' ').len();
             if lead > 0 {
-                out.push(Chunk::Text(text[..lead].to_string(), style));
+                out.push(Chunk::Text(text[..lead].to_string(), style, at));
                 text = text[lead..].to_string();
             }
-            out.push(Chunk::Text(FORCED_MARK.into(), theme.forced));
+            out.push(Chunk::Text(FORCED_MARK.into(), theme.forced, at));
         }
         let parts: Vec<&str> = text.split('↵').collect();
         for (j, part) in parts.iter().enumerate() {
             if j > 0 {
-                out.push(Chunk::Text("↵".into(), style));
+                out.push(Chunk::Text("↵".into(), style, at));
                 out.push(Chunk::Break);
             }
             if !part.is_empty() {
-                out.push(Chunk::Text((*part).into(), style));
+                out.push(Chunk::Text((*part).into(), style, at));
             }
         }
     }
-    out.push(Chunk::Text("▌".into(), theme.newest));
+    out.push(Chunk::Text("▌".into(), theme.newest, None));
     out
 }
 
@@ -154,6 +203,8 @@ struct Piece {
     text: String,
     style: Style,
     width: usize,
+    /// The position of the token it shows.
+    token: Option<usize>,
 }
 
 impl textwrap::core::Fragment for Piece {
@@ -168,36 +219,45 @@ impl textwrap::core::Fragment for Piece {
     }
 }
 
+fn to_line(row: &[Piece]) -> Line<'static> {
+    Line::from(
+        row.iter()
+            .map(|p| Span::styled(p.text.clone(), p.style))
+            .collect::<Vec<_>>(),
+    )
+}
+
 /// Wraps the chunks with textwrap's first-fit algorithm at token boundaries; a newline token ends a
-/// paragraph.
-fn wrap(chunks: &[Chunk], width: usize) -> Vec<Line<'static>> {
+/// paragraph. Each row is the pieces it shows, left to right.
+fn wrap(chunks: &[Chunk], width: usize) -> Vec<Vec<Piece>> {
     let width = width.max(1);
-    let mut lines = vec![];
+    let mut lines: Vec<Vec<Piece>> = vec![];
     let mut paragraph: Vec<Piece> = vec![];
-    let flush = |paragraph: &mut Vec<Piece>, lines: &mut Vec<Line<'static>>| {
-        let rows = textwrap::wrap_algorithms::wrap_first_fit(paragraph, &[width as f64]);
-        if rows.is_empty() {
-            lines.push(Line::default());
+    let flush = |paragraph: &mut Vec<Piece>, lines: &mut Vec<Vec<Piece>>| {
+        let breaks: Vec<usize> =
+            textwrap::wrap_algorithms::wrap_first_fit(paragraph, &[width as f64])
+                .iter()
+                .map(|row| row.len())
+                .collect();
+        if breaks.is_empty() {
+            lines.push(vec![]);
         }
-        for row in rows {
-            lines.push(Line::from(
-                row.iter()
-                    .map(|p| Span::styled(p.text.clone(), p.style))
-                    .collect::<Vec<_>>(),
-            ));
+        let mut rest = std::mem::take(paragraph).into_iter();
+        for n in breaks {
+            lines.push(rest.by_ref().take(n).collect());
         }
-        paragraph.clear();
     };
     for chunk in chunks {
         match chunk {
             Chunk::Break => flush(&mut paragraph, &mut lines),
-            Chunk::Text(text, style) => {
+            Chunk::Text(text, style, token) => {
                 for piece in split_to_width(text, width) {
                     let w = piece.width();
                     paragraph.push(Piece {
                         text: piece,
                         style: *style,
                         width: w,
+                        token: *token,
                     });
                 }
             }

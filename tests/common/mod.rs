@@ -161,11 +161,13 @@ pub fn distribution(
     let candidates = cands
         .iter()
         .zip(&mp)
-        .map(|(&(id, text, p), &sp)| Candidate {
+        .enumerate()
+        .map(|(rank, (&(id, text, p), &sp))| Candidate {
             token: tv(id, text),
             prob: p,
             logprob: p.ln(),
             sampled_prob: sp,
+            rank,
         })
         .collect();
     let entropy = -raw.iter().map(|p| p * p.ln()).sum::<f32>() + tail * 4.0;

@@ -27,7 +27,7 @@ struct Checkpoint {
 
 impl Session {
     /// Runs `edit`; on an error or a panic, restores the session to how it was before.
-    fn atomically<T>(&mut self, edit: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+    pub(super) fn atomically<T>(&mut self, edit: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         let saved = Checkpoint {
             nodes: self.nodes.len(),
             with_logits: self.with_logits.clone(),
@@ -213,7 +213,7 @@ impl Session {
         })
     }
 
-    fn check_room(&self, need: usize) -> Result<()> {
+    pub(super) fn check_room(&self, need: usize) -> Result<()> {
         let context = self.model.config.context_length;
         let used = self.path.len();
         if used == 0 {
@@ -240,7 +240,7 @@ impl Session {
 
     /// The body of a step, inside an edit: choose, record, move along the tree (reusing an existing
     /// child with the same token), feed, describe.
-    fn commit(&mut self, choice: Choice) -> Result<StepReport> {
+    pub(super) fn commit(&mut self, choice: Choice) -> Result<StepReport> {
         let (out, logits) = self.chain()?;
         let chosen_from = self.describe(&out, &logits);
         // A hand pick equal to what the sampler would take is a step, not a deviation: only real

@@ -4,7 +4,7 @@
 use super::{ChainMemo, ChainOutput, Node, Result, Session, SessionError};
 use super::{ATTENTION_KEEP, LOGITS_KEEP};
 use crate::engine::model::ForwardOptions;
-use crate::engine::sampler;
+use crate::engine::sampler::{self, DryBreakers};
 use crate::protocol::{PassReport, TokenRecord};
 use std::sync::Arc;
 
@@ -62,6 +62,7 @@ impl Session {
             ForwardOptions {
                 capture_rows: ATTENTION_KEEP.min(tokens.len()),
                 all_logits: false,
+                lens: false,
             },
         )?;
         if self.fault_at_pass == Some(self.model.forward_passes()) {
@@ -142,10 +143,12 @@ impl Session {
         }
         let history = self.tokens();
         let u = sampler::uniform(self.settings.seed, self.path.len());
-        let out = Arc::new(sampler::run_chain(
+        let breakers = self.dry_breakers();
+        let out = Arc::new(sampler::run_chain_with(
             &logits,
             &history,
             &self.settings,
+            &breakers,
             self.opts.top_k_shown,
             u,
         ));
@@ -156,5 +159,35 @@ impl Session {
             logits: logits.clone(),
         });
         Ok((out, logits))
+    }
+
+    /// The DRY sequence breakers mapped onto the vocabulary (a pass over every token's text), built once
+    /// for the breaker texts in the settings and kept until those change. None while DRY is off.
+    fn dry_breakers(&mut self) -> Arc<DryBreakers> {
+        if !sampler::dry_on(&self.settings) || self.settings.dry_sequence_breakers.is_empty() {
+            return Arc::new(DryBreakers::none());
+        }
+        let texts = &self.settings.dry_sequence_breakers;
+        if let Some((built_for, b)) = &self.dry_breakers {
+            if built_for == texts {
+                return b.clone();
+            }
+        }
+        let vocab = &self.vocab;
+        let b = Arc::new(DryBreakers::from_vocab(
+            texts,
+            vocab.vocab_size(),
+            |id| vocab.token_bytes(id),
+            |text| {
+                // llama.cpp tokenises a breaker's rest without BOS.
+                let mut ids = vocab.encode(text).ok()?;
+                if vocab.adds_bos() && ids.first() == vocab.bos_id().as_ref() {
+                    ids.remove(0);
+                }
+                Some(ids)
+            },
+        ));
+        self.dry_breakers = Some((texts.clone(), b.clone()));
+        b
     }
 }

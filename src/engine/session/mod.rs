@@ -10,13 +10,16 @@
 
 mod edit;
 mod feed;
+mod inspect;
+mod lab;
 mod view;
 
+pub use inspect::LENS_TOP;
 pub use view::NewestAttention;
 
 use super::gguf::LoadError;
 use super::model::{AttentionRows, Model};
-use super::sampler::ChainOutput;
+use super::sampler::{ChainOutput, DryBreakers};
 use super::tokenizer::Vocab;
 use crate::protocol::*;
 use std::collections::VecDeque;
@@ -147,6 +150,9 @@ pub struct Session {
     last_pass: PassReport,
     last_attention: Arc<AttentionRows>,
     chain_memo: Option<ChainMemo>,
+    /// The DRY sequence breakers mapped onto the vocabulary, for the breaker texts they were built from:
+    /// built the first time DRY runs, again only if the texts change (see `feed.rs`).
+    dry_breakers: Option<(Vec<String>, Arc<DryBreakers>)>,
     /// Existing nodes an edit in progress has changed, with what they held before (see `edit.rs`).
     undo: Vec<Undo>,
     /// Test hook: the forward pass with this count fails after it ran (see `inject_fault`).
@@ -176,6 +182,7 @@ impl Session {
             with_logits: VecDeque::new(),
             last_attention: Arc::new(AttentionRows::default()),
             chain_memo: None,
+            dry_breakers: None,
             undo: Vec::new(),
             fault_at_pass: None,
             prefill: PrefillReport {

@@ -15,6 +15,7 @@ impl Session {
                 prob: out.raw_prob(logits, id),
                 logprob: logits[id as usize] - out.lse,
                 sampled_prob: fp,
+                rank: crate::engine::sampler::rank_of(logits, id),
             })
             .collect();
         let eos_prob = self
@@ -182,6 +183,7 @@ impl Session {
             prob: out.raw_prob(&logits, id),
             logprob: logits[id as usize] - out.lse,
             sampled_prob,
+            rank: crate::engine::sampler::rank_of(&logits, id),
         })
     }
 

@@ -1,0 +1,99 @@
+//! Looking inside the pass at the tip: the logit lens and the head map. The tip's token is fed again
+//! at its own position with the lens on and its attention row captured over every key; the cache ends
+//! as it was (same tokens, same bits: `docs/NUMERICS.md`), and the tree, the path and the reports are
+//! unchanged.
+
+use super::{Result, Session, SessionError};
+use crate::analysis::{head_score, LogProbs};
+use crate::engine::model::ForwardOptions;
+use crate::engine::sampler::top_n;
+use crate::protocol::{HeadMap, Inspection, LensLayer, LensToken, LogitLens};
+
+/// Tokens listed per lens layer.
+pub const LENS_TOP: usize = 3;
+
+impl Session {
+    /// Inspects the tip: the logit lens (following `chosen`, or the sampler's planned token) and/or the
+    /// head map. One forward pass of the tip token.
+    pub fn inspect(&mut self, lens: bool, heads: bool, chosen: Option<u32>) -> Result<Inspection> {
+        let t = self
+            .path
+            .len()
+            .checked_sub(1)
+            .ok_or(SessionError::NoPrompt)?;
+        let chosen = match chosen {
+            Some(id) if id as usize >= self.model.vocab_size => {
+                return Err(SessionError::BadToken(id))
+            }
+            Some(id) => id,
+            None => self.chain()?.0.planned,
+        };
+        // Positions before the tip must be in the cache; re-feed them if the cache is off or stale.
+        let reuse = if self.opts.kv_cache {
+            self.fed.min(t)
+        } else {
+            0
+        };
+        let tokens: Vec<u32> = self.path[reuse..=t]
+            .iter()
+            .map(|&n| self.nodes[n].token)
+            .collect();
+        let out = self.model.forward(
+            &tokens,
+            reuse,
+            ForwardOptions {
+                capture_rows: usize::from(heads),
+                all_logits: false,
+                lens,
+            },
+        )?;
+        if self.opts.kv_cache {
+            self.fed = t + 1;
+        } else {
+            self.model.cache.clear();
+        }
+        let lens = lens.then(|| LogitLens {
+            position: t,
+            chosen: self.vocab.view(chosen),
+            layers: out
+                .lens
+                .iter()
+                .enumerate()
+                .map(|(layer, logits)| {
+                    let l = LogProbs::from_logits(logits);
+                    LensLayer {
+                        layer,
+                        top: top_n(logits, LENS_TOP)
+                            .into_iter()
+                            .map(|id| LensToken {
+                                token: self.vocab.view(id),
+                                p: l.logprob(id).exp() as f32,
+                            })
+                            .collect(),
+                        chosen_rank: l.rank(chosen),
+                        chosen_p: l.logprob(chosen).exp() as f32,
+                    }
+                })
+                .collect(),
+        });
+        let heads = heads.then(|| {
+            let a = &out.attention;
+            let c = &self.model.config;
+            let ids = self.tokens();
+            HeadMap {
+                position: t,
+                scores: (0..c.n_layer)
+                    .map(|l| {
+                        (0..c.n_head)
+                            .map(|h| {
+                                let row = &a.data[(l * c.n_head + h) * a.kv_len..][..a.kv_len];
+                                head_score(row, &ids, t)
+                            })
+                            .collect()
+                    })
+                    .collect(),
+            }
+        });
+        Ok(Inspection { lens, heads })
+    }
+}

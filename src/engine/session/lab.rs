@@ -1,0 +1,232 @@
+//! The lab's reads over the tree: two paths compared step by step over the whole vocabulary. Reads
+//! only: the tree, the path and the reports stay as they are. A logits row that was dropped to save
+//! memory is recomputed with one pass over its path (which invalidates the KV cache past the paths'
+//! shared prefix, as a branch switch would).
+
+use super::edit::common_prefix;
+use super::{Result, Session, SessionError};
+use crate::analysis::{Divergence, LogProbs};
+use crate::engine::model::ForwardOptions;
+use crate::protocol::{AlignedStep, Comparison, PathSummary, PathToken, Source, REJOIN_MIN_STEPS};
+use std::sync::Arc;
+
+impl Session {
+    /// The tip's node id: the leaf `BranchInfo::id` names for the current path.
+    pub fn tip_id(&self) -> Option<usize> {
+        self.path.last().copied()
+    }
+
+    /// Compares the paths to leaves `a` and `b` (as in `BranchInfo::id`), step by step from the first
+    /// generated token. Each step's distributions are the model's raw ones over the whole vocabulary.
+    pub fn compare(&mut self, a: usize, b: usize) -> Result<Comparison> {
+        for leaf in [a, b] {
+            if leaf >= self.nodes.len() || leaf + 1 < self.prompt_len {
+                return Err(SessionError::BadBranch(leaf));
+            }
+        }
+        let pa = self.path_to(a);
+        let pb = self.path_to(b);
+        let start = self.prompt_len;
+        if start == 0 || pa.len() < start || pb.len() < start {
+            return Err(SessionError::NoPrompt);
+        }
+        let shared = common_prefix(&pa, &pb);
+        let (na, nb) = (pa.len() - start, pb.len() - start);
+        let fork_step = (shared < pa.len().max(pb.len()) && shared < pa.len().min(pb.len()))
+            .then(|| shared - start);
+        let mut steps = Vec::with_capacity(na.max(nb));
+        for i in 0..na.max(nb) {
+            let pos = start + i;
+            let la = (i < na).then(|| self.logprobs_at(&pa, pos)).transpose()?;
+            // Before the fork both paths share the node and so the distribution.
+            let lb = if pos <= shared && i < nb && la.is_some() {
+                la.clone()
+            } else {
+                (i < nb).then(|| self.logprobs_at(&pb, pos)).transpose()?
+            };
+            let div = match (&la, &lb) {
+                (Some(_), Some(_)) if pos <= shared => Some(Divergence::ZERO),
+                (Some(x), Some(y)) => Some(Divergence::between(x, y)),
+                _ => None,
+            };
+            let same_top1 = matches!((&la, &lb), (Some(x), Some(y)) if x.argmax() == y.argmax());
+            steps.push(AlignedStep {
+                step: i,
+                a: la.map(|l| self.path_token(pa[pos], &l)),
+                b: lb.map(|l| self.path_token(pb[pos], &l)),
+                kl_ab: div.map(|d| d.kl_ab),
+                kl_ba: div.map(|d| d.kl_ba),
+                js: div.map(|d| d.js),
+                same_top1,
+            });
+        }
+        let after_fork: Vec<f64> = steps
+            .iter()
+            .skip(fork_step.unwrap_or(steps.len()))
+            .filter_map(|s| s.js)
+            .collect();
+        let mean_js = if after_fork.is_empty() {
+            0.0
+        } else {
+            after_fork.iter().sum::<f64>() / after_fork.len() as f64
+        };
+        Ok(Comparison {
+            fork_step,
+            a: self.summary(a, &steps, fork_step, |s| s.a.as_ref()),
+            b: self.summary(b, &steps, fork_step, |s| s.b.as_ref()),
+            rejoined_at: fork_step.and_then(|f| rejoined_at(&steps, f)),
+            steps,
+            mean_js,
+        })
+    }
+
+    /// The raw distribution position `pos` of `path` was chosen from: the logits stored on the node
+    /// before it, recomputed if they were dropped.
+    fn logprobs_at(&mut self, path: &[usize], pos: usize) -> Result<LogProbs> {
+        let logits = self.logits_after(path, pos - 1)?;
+        Ok(LogProbs::from_logits(&logits))
+    }
+
+    /// The logits stored on `path[k]`; if they were dropped, one pass over the path recomputes them.
+    fn logits_after(&mut self, path: &[usize], k: usize) -> Result<Arc<Vec<f32>>> {
+        if let Some(l) = &self.nodes[path[k]].logits {
+            return Ok(l.clone());
+        }
+        // The cache is valid for the current path up to `fed`; only the part shared with `path` is
+        // reusable, and after this pass the cache holds `path` there.
+        let reuse = if self.opts.kv_cache {
+            self.fed.min(common_prefix(&self.path, path)).min(k)
+        } else {
+            0
+        };
+        self.fed = reuse;
+        let tokens: Vec<u32> = path[reuse..=k]
+            .iter()
+            .map(|&n| self.nodes[n].token)
+            .collect();
+        let out = self.model.forward(
+            &tokens,
+            reuse,
+            ForwardOptions {
+                capture_rows: 0,
+                all_logits: false,
+                lens: false,
+            },
+        )?;
+        if !self.opts.kv_cache {
+            self.model.cache.clear();
+        }
+        let logits = Arc::new(out.logits);
+        self.nodes[path[k]].logits = Some(logits.clone());
+        Ok(logits)
+    }
+
+    fn path_token(&self, node: usize, l: &LogProbs) -> PathToken {
+        let n = &self.nodes[node];
+        let lp = l.logprob(n.token);
+        PathToken {
+            token: self.vocab.view(n.token),
+            forced: n.record.source == Source::Forced,
+            prob: lp.exp(),
+            logprob: lp,
+            rank: l.rank(n.token),
+            entropy: l.entropy(),
+            top1: self.vocab.view(l.argmax()),
+        }
+    }
+
+    fn summary(
+        &self,
+        leaf: usize,
+        steps: &[AlignedStep],
+        fork_step: Option<usize>,
+        side: impl Fn(&AlignedStep) -> Option<&crate::protocol::PathToken>,
+    ) -> PathSummary {
+        let path = self.path_to(leaf);
+        let ids: Vec<u32> = path[self.prompt_len..]
+            .iter()
+            .map(|&n| self.nodes[n].token)
+            .collect();
+        let toks: Vec<&PathToken> = steps.iter().filter_map(&side).collect();
+        let free: Vec<f64> = steps
+            .iter()
+            .skip(fork_step.unwrap_or(0))
+            .filter_map(&side)
+            .filter(|t| !t.forced)
+            .map(|t| t.logprob)
+            .collect();
+        PathSummary {
+            leaf,
+            text: self.vocab.decode(&ids),
+            tokens: ids.len(),
+            // Folded from +0.0: an empty `sum()` of floats is -0.0.
+            logprob: toks.iter().fold(0.0, |acc, t| acc + t.logprob),
+            forced_logprob: toks
+                .iter()
+                .filter(|t| t.forced)
+                .fold(0.0, |acc, t| acc + t.logprob),
+            free_mean_logprob: (!free.is_empty())
+                .then(|| free.iter().sum::<f64>() / free.len() as f64),
+        }
+    }
+}
+
+/// The first step after `fork` from which both paths hold the same token and agree on the top token
+/// through the last step both have, when that run is at least `REJOIN_MIN_STEPS` long.
+fn rejoined_at(steps: &[AlignedStep], fork: usize) -> Option<usize> {
+    let both: Vec<&AlignedStep> = steps
+        .iter()
+        .filter(|s| s.a.is_some() && s.b.is_some())
+        .collect();
+    let agree = |s: &AlignedStep| {
+        s.same_top1 && s.a.as_ref().map(|t| t.token.id) == s.b.as_ref().map(|t| t.token.id)
+    };
+    let run = both.iter().rev().take_while(|s| agree(s)).count();
+    if run < REJOIN_MIN_STEPS {
+        return None;
+    }
+    let first = both[both.len() - run].step;
+    (first > fork).then_some(first)
+}
+
+impl Session {
+    /// Teacher forcing against free running, from the tip: forces every token of `reference` (one
+    /// branch), goes back, runs free for as many steps with the current sampler (another branch,
+    /// stopping at an end of text it chose), leaves the free path current, and compares the two (A is
+    /// free running, B the reference). All or nothing: on a failure the session is as it was.
+    /// `progress(done, total)` hears each token of both runs.
+    pub fn reference_run(
+        &mut self,
+        reference: &str,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Comparison> {
+        let ids = self.vocab.encode(reference)?;
+        if ids.is_empty() {
+            return Err(SessionError::NothingToForce);
+        }
+        self.check_room(ids.len())?;
+        if let Some(&bad) = ids.iter().find(|&&t| t as usize >= self.model.vocab_size) {
+            return Err(SessionError::BadToken(bad));
+        }
+        self.atomically(|s| {
+            let start = s.path.len();
+            let total = 2 * ids.len();
+            for (i, &t) in ids.iter().enumerate() {
+                s.commit(super::Choice::Force(t))?;
+                progress(i + 1, total);
+            }
+            let reference_leaf = *s.path.last().expect("forced");
+            s.path.truncate(start);
+            s.fed = s.fed.min(start);
+            for i in 0..ids.len() {
+                let r = s.commit(super::Choice::Sample)?;
+                progress(ids.len() + i + 1, total);
+                if s.is_eos(r.committed.token.id) {
+                    break;
+                }
+            }
+            let free_leaf = *s.path.last().expect("stepped");
+            s.compare(free_leaf, reference_leaf)
+        })
+    }
+}

@@ -1,0 +1,41 @@
+//! The built-in lessons, compiled in from `assets/lessons/*.toml`.
+
+use super::format::Lesson;
+use super::parse::{parse, LessonError};
+
+/// Name and text of each built-in lesson, in teaching order.
+pub const BUILTINS: [(&str, &str); 7] = [
+    (
+        "typewriter",
+        include_str!("../../assets/lessons/typewriter.toml"),
+    ),
+    (
+        "reading-vs-writing",
+        include_str!("../../assets/lessons/reading-vs-writing.toml"),
+    ),
+    ("dice", include_str!("../../assets/lessons/dice.toml")),
+    (
+        "exposure-bias",
+        include_str!("../../assets/lessons/exposure-bias.toml"),
+    ),
+    (
+        "repetition",
+        include_str!("../../assets/lessons/repetition.toml"),
+    ),
+    (
+        "chat-template",
+        include_str!("../../assets/lessons/chat-template.toml"),
+    ),
+    (
+        "attention",
+        include_str!("../../assets/lessons/attention.toml"),
+    ),
+];
+
+/// The built-in lesson `name`, parsed; `None` if there is none by that name.
+pub fn builtin(name: &str) -> Option<Result<Lesson, LessonError>> {
+    BUILTINS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(n, text)| parse(n, &format!("assets/lessons/{n}.toml"), text))
+}

@@ -1,0 +1,52 @@
+//! Lessons as plain files: guided, repeatable demos that check their own teaching claims.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `format.rs` | the pure-data [`Lesson`]: steps, narration, [`Action`]s, [`Expect`] claims |
+//! | `parse.rs` | TOML into a `Lesson`; [`LessonError`] names the file, line, column and field |
+//! | `builtin.rs` | the seven built-in lessons, compiled in from `assets/lessons/` |
+//! | `run.rs` | the [`Runner`]: a step's actions as calls on the engine's `Session` (shared with the TUI) |
+//! | `expect.rs` | evaluating an `expect` on the real model, with the value observed |
+//! | `check.rs` | `nexttoken lesson list` and `nexttoken lesson check NAME\|PATH` |
+//!
+//! The format is documented in docs/LESSONS.md.
+
+mod builtin;
+pub mod check;
+pub mod expect;
+pub mod format;
+mod parse;
+pub mod run;
+
+pub use builtin::{builtin, BUILTINS};
+pub use format::{Action, Expect, Lesson, Panel, PanelSpec, Step};
+pub use parse::{parse, LessonError};
+pub use run::{Runner, Status, StepRun, TuiAction};
+
+/// A lesson by built-in name, or else by path to a TOML file.
+pub fn load(name_or_path: &str) -> Result<Lesson, LessonError> {
+    if let Some(l) = builtin(name_or_path) {
+        return l;
+    }
+    let path = std::path::Path::new(name_or_path);
+    let text = std::fs::read_to_string(path).map_err(|e| LessonError {
+        file: name_or_path.to_string(),
+        line: None,
+        col: None,
+        field: None,
+        step: None,
+        message: if path.extension().is_none() && !path.exists() {
+            let names: Vec<&str> = BUILTINS.iter().map(|(n, _)| *n).collect();
+            format!(
+                "no built-in lesson by this name and no such file (built-ins: {})",
+                names.join(", ")
+            )
+        } else {
+            format!("cannot read the file: {e}")
+        },
+    })?;
+    let name = path.file_stem().map_or(name_or_path.to_string(), |s| {
+        s.to_string_lossy().into_owned()
+    });
+    parse(&name, name_or_path, &text)
+}

@@ -1,0 +1,377 @@
+//! The lesson runner: turns a step's actions into calls on the engine's [`Session`], one step at a
+//! time, and reports what each did. The headless checker (`check.rs`) and the TUI share it: actions only
+//! the TUI acts on (open a panel, ask a question) come back as [`TuiAction`]s, validated but not acted
+//! on here.
+
+use super::expect;
+use super::format::{Action, Autoplay, BranchTarget, Lesson, PanelSpec};
+use crate::analysis::{self, Cycle};
+use crate::engine::session::{Choice, Session, SessionError};
+use crate::protocol::{SamplerSettings, Source, StepReport};
+
+/// Repeats shorter than this many tokens are not a loop ("the the" is English): the same rule as the
+/// TUI's loop alert.
+pub const LOOP_MIN_SPAN: usize = 4;
+
+/// Something only the TUI does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TuiAction {
+    Panel(PanelSpec),
+    /// A predict-then-reveal question: hide the distribution until the class has guessed.
+    Ask(String),
+}
+
+/// How one action went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Done on the session.
+    Done,
+    /// Left to the TUI.
+    TuiOnly,
+    /// An `expect` check that held.
+    Passed,
+    /// An `expect` check that did not hold, or an action the session refused.
+    Failed,
+}
+
+/// One line of a step's report: an action (or one check of an `expect`) and what was observed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The line of the action in the lesson file.
+    pub line: usize,
+    pub what: String,
+    pub observed: String,
+    pub status: Status,
+}
+
+/// What running one lesson step did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRun {
+    /// 0-based step index.
+    pub index: usize,
+    pub outcomes: Vec<Outcome>,
+    pub tui: Vec<TuiAction>,
+}
+
+impl StepRun {
+    /// The first check that failed, or the action the session refused.
+    pub fn failure(&self) -> Option<&Outcome> {
+        self.outcomes.iter().find(|o| o.status == Status::Failed)
+    }
+}
+
+/// Runs a lesson's steps in order on a session.
+#[derive(Debug, Clone)]
+pub struct Runner {
+    lesson: Lesson,
+    next: usize,
+    /// The tip that was current before the last rewind or branch switch: `branch = "previous"` and
+    /// the divergence checks use it.
+    previous: Option<usize>,
+}
+
+impl Runner {
+    pub fn new(lesson: Lesson) -> Self {
+        Self {
+            lesson,
+            next: 0,
+            previous: None,
+        }
+    }
+
+    pub fn lesson(&self) -> &Lesson {
+        &self.lesson
+    }
+
+    /// The index of the step `run_step` runs next.
+    pub fn next_step(&self) -> usize {
+        self.next
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.next >= self.lesson.steps.len()
+    }
+
+    /// Back to the start: default sampler settings, the KV cache on. The next step runs step 0.
+    pub fn reset(&mut self, session: &mut Session) -> Result<(), SessionError> {
+        session.set_settings(SamplerSettings::default());
+        session.set_kv_cache(true)?;
+        self.next = 0;
+        self.previous = None;
+        Ok(())
+    }
+
+    /// Restores the lesson's state after step `upto` (0-based, exclusive): resets, then runs every step
+    /// before it. Lessons are deterministic (seeded draws), so this is how "back to the lesson" works
+    /// after free exploration.
+    pub fn replay_to(
+        &mut self,
+        session: &mut Session,
+        upto: usize,
+    ) -> Result<Vec<StepRun>, SessionError> {
+        self.reset(session)?;
+        let mut runs = Vec::new();
+        while self.next < upto.min(self.lesson.steps.len()) {
+            runs.push(self.run_step(session));
+        }
+        Ok(runs)
+    }
+
+    /// Runs the next step's actions. An action the session refuses ends the step there, as a failure.
+    pub fn run_step(&mut self, session: &mut Session) -> StepRun {
+        let index = self.next;
+        self.next += 1;
+        let mut run = StepRun {
+            index,
+            outcomes: Vec::new(),
+            tui: Vec::new(),
+        };
+        let Some(step) = self.lesson.steps.get(index).cloned() else {
+            return run;
+        };
+        for (action, &line) in step.actions.iter().zip(&step.action_lines) {
+            match self.act(session, action, &mut run.tui) {
+                Ok(Acted::Line(status, observed)) => run.outcomes.push(Outcome {
+                    line,
+                    what: describe(action),
+                    observed,
+                    status,
+                }),
+                Ok(Acted::Checks(checks)) => {
+                    run.outcomes.extend(checks.into_iter().map(|c| Outcome {
+                        line,
+                        what: format!("expect {}", c.what),
+                        observed: c.observed,
+                        status: if c.ok { Status::Passed } else { Status::Failed },
+                    }))
+                }
+                Err(e) => {
+                    run.outcomes.push(Outcome {
+                        line,
+                        what: describe(action),
+                        observed: e,
+                        status: Status::Failed,
+                    });
+                    break;
+                }
+            }
+        }
+        run
+    }
+
+    fn act(
+        &mut self,
+        session: &mut Session,
+        action: &Action,
+        tui: &mut Vec<TuiAction>,
+    ) -> Result<Acted, String> {
+        let err = |e: SessionError| e.to_string();
+        let done = |s: String| Ok(Acted::Line(Status::Done, s));
+        match action {
+            Action::Prompt(text) | Action::Chat(text) => {
+                let chat = matches!(action, Action::Chat(_));
+                let ids = session.prompt_ids(text, chat).map_err(err)?;
+                let r = session.prefill_ids(&ids).map_err(err)?;
+                self.previous = None;
+                done(format!("read {} token(s) in {:.1} ms", r.tokens, r.ms))
+            }
+            Action::Sampler(patch) => {
+                let s = patch.settings();
+                let what = if s.greedy {
+                    "greedy".to_string()
+                } else {
+                    format!("temperature {}, seed {}", s.temperature, s.seed)
+                };
+                session.set_settings(s);
+                done(what)
+            }
+            Action::Step(n) => {
+                let reports = steps(session, n.0 as usize, |_, _| false).map_err(err)?;
+                done(generated(&reports))
+            }
+            Action::Autoplay(a) => {
+                let (reports, why) = autoplay(session, a).map_err(err)?;
+                done(format!(
+                    "{} steps ({why}): {}",
+                    reports.len(),
+                    generated(&reports)
+                ))
+            }
+            Action::Force(text) => {
+                let id = expect::single_token(session, text)?;
+                let r = session.step(Choice::Force(id)).map_err(err)?;
+                done(format!("forced {:?} (p = {:.4})", text, r.committed.prob))
+            }
+            Action::ForceId(id) => {
+                let r = session.step(Choice::Force(*id)).map_err(err)?;
+                done(format!(
+                    "forced {:?} (p = {:.4})",
+                    r.committed.token.text, r.committed.prob
+                ))
+            }
+            Action::ForceText(text) => {
+                let reports = session.force_text(text, &mut |_, _, _| {}).map_err(err)?;
+                done(format!("forced {} tokens", reports.len()))
+            }
+            Action::Rewind(n) => {
+                let before = session.tip_id();
+                let dropped = session.rewind(n.0 as usize).map_err(err)?;
+                if dropped > 0 {
+                    self.previous = before;
+                }
+                done(format!("dropped {dropped} token(s)"))
+            }
+            Action::Branch(target) => {
+                let leaf = self.branch_leaf(session, *target)?;
+                let before = session.tip_id();
+                session.switch_branch(leaf).map_err(err)?;
+                self.previous = before;
+                done(format!("now on branch {leaf}"))
+            }
+            Action::KvCache(on) => {
+                session.set_kv_cache(*on).map_err(err)?;
+                done(format!("KV cache {}", if *on { "on" } else { "off" }))
+            }
+            Action::Panel(p) => {
+                tui.push(TuiAction::Panel(*p));
+                Ok(Acted::Line(Status::TuiOnly, String::new()))
+            }
+            Action::Ask(q) => {
+                tui.push(TuiAction::Ask(q.clone()));
+                Ok(Acted::Line(Status::TuiOnly, String::new()))
+            }
+            Action::Expect(e) => Ok(Acted::Checks(expect::evaluate(session, e, self.previous)?)),
+        }
+    }
+
+    fn branch_leaf(&self, session: &Session, target: BranchTarget) -> Result<usize, String> {
+        match target {
+            BranchTarget::Previous => self.previous.ok_or_else(|| {
+                "there is no previous branch yet: rewind (or switch branch) first".to_string()
+            }),
+            BranchTarget::Index(i) => {
+                let mut leaves: Vec<usize> = session.branches().iter().map(|b| b.id).collect();
+                leaves.sort_unstable();
+                let n = leaves.len();
+                leaves
+                    .get(i)
+                    .copied()
+                    .ok_or_else(|| format!("there are {n} branches; branch {i} does not exist"))
+            }
+        }
+    }
+}
+
+enum Acted {
+    Line(Status, String),
+    Checks(Vec<expect::Check>),
+}
+
+/// The loop at the tip of the current path, when it spans at least [`LOOP_MIN_SPAN`] tokens and
+/// reaches into the generated text.
+pub fn tip_loop(session: &Session) -> Option<Cycle> {
+    let tokens = session.tokens();
+    analysis::tip_cycle(&tokens)
+        .filter(|c| c.span() >= LOOP_MIN_SPAN && tokens.len() > session.prompt_len())
+}
+
+/// Steps up to `n` times with the sampler; stops early at an end of text the sampler chose, or when
+/// `stop(session, report)` says so.
+fn steps(
+    session: &mut Session,
+    n: usize,
+    mut stop: impl FnMut(&mut Session, &StepReport) -> bool,
+) -> Result<Vec<StepReport>, SessionError> {
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let r = session.step(Choice::Sample)?;
+        let end = session.is_eos(r.committed.token.id) && r.committed.source != Source::Forced;
+        // The condition first, so that a stop token that also ends the text reads as the condition.
+        let halt = stop(session, &r) || end;
+        out.push(r);
+        if halt {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+fn autoplay(
+    session: &mut Session,
+    a: &Autoplay,
+) -> Result<(Vec<StepReport>, String), SessionError> {
+    let mut why = String::new();
+    let reports = steps(session, a.max.0 as usize, |s, r| {
+        if a.until_token.as_deref() == Some(r.committed.token.text.as_str()) {
+            why = format!("stopped at {:?}", r.committed.token.text);
+            return true;
+        }
+        if a.until_loop {
+            if let Some(c) = tip_loop(s) {
+                why = format!("loop of period {} found", c.period);
+                return true;
+            }
+        }
+        if let Some(level) = a.until_entropy_above {
+            if r.next.entropy > level {
+                why = format!("entropy {:.2} > {level}", r.next.entropy);
+                return true;
+            }
+        }
+        false
+    })?;
+    if why.is_empty() {
+        let conditions = a.until_token.is_some() || a.until_loop || a.until_entropy_above.is_some();
+        let end = reports
+            .last()
+            .is_some_and(|r| session.is_eos(r.committed.token.id));
+        why = match (end, conditions) {
+            (true, _) => "end of text".into(),
+            (false, false) => "max".into(),
+            (false, true) => "max reached before the condition held".into(),
+        };
+    }
+    Ok((reports, why))
+}
+
+/// The generated text of some steps, quoted.
+fn generated(reports: &[StepReport]) -> String {
+    let text: String = reports
+        .iter()
+        .map(|r| r.committed.token.text.as_str())
+        .collect();
+    format!("{text:?}")
+}
+
+/// One action as a line of the report.
+pub fn describe(a: &Action) -> String {
+    match a {
+        Action::Prompt(t) => format!("prompt {t:?}"),
+        Action::Chat(t) => format!("chat {t:?}"),
+        Action::Sampler(_) => "sampler".into(),
+        Action::Step(n) => format!("step {}", n.0),
+        Action::Autoplay(a) => {
+            let mut s = format!("autoplay (max {})", a.max.0);
+            if let Some(t) = &a.until_token {
+                s += &format!(" until {t:?}");
+            }
+            if a.until_loop {
+                s += " until a loop";
+            }
+            if let Some(e) = a.until_entropy_above {
+                s += &format!(" until entropy > {e}");
+            }
+            s
+        }
+        Action::Force(t) => format!("force {t:?}"),
+        Action::ForceId(id) => format!("force id {id}"),
+        Action::ForceText(t) => format!("force text {t:?}"),
+        Action::Rewind(n) => format!("rewind {}", n.0),
+        Action::Branch(BranchTarget::Previous) => "branch previous".into(),
+        Action::Branch(BranchTarget::Index(i)) => format!("branch {i}"),
+        Action::Panel(p) => format!("panel {:?}", p.panel).to_lowercase(),
+        Action::KvCache(on) => format!("kv_cache {on}"),
+        Action::Ask(q) => format!("ask {q:?}"),
+        Action::Expect(_) => "expect".into(),
+    }
+}

@@ -1,0 +1,366 @@
+//! The compare view (`=` on a branch, or a teacher-forcing run from `r`): two paths side by side,
+//! aligned step by step, with each token's log-prob and entropy, the divergence between the two
+//! next-token distributions over the whole vocabulary, a chart of both log-prob series and the
+//! divergence, and the sequence totals. Every figure comes from the engine's `Comparison`.
+
+use super::fmt::{fit, pad, quoted_token, visible};
+use super::help::panel_hints;
+use super::theme::Theme;
+use super::transcript::FORCED_MARK;
+use crate::app::keymap::Mode;
+use crate::app::App;
+use crate::protocol::{AlignedStep, Comparison, PathToken};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{
+    Axis, Block, Chart, Clear, Dataset, GraphType, LegendPosition, Paragraph, Sparkline,
+};
+use ratatui::Frame;
+use unicode_width::UnicodeWidthStr;
+
+/// Rows of the log-prob chart when the screen has room for it.
+const CHART_ROWS: u16 = 7;
+
+/// The two paths' names, as the view labels them.
+pub fn names(reference: bool) -> (&'static str, &'static str) {
+    if reference {
+        ("free", "reference")
+    } else {
+        ("A", "B")
+    }
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let title = if app.lab.reference {
+        " Teacher forcing: the reference against free running "
+    } else {
+        " Compare paths "
+    };
+    let block = Block::bordered()
+        .border_style(theme.title)
+        .title(Span::styled(title, theme.title));
+    let inner = block.inner(area);
+    frame.render_widget(Clear, area);
+    frame.render_widget(block, area);
+    let w = inner.width as usize;
+    let hints = panel_hints(Mode::Compare, w, theme);
+    let Some(c) = &app.lab.comparison else {
+        let [body, foot] =
+            Layout::vertical([Constraint::Fill(1), Constraint::Length(hints.len() as u16)])
+                .areas(inner);
+        let msg = if app.is_busy() {
+            "comparing…"
+        } else {
+            "no comparison yet: pick a branch in the branch list (b) and press =, or give a reference with r"
+        };
+        frame.render_widget(
+            Paragraph::new(Line::styled(msg, theme.dim))
+                .wrap(ratatui::widgets::Wrap { trim: true }),
+            body,
+        );
+        frame.render_widget(Paragraph::new(hints), foot);
+        return;
+    };
+    let summary = summary_lines(c, app.lab.reference, w, theme);
+    let chart_rows = if inner.height >= 18 {
+        CHART_ROWS.min(inner.height / 3)
+    } else {
+        0
+    };
+    // The table takes the rows its steps need; the chart grows into what is left.
+    let fixed = 2 + summary.len() as u16 + hints.len() as u16;
+    let table_rows = (c.steps.len() as u16 + 1)
+        .min(inner.height.saturating_sub(fixed + chart_rows))
+        .max(2);
+    let (table_c, chart_c) = if chart_rows > 0 {
+        (Constraint::Length(table_rows), Constraint::Fill(1))
+    } else {
+        (Constraint::Fill(1), Constraint::Length(0))
+    };
+    let [texts, table, chart, sum, foot] = Layout::vertical([
+        Constraint::Length(2),
+        table_c,
+        chart_c,
+        Constraint::Length(summary.len() as u16),
+        Constraint::Length(hints.len() as u16),
+    ])
+    .areas(inner);
+    frame.render_widget(
+        Paragraph::new(path_texts(c, app.lab.reference, w, theme)),
+        texts,
+    );
+    draw_table(frame, table, c, app.lab.scroll, app.lab.reference, theme);
+    if chart_rows > 0 {
+        draw_chart(frame, chart, c, app.lab.reference, theme);
+    }
+    frame.render_widget(Paragraph::new(summary), sum);
+    frame.render_widget(Paragraph::new(hints), foot);
+}
+
+/// Each path's text from just before the fork, forced tokens marked, one line each.
+fn path_texts(c: &Comparison, reference: bool, w: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let from = c.fork_step.unwrap_or(0).saturating_sub(2);
+    let (na, nb) = names(reference);
+    let label_w = na.width().max(nb.width()) + 1;
+    let side = |name: &str, pick: &dyn Fn(&AlignedStep) -> Option<&PathToken>, style: Style| {
+        let mut spans = vec![Span::styled(pad(name, label_w), style)];
+        if from > 0 {
+            spans.push(Span::styled("…", theme.dim));
+        }
+        let mut used = label_w + usize::from(from > 0);
+        for (i, t) in c
+            .steps
+            .iter()
+            .enumerate()
+            .skip(from)
+            .filter_map(|(i, s)| pick(s).map(|t| (i, t)))
+        {
+            let mark = if t.forced { FORCED_MARK } else { "" };
+            let text = format!("{mark}{}", visible(&t.token.text));
+            if used + text.width() > w {
+                break;
+            }
+            used += text.width();
+            let style = if t.forced {
+                theme.forced
+            } else if Some(i) < c.fork_step {
+                theme.dim
+            } else {
+                theme.text
+            };
+            spans.push(Span::styled(text, style));
+        }
+        Line::from(spans)
+    };
+    vec![
+        side(na, &|s| s.a.as_ref(), theme.key),
+        side(nb, &|s| s.b.as_ref(), theme.planned),
+    ]
+}
+
+/// Widths of the table's columns: token, then its figures.
+fn token_width(w: usize) -> usize {
+    // step(5) + 2 × (mark, token, figures: token + 14) + separators (6) + JS, bar, top (11)
+    (w.saturating_sub(5 + 28 + 6 + 11) / 2).clamp(6, 18)
+}
+
+fn draw_table(
+    frame: &mut Frame,
+    area: Rect,
+    c: &Comparison,
+    scroll: usize,
+    reference: bool,
+    theme: &Theme,
+) {
+    let w = area.width as usize;
+    let tw = token_width(w);
+    let (na, nb) = names(reference);
+    let figures = |name: &str| {
+        if reference && name == "reference" {
+            format!("{} {:>6} {:>5}", pad(name, tw + 1), "p", "rank")
+        } else {
+            format!("{} {:>6} {:>5}", pad(name, tw + 1), "log p", "H")
+        }
+    };
+    let head = format!(
+        "{} {} │ {} │ {:>6} top",
+        pad("step", 4),
+        figures(na),
+        figures(nb),
+        "JS"
+    );
+    let mut lines = vec![Line::styled(fit(&head, w), theme.title)];
+    let rows = (area.height as usize).saturating_sub(1);
+    let max_js = c
+        .steps
+        .iter()
+        .filter_map(|s| s.js)
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
+    for s in c.steps.iter().skip(scroll).take(rows) {
+        let fork = Some(s.step) == c.fork_step;
+        let mut spans = vec![Span::styled(
+            format!("{}{:<3} ", if fork { "▸" } else { " " }, s.step),
+            if fork { theme.key } else { theme.dim },
+        )];
+        spans.extend(cell(s.a.as_ref(), tw, false, theme));
+        spans.push(Span::styled(" │ ", theme.dim));
+        spans.extend(cell(s.b.as_ref(), tw, reference, theme));
+        spans.push(Span::styled(" │ ", theme.dim));
+        match s.js {
+            Some(js) => {
+                spans.push(Span::styled(format!("{js:>6.3}"), theme.text));
+                let bar = super::fmt::bar((js / max_js) as f32, 3);
+                spans.push(Span::styled(pad(&bar, 3), theme.bar));
+            }
+            None => spans.push(Span::styled(format!("{:>6}   ", "—"), theme.dim)),
+        }
+        let same = if s.same_top1 { " =" } else { " ≠" };
+        spans.push(Span::styled(
+            same,
+            if s.same_top1 { theme.dim } else { theme.forced },
+        ));
+        lines.push(Line::from(spans));
+    }
+    if c.steps.len() > scroll + rows {
+        let more = c.steps.len() - scroll - rows;
+        if let Some(last) = lines.last_mut() {
+            *last = Line::styled(format!("↓ {more} more steps (↑/↓ scroll)"), theme.dim);
+        }
+    }
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// One path's token and its figures at one step; the reference shows probability and rank.
+fn cell(t: Option<&PathToken>, tw: usize, reference: bool, theme: &Theme) -> Vec<Span<'static>> {
+    let Some(t) = t else {
+        return vec![Span::styled(pad("(ended)", tw + 1 + 13), theme.dim)];
+    };
+    let mark = if t.forced { FORCED_MARK } else { " " };
+    let style = if t.forced {
+        theme.forced
+    } else {
+        theme.prob(t.prob as f32)
+    };
+    let figures = if reference {
+        format!(
+            " {:>6} {:>5}",
+            super::fmt::pct(t.prob as f32),
+            format!("#{}", t.rank + 1)
+        )
+    } else {
+        format!(" {:>6.2} {:>5.2}", t.logprob, t.entropy)
+    };
+    vec![
+        Span::styled(mark, theme.forced),
+        Span::styled(pad(&fit(&quoted_token(&t.token), tw), tw), style),
+        Span::styled(figures, theme.text),
+    ]
+}
+
+/// Both log-prob series over the steps, and the divergence under them.
+fn draw_chart(frame: &mut Frame, area: Rect, c: &Comparison, reference: bool, theme: &Theme) {
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(70), Constraint::Percentage(30)]).areas(area);
+    let series = |pick: &dyn Fn(&AlignedStep) -> Option<&PathToken>| -> Vec<(f64, f64)> {
+        c.steps
+            .iter()
+            .filter_map(|s| pick(s).map(|t| (s.step as f64, t.logprob.max(-20.0))))
+            .collect()
+    };
+    let a = series(&|s| s.a.as_ref());
+    let b = series(&|s| s.b.as_ref());
+    let low = a
+        .iter()
+        .chain(&b)
+        .map(|p| p.1)
+        .fold(0.0f64, f64::min)
+        .floor()
+        .min(-1.0);
+    let x_max = c.steps.len().saturating_sub(1).max(1) as f64;
+    let (na, nb) = names(reference);
+    let chart = Chart::new(vec![
+        Dataset::default()
+            .name(format!("{na} log p"))
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.key)
+            .data(&a),
+        Dataset::default()
+            .name(format!("{nb} log p"))
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.planned)
+            .data(&b),
+    ])
+    .block(Block::new().title(Span::styled(
+        format!(" log p per step: {na} and {nb} "),
+        theme.dim,
+    )))
+    .legend_position(Some(LegendPosition::BottomRight))
+    .hidden_legend_constraints((Constraint::Percentage(100), Constraint::Percentage(100)))
+    .x_axis(
+        Axis::default()
+            .bounds([0.0, x_max])
+            .labels(vec![
+                Span::raw("0"),
+                Span::raw(format!("step {}", x_max as usize)),
+            ])
+            .style(theme.dim),
+    )
+    .y_axis(
+        Axis::default()
+            .bounds([low, 0.0])
+            .labels(vec![Span::raw(format!("{low:.0}")), Span::raw("0")])
+            .style(theme.dim),
+    );
+    frame.render_widget(chart, left);
+    // The divergence per step, in thousandths of a nat, as a sparkline.
+    let js: Vec<u64> = c
+        .steps
+        .iter()
+        .map(|s| (s.js.unwrap_or(0.0) * 1000.0).round() as u64)
+        .collect();
+    let block = Block::bordered()
+        .border_style(theme.border)
+        .title(Span::styled(" JS per step ", theme.dim));
+    let spark = Sparkline::default().block(block).data(&js).style(theme.bar);
+    frame.render_widget(spark, right);
+}
+
+/// The sequence view: each path's total log-prob and how it got there; where the paths rejoin.
+fn summary_lines(c: &Comparison, reference: bool, w: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = vec![];
+    if reference {
+        let n = c.b.tokens.max(1) as f64;
+        let nll = -c.b.logprob / n;
+        out.push(Line::from(vec![
+            Span::styled("reference: ", theme.title),
+            Span::styled(
+                format!(
+                    "NLL {nll:.2} nats/token · perplexity {:.1} · log p {:.1} over {} tokens",
+                    nll.exp(),
+                    c.b.logprob,
+                    c.b.tokens
+                ),
+                theme.text,
+            ),
+        ]));
+        let leaves = match c.fork_step {
+            None => "free running never leaves the reference".to_string(),
+            Some(f) => format!(
+                "free running leaves the reference at step {f}; mean JS after {:.3}",
+                c.mean_js
+            ),
+        };
+        out.push(Line::styled(fit(&leaves, w), theme.text));
+    } else {
+        let side = |name: &str, p: &crate::protocol::PathSummary| {
+            let mut s = format!("{name}: log p {:.1} over {} tokens", p.logprob, p.tokens);
+            if p.forced_logprob != 0.0 {
+                s.push_str(&format!(" ({:.1} of it forced)", p.forced_logprob));
+            }
+            if let Some(m) = p.free_mean_logprob {
+                s.push_str(&format!(", then {m:.2} per own token"));
+            }
+            s
+        };
+        out.push(Line::styled(fit(&side("A", &c.a), w), theme.key));
+        out.push(Line::styled(fit(&side("B", &c.b), w), theme.planned));
+        let fork = match (c.fork_step, c.rejoined_at) {
+            (None, _) => "the paths do not differ".to_string(),
+            (Some(f), None) => format!(
+                "fork at step {f} · mean JS after {:.3} · never rejoin",
+                c.mean_js
+            ),
+            (Some(f), Some(r)) => format!(
+                "fork at step {f} · mean JS after {:.3} · same tokens again from step {r}",
+                c.mean_js
+            ),
+        };
+        out.push(Line::styled(fit(&fork, w), theme.text));
+    }
+    out
+}

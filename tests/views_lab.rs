@@ -1,0 +1,263 @@
+//! The lab on screen: the compare view (two paths, and teacher forcing against free running), the
+//! repetition panel with its loop alert, underlined repeats, and the keys that ask for them.
+
+mod common;
+
+use common::*;
+use nexttoken::app::keymap::{Key, Mode};
+use nexttoken::app::{Msg, SidePanel};
+use nexttoken::protocol::{
+    AlignedStep, Command, Comparison, Event, PathSummary, PathToken, Source, TokenRecord,
+};
+
+fn token(id: u32, text: &str, forced: bool, logprob: f64, rank: usize, entropy: f64) -> PathToken {
+    PathToken {
+        token: tv(id, text),
+        forced,
+        prob: logprob.exp(),
+        logprob,
+        rank,
+        entropy,
+        top1: tv(7042, " Paris"),
+    }
+}
+
+/// Two paths forked at step 0: A took " Paris", B was forced to " Berlin"; they agree again from
+/// step 2 on.
+fn comparison() -> Comparison {
+    let a = [
+        (7042, " Paris", -0.26, 1.47),
+        (30, ".", -0.41, 1.20),
+        (198, "\n", -1.01, 3.41),
+        (198, "\n", -0.73, 2.98),
+        (504, "The", -1.92, 4.91),
+    ];
+    let b = [
+        (11452, " Berlin", -7.01, 1.47),
+        (30, ".", -0.45, 1.48),
+        (198, "\n", -1.28, 3.78),
+        (198, "\n", -0.90, 3.56),
+        (504, "The", -1.94, 5.00),
+    ];
+    let js = [0.0, 0.012, 0.049, 0.015, 0.016];
+    let steps = (0..5)
+        .map(|i| AlignedStep {
+            step: i,
+            a: Some(token(a[i].0, a[i].1, false, a[i].2, 0, a[i].3)),
+            b: Some(token(
+                b[i].0,
+                b[i].1,
+                i == 0,
+                b[i].2,
+                if i == 0 { 27 } else { 0 },
+                b[i].3,
+            )),
+            kl_ab: Some(js[i] * 3.5),
+            kl_ba: Some(js[i] * 4.0),
+            js: Some(js[i]),
+            same_top1: true,
+        })
+        .collect();
+    let summary = |leaf, text: &str, lp: f64, forced: f64, mean: f64| PathSummary {
+        leaf,
+        text: text.into(),
+        tokens: 5,
+        logprob: lp,
+        forced_logprob: forced,
+        free_mean_logprob: Some(mean),
+    };
+    Comparison {
+        fork_step: Some(0),
+        a: summary(9, " Paris.\n\nThe", -4.33, 0.0, -1.02),
+        b: summary(14, " Berlin.\n\nThe", -11.58, -7.01, -1.14),
+        steps,
+        mean_js: 0.023,
+        rejoined_at: Some(1),
+    }
+}
+
+fn compared(w: u16, h: u16, reference: bool) -> nexttoken::app::App {
+    let mut app = ready_app(w, h);
+    if reference {
+        key(&mut app, 'r');
+        typing(&mut app, " Berlin.");
+        let cmds = press(&mut app, Key::Enter);
+        assert!(matches!(&cmds[..], [Command::Reference { text }] if text == " Berlin."));
+    }
+    app.update(Msg::Engine(Event::Compared {
+        comparison: Box::new(comparison()),
+        view: None,
+    }));
+    app
+}
+
+#[test]
+fn the_compare_view_opens_on_a_comparison_and_shows_both_paths() {
+    for (w, h) in [(80, 24), (160, 48)] {
+        let app = compared(w, h, false);
+        assert_eq!(app.mode, Mode::Compare);
+        let screen = screen_text(&app).join("\n");
+        for want in [
+            "Compare paths",
+            "⟨␣Paris⟩",
+            "⚑⟨␣Berlin⟩",
+            "-7.01",
+            "0.049",
+            "fork at step 0",
+        ] {
+            assert!(screen.contains(want), "{w}x{h}: no {want:?} in\n{screen}");
+        }
+        assert!(screen.contains("same tokens again from step 1"), "{screen}");
+        insta::assert_snapshot!(format!("compare_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn the_teacher_forcing_view_labels_the_reference() {
+    for (w, h) in [(80, 24), (160, 48)] {
+        let app = compared(w, h, true);
+        let screen = screen_text(&app).join("\n");
+        for want in ["Teacher forcing", "reference", "free", "perplexity", "#28"] {
+            assert!(screen.contains(want), "{w}x{h}: no {want:?} in\n{screen}");
+        }
+        // NLL is the reference's mean negative log-prob: 11.58 / 5.
+        assert!(screen.contains("NLL 2.32"), "{screen}");
+        insta::assert_snapshot!(format!("reference_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn x_compares_the_path_on_screen_with_the_path_left_last() {
+    let mut app = ready_app(100, 30);
+    // One path only: x says how to make a second one.
+    assert!(key(&mut app, 'x').is_empty());
+    assert!(app
+        .status
+        .as_ref()
+        .unwrap()
+        .text
+        .contains("one path so far"));
+    let mut view = app.session.clone().unwrap();
+    let info = |id, fork_position, current| nexttoken::protocol::BranchInfo {
+        id,
+        len: 3,
+        fork_position,
+        mean_logprob: -1.0,
+        preview: String::new(),
+        before_fork: String::new(),
+        after_fork: String::new(),
+        current,
+    };
+    view.branches = vec![info(9, 5, false), info(14, 7, false), info(20, 8, true)];
+    app.update(Msg::Engine(Event::Synced(view)));
+    assert_eq!(key(&mut app, 'x'), vec![Command::Compare { a: 20, b: 14 }]);
+    // In the branch list: the selected branch.
+    app.update(Msg::Engine(Event::Compared {
+        comparison: Box::new(comparison()),
+        view: None,
+    }));
+    press(&mut app, Key::Esc);
+    key(&mut app, 'b');
+    press(&mut app, Key::Up);
+    press(&mut app, Key::Up);
+    assert_eq!(key(&mut app, 'x'), vec![Command::Compare { a: 20, b: 9 }]);
+}
+
+#[test]
+fn the_compare_view_scrolls_and_closes() {
+    let mut app = compared(80, 24, false);
+    press(&mut app, Key::Down);
+    press(&mut app, Key::Down);
+    assert_eq!(app.lab.scroll, 2);
+    for _ in 0..10 {
+        press(&mut app, Key::Down);
+    }
+    assert_eq!(app.lab.scroll, 4, "stops at the last step");
+    press(&mut app, Key::Esc);
+    assert_eq!(app.mode, Mode::Normal);
+}
+
+/// An app whose generated text loops: "a b c d" four times after the prompt.
+fn looping_app(w: u16, h: u16) -> nexttoken::app::App {
+    let mut app = ready_app(w, h);
+    let mut view = app.session.clone().unwrap();
+    let unit = [(301, " and"), (302, " so"), (303, " on"), (304, ",")];
+    for i in 0..16 {
+        let (id, text) = unit[i % 4];
+        let p = 0.3 + 0.04 * i as f32;
+        view.tokens.push(TokenRecord {
+            token: tv(id, text),
+            position: 5 + i,
+            source: Source::Greedy,
+            prob: p,
+            logprob: p.ln(),
+            rank: 0,
+            entropy: 3.0 - 0.18 * i as f32,
+        });
+    }
+    view.decode_ms = vec![10.0; 16];
+    view.decode_kv = vec![true; 16];
+    app.update(Msg::Engine(Event::Synced(view)));
+    app
+}
+
+#[test]
+fn a_loop_is_named_in_the_status_bar_and_the_transcript() {
+    for (w, h) in [(80, 24), (160, 48)] {
+        let app = looping_app(w, h);
+        let screen = screen_text(&app).join("\n");
+        assert!(
+            screen.contains("loop: period 4, ×4.0, since step 0"),
+            "{w}x{h}:\n{screen}"
+        );
+    }
+}
+
+#[test]
+fn the_repetition_panel_charts_the_trap() {
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut app = looping_app(w, h);
+        press(&mut app, Key::Tab);
+        press(&mut app, Key::Tab);
+        assert_eq!(app.screen.side, SidePanel::Repetition);
+        let screen = screen_text(&app).join("\n");
+        for want in ["Repetition", "p(chosen) per step", "entropy per step"] {
+            assert!(screen.contains(want), "{w}x{h}: no {want:?} in\n{screen}");
+        }
+        // The loop goes on with " and" (one period back); it is not among the candidates shown.
+        assert!(screen.contains("out of the top"), "{screen}");
+        insta::assert_snapshot!(format!("repetition_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn repeated_trigrams_are_underlined_and_nothing_else() {
+    use ratatui::style::Modifier;
+    let app = looping_app(100, 30);
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30)).unwrap();
+    terminal.draw(|f| nexttoken::ui::draw(f, &app)).unwrap();
+    let buf = terminal.backend().buffer();
+    // The transcript's first text row: the prompt, then the loop.
+    let row: Vec<(String, bool)> = (1..99)
+        .map(|x| {
+            let c = &buf[(x, 1)];
+            (
+                c.symbol().to_string(),
+                c.modifier.contains(Modifier::UNDERLINED),
+            )
+        })
+        .collect();
+    let text: String = row.iter().map(|(s, _)| s.as_str()).collect();
+    let underlined: String = row
+        .iter()
+        .map(|(s, u)| if *u { s.as_str() } else { "_" })
+        .collect();
+    // The first copy of the unit and the first two tokens of the second are new; from the third
+    // token of the second copy on, every token completes a repeated 3-gram.
+    assert!(
+        text.starts_with("The capital of France is and so on, and so on,"),
+        "{text}"
+    );
+    assert!(!underlined[..40].contains("and so"), "{underlined}");
+    assert!(underlined.contains(" on, and so on,"), "{underlined}");
+}
