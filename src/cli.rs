@@ -26,6 +26,12 @@ pub struct Cli {
     /// Colour theme (`projector`: high contrast and bold, for the back of a classroom).
     #[arg(long, value_enum, default_value_t = Theme::Default)]
     pub theme: Theme,
+    /// Open a saved session (from the `S` key or `trace --save`) instead of reading the prompt.
+    #[arg(long, value_name = "FILE")]
+    pub load: Option<PathBuf>,
+    /// With --load: open a session saved with a different model file anyway.
+    #[arg(long, requires = "load")]
+    pub ignore_model_mismatch: bool,
     #[command(subcommand)]
     pub command: Option<Cmd>,
 }
@@ -267,6 +273,10 @@ pub struct TraceArgs {
     /// attention entropy at the position the token was chosen from (one extra pass per step).
     #[arg(long)]
     pub head_map: bool,
+    /// Also write the session it ran to this file (JSON, see docs/SESSIONS.md), to open with
+    /// `nexttoken --load FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

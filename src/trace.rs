@@ -47,6 +47,7 @@ pub fn run(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> Resu
     let text = session.render_prompt(&args.session.prompt, args.session.chat)?;
     let ids = session.prompt_ids(&args.session.prompt, args.session.chat)?;
     let prefill = session.prefill_ids(&ids)?;
+    session.note_prompt(&args.session.prompt, args.session.chat);
     let tokens: Vec<TokenView> = ids.iter().map(|&t| session.token_view(t)).collect();
     let line = json!({
         "type": "prefill",
@@ -103,6 +104,9 @@ pub fn run(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> Resu
         if session.is_eos(end.token.id) && end.source != Source::Forced {
             break;
         }
+    }
+    if let Some(path) = &args.save {
+        crate::engine::session_file::write(path, &session.to_saved()?)?;
     }
     Ok(())
 }

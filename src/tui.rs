@@ -31,6 +31,11 @@ const ATTENTION_WINDOW: usize = 16;
 /// Runs the TUI on `model_path` until the user quits.
 pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
     let settings = cli.sampler.settings()?;
+    // A saved session that cannot be read is refused before the screen is taken over (its model is
+    // checked by the engine, which has it loaded).
+    if let Some(path) = &cli.load {
+        crate::engine::session_file::read(path)?;
+    }
     // Input and engine events arrive on one channel, so the loop waits on a single receiver. The engine
     // sends on it directly (no forwarding thread).
     let (msg_tx, msg_rx) = mpsc::channel::<Msg>();
@@ -59,6 +64,14 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
         settings,
         width: size.width,
         height: size.height,
+    })
+    .with_session_files(crate::app::sessions::SessionFiles {
+        load: cli.load.clone(),
+        ignore_model_mismatch: cli.ignore_model_mismatch,
+        started_unix_s: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        ..Default::default()
     });
     let stop = Arc::new(AtomicBool::new(false));
     spawn_input_thread(msg_tx, stop.clone());

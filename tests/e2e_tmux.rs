@@ -235,3 +235,57 @@ fn enter_after_a_long_typed_burst_is_not_held_back() {
     });
     assert!(!s.contains("enter ok · esc cancel"), "{s}");
 }
+
+#[test]
+fn force_a_token_then_compare_both_paths_and_see_the_loop() {
+    let model = support::real_model();
+    let bin = env!("CARGO_BIN_EXE_nexttoken");
+    let cmd = format!(
+        "'{bin}' --model '{}' --prompt 'The capital of France is' --greedy",
+        model.display()
+    );
+    let t = Tmux::start(&cmd, 100, 30);
+    t.wait_for("the first distribution", 120, |s| {
+        s.contains("⟨␣Paris⟩") && step_counter(s) == Some(0)
+    });
+    // The model's own path for three steps, back to the start, then a forced second candidate.
+    for n in 1..=3 {
+        t.keys(&["Space"]);
+        t.wait_for("a step", 60, |s| step_counter(s) == Some(n));
+    }
+    for n in (0..3).rev() {
+        t.keys(&["u"]);
+        t.wait_for("a rewind", 60, |s| step_counter(s) == Some(n));
+    }
+    t.keys(&["2"]);
+    t.wait_for("the forced token", 60, |s| {
+        step_counter(s) == Some(1) && s.contains('⚑')
+    });
+    t.keys(&["Space"]);
+    t.wait_for("a step on the forced path", 60, |s| {
+        step_counter(s) == Some(2)
+    });
+    // x compares the path on screen with the path it left.
+    t.keys(&["x"]);
+    let s = t.wait_for("the compare view", 60, |s| s.contains("Compare paths"));
+    assert!(s.contains("⟨␣Paris⟩"), "the path left is shown:\n{s}");
+    assert!(s.contains("⚑⟨"), "the forced token is marked:\n{s}");
+    assert!(s.contains("fork at step 0"), "{s}");
+    t.keys(&["Escape"]);
+    t.wait_for("the main screen again", 30, |s| {
+        !s.contains("Compare paths")
+    });
+
+    // Greedy decoding falls into a loop: autoplay until the alert shows.
+    for n in (0..2).rev() {
+        t.keys(&["u"]);
+        t.wait_for("a rewind", 60, |s| step_counter(s) == Some(n));
+    }
+    t.keys(&["Tab", "Tab", "+", "+", "+", "a"]);
+    let s = t.wait_for("the loop alert", 180, |s| s.contains("loop: period"));
+    assert!(
+        s.contains("Repetition"),
+        "the repetition panel is open:\n{s}"
+    );
+    t.keys(&["a", "q"]);
+}

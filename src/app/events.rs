@@ -8,17 +8,18 @@ use crate::protocol::{Command, Event, Failure, TokenKind};
 impl App {
     pub(super) fn on_event(&mut self, event: Event) -> Vec<Command> {
         let closing = event.is_closing();
+        // A new path while the lens or the head map is open: they look again once the engine is free.
+        let moved = matches!(
+            event,
+            Event::Synced(_) | Event::Stepped(_) | Event::Compared { view: Some(_), .. }
+        );
         match event {
             Event::Loading(what) => self.busy = Busy::Loading(what),
             Event::Loaded(info) => {
                 self.say(format!("loaded {} in {:.0} ms", info.name, info.load_ms));
                 self.model = Some(info);
                 self.busy = Busy::Idle;
-                let cmd = Command::Prefill {
-                    prompt: self.prompt.text.clone(),
-                    chat: self.prompt.chat,
-                };
-                return self.request(cmd, "reading the prompt");
+                return self.first_request();
             }
             Event::Prefilling { done, total } => {
                 let since_ms = match self.busy {
@@ -71,6 +72,12 @@ impl App {
                 // A search is not a request: it never held the app busy.
                 return vec![];
             }
+            Event::Inspected(ins) => self.on_inspected(*ins),
+            Event::Saved { path, bytes } => self.say(format!(
+                "saved the session to {} ({:.1} KB)",
+                path.display(),
+                bytes as f64 / 1024.0
+            )),
             Event::Failed { what, reason } => {
                 self.say_error(format!("{}: {reason}", what.headline()));
                 self.autoplay.on = false;
@@ -82,7 +89,11 @@ impl App {
             }
         }
         if closing {
-            return self.finish();
+            let cmds = self.finish();
+            if cmds.is_empty() && moved {
+                return self.refresh_inspection();
+            }
+            return cmds;
         }
         vec![]
     }

@@ -42,6 +42,10 @@ pub enum Mode {
     Compare,
     /// Typing a reference continuation to teacher-force after `r`.
     Reference,
+    /// The logit lens after `L`: what each layer would predict.
+    Lens,
+    /// The map of every head after `H`.
+    HeadMap,
 }
 
 impl Mode {
@@ -63,6 +67,8 @@ impl Mode {
             Mode::Branches => "branches",
             Mode::Compare => "compare",
             Mode::Reference => "reference",
+            Mode::Lens => "logit lens",
+            Mode::HeadMap => "head map",
         }
     }
 }
@@ -158,6 +164,14 @@ pub enum Action {
     Decrease,
     Increase,
     ResetSampler,
+    /// Save the session to a file in the current folder (`app/sessions.rs`).
+    SaveSession,
+    /// The logit lens and the head map (`app/inspect.rs`): open them, look again at the tip, and
+    /// cycle the score that shades the map.
+    OpenLens,
+    OpenHeadMap,
+    Reinspect,
+    NextScore,
 }
 
 /// One row of the table.
@@ -220,6 +234,9 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Normal), &[P(K::PageDown)], A::ScrollDown, "transcript: a page forward"),
     b(In(M::Normal), &[P(K::Home)], A::ScrollTop, "transcript: the start"),
     b(In(M::Normal), &[P(K::End)], A::ScrollBottom, "transcript: the newest line"),
+    b(In(M::Normal), &[P(K::Char('L'))], A::OpenLens, "logit lens: each layer's guess"),
+    b(In(M::Normal), &[P(K::Char('H'))], A::OpenHeadMap, "head map: every head's scores"),
+    b(In(M::Normal), &[P(K::Char('S'))], A::SaveSession, "save the session to a file"),
     b(In(M::Normal), &[P(K::Char('?'))], A::ToggleHelp, "this help"),
     b(In(M::Normal), &[P(K::Char('q'))], A::Quit, "quit"),
     b(In(M::Normal), &[P(K::Esc)], A::Cancel, "stop reading a long prompt"),
@@ -268,6 +285,24 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Compare), &[P(K::Up), P(K::Char('k'))], A::Up, "earlier steps"),
     b(In(M::Compare), &[P(K::Down), P(K::Char('j'))], A::Down, "later steps"),
     b(In(M::Compare), &[P(K::Esc), P(K::Char('x')), P(K::Char('q'))], A::Close, "close"),
+    // Logit lens.
+    b(In(M::Lens), &[P(K::Up), P(K::Char('k'))], A::Up, "earlier layers"),
+    b(In(M::Lens), &[P(K::Down), P(K::Char('j'))], A::Down, "later layers"),
+    b(In(M::Lens), &[P(K::Char(' ')), P(K::Char('n'))], A::Step, "step, look again"),
+    b(In(M::Lens), &[P(K::Char('r'))], A::Reinspect, "look again"),
+    b(In(M::Lens), &[P(K::Char('H'))], A::OpenHeadMap, "head map"),
+    b(In(M::Lens), &[P(K::Esc), P(K::Char('L')), P(K::Char('q'))], A::Close, "close"),
+    // Head map.
+    b(In(M::HeadMap), &[P(K::Left), P(K::Char('h'))], A::PrevLayer, "earlier layer"),
+    b(In(M::HeadMap), &[P(K::Right), P(K::Char('l'))], A::NextLayer, "later layer"),
+    b(In(M::HeadMap), &[P(K::Up), P(K::Char('k'))], A::PrevHead, "head above"),
+    b(In(M::HeadMap), &[P(K::Down), P(K::Char('j'))], A::NextHead, "head below"),
+    b(In(M::HeadMap), &[P(K::Tab)], A::NextScore, "score"),
+    b(In(M::HeadMap), &[P(K::Enter)], A::Submit, "open in the attention panel"),
+    b(In(M::HeadMap), &[P(K::Char(' ')), P(K::Char('n'))], A::Step, "step, look again"),
+    b(In(M::HeadMap), &[P(K::Char('r'))], A::Reinspect, "look again"),
+    b(In(M::HeadMap), &[P(K::Char('L'))], A::OpenLens, "lens"),
+    b(In(M::HeadMap), &[P(K::Esc), P(K::Char('H')), P(K::Char('q'))], A::Close, "close"),
 ];
 
 impl Pattern {

@@ -15,11 +15,13 @@
 
 pub mod editor;
 mod events;
+pub mod inspect;
 pub mod keymap;
 pub mod lab;
 pub mod layout;
 mod requests;
 pub mod sampler_panel;
+pub mod sessions;
 pub mod state;
 mod text;
 mod update;
@@ -180,6 +182,10 @@ pub struct App {
     pub prompt: PromptState,
     /// Paths compared, teacher forcing, loops (`lab.rs`).
     pub lab: lab::Lab,
+    /// The last logit lens and head map, and how the map is shown (`inspect.rs`).
+    pub inspect: inspect::Inspect,
+    /// `--load` and the names `S` saves under (`sessions.rs`).
+    pub session_files: sessions::SessionFiles,
     /// The user has been told the model ended its turn; the next step press goes past it.
     pub past_end_confirmed: bool,
     /// Step presses waiting for the step in flight (see `requests.rs`).
@@ -229,6 +235,8 @@ impl App {
                 chat: config.chat,
             },
             lab: lab::Lab::default(),
+            inspect: inspect::Inspect::default(),
+            session_files: sessions::SessionFiles::default(),
             past_end_confirmed: false,
             queued_steps: 0,
             confirm: None,

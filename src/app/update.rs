@@ -59,6 +59,10 @@ impl App {
     }
 
     fn apply(&mut self, action: Action) -> Vec<Command> {
+        // The lens and the head map, and the keys their panels use their own way (`inspect.rs`).
+        if let Some(cmds) = self.inspect_action(action) {
+            return cmds;
+        }
         match action {
             Action::Quit => {
                 self.quit = true;
@@ -104,6 +108,7 @@ impl App {
                     .unwrap_or(0);
                 self.mode = Mode::Branches;
             }
+            Action::SaveSession => return self.save_session(),
             Action::OpenSampler => self.mode = Mode::Sampler,
             Action::ToggleChain => self.screen.show_chain = !self.screen.show_chain,
             Action::ToggleKvCache => {
@@ -205,6 +210,8 @@ impl App {
                 self.sampler.settings = SamplerSettings::default();
                 return self.send_settings();
             }
+            // Answered by `inspect_action` above.
+            Action::OpenLens | Action::OpenHeadMap | Action::Reinspect | Action::NextScore => {}
         }
         vec![]
     }

@@ -64,7 +64,8 @@ pub fn load_session(
         eos_ids: vocab.eos_ids().to_vec(),
         load_ms: 0.0,
     };
-    let session = Session::new(model, vocab, chat_template, settings, opts);
+    let mut session = Session::new(model, vocab, chat_template, settings, opts);
+    session.set_model_file(path, load.tokenizer_json);
     let info = ModelInfo {
         load_ms: start.elapsed().as_secs_f64() * 1e3,
         ..info

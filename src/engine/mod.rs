@@ -11,6 +11,7 @@ pub mod model;
 pub mod quant;
 pub mod sampler;
 pub mod session;
+pub mod session_file;
 pub mod tokenizer;
 pub mod worker;
 

@@ -153,6 +153,7 @@ fn handle(
                 }
                 !cancel.load(Ordering::Relaxed)
             })?;
+            session.note_prompt(&prompt, chat);
             Event::Synced(session.view()?)
         }
         Command::Step => Event::Stepped(session.step(Choice::Sample)?),
@@ -200,6 +201,24 @@ fn handle(
                 comparison: Box::new(comparison),
                 view: Some(session.view()?),
             }
+        }
+        // The lens follows the sampler's planned token, the one a step would take.
+        Command::Inspect { lens, heads } => {
+            Event::Inspected(Box::new(session.inspect(lens, heads, None)?))
+        }
+        Command::Save { path } => {
+            let bytes = super::session_file::write(&path, &session.to_saved()?)?;
+            Event::Saved { path, bytes }
+        }
+        Command::Load {
+            path,
+            ignore_model_mismatch,
+        } => {
+            let saved = super::session_file::read(&path)?;
+            // A mismatch the caller chose to ignore: the front end that asked says so (never stderr,
+            // which the TUI's screen owns).
+            session.restore_saved(&saved, ignore_model_mismatch)?;
+            Event::Synced(session.view()?)
         }
         Command::Cancel | Command::Quit => anyhow::bail!("not a command the engine answers"),
     })

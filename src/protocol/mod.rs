@@ -6,7 +6,7 @@
 //!
 //! # The rule of one reply
 //! Every command but `Quit` and `Cancel` is answered by exactly one *closing* event: `Synced`,
-//! `Stepped`, `SearchResults`, `Tokenized`, `Compared` or `Failed`. Before it, a command may send *progress* events (`Prefilling`,
+//! `Stepped`, `SearchResults`, `Tokenized`, `Compared`, `Inspected`, `Saved` or `Failed`. Before it, a command may send *progress* events (`Prefilling`,
 //! `Forcing`), which change nothing. `tests/worker.rs` holds each command to its sequence below.
 
 mod data;
@@ -52,6 +52,19 @@ pub enum Command {
     /// another, leave the free path current, and compare them (A free, B the reference). All or nothing.
     /// Answered by one `Forcing` per token of both runs, then one `Compared` with the new view.
     Reference { text: String },
+    /// Look inside one forward pass of the tip: the logit lens (following the sampler's planned token)
+    /// and/or the map of every head. Answered by one `Inspected`; the session is unchanged.
+    Inspect { lens: bool, heads: bool },
+    /// Save the whole session to a JSON file (`docs/SESSIONS.md`), atomically. Answered by one `Saved`;
+    /// the session is unchanged either way.
+    Save { path: std::path::PathBuf },
+    /// Replace the session with one saved to a file, re-feeding its current path. Answered by one
+    /// `Synced`, or by `Failed` (the session as it was). A file saved with another model (its sha256
+    /// differs) fails unless `ignore_model_mismatch`.
+    Load {
+        path: std::path::PathBuf,
+        ignore_model_mismatch: bool,
+    },
     /// Stop reading a long prompt. Never queued: `EngineHandle::send` raises the engine's cancel flag
     /// instead, which a prefill checks between chunks; that prefill then answers `Failed`. No reply of
     /// its own.
@@ -95,6 +108,13 @@ pub enum Event {
         comparison: Box<Comparison>,
         view: Option<SessionView>,
     },
+    /// What `Inspect` saw at the tip (boxed: the lens carries a list per layer).
+    Inspected(Box<Inspection>),
+    /// The session was saved to `path` (`bytes` long).
+    Saved {
+        path: std::path::PathBuf,
+        bytes: u64,
+    },
     /// A command could not be carried out; the session is unchanged.
     Failed {
         what: Failure,
@@ -111,6 +131,8 @@ impl Event {
                 | Event::Stepped(_)
                 | Event::SearchResults { .. }
                 | Event::Compared { .. }
+                | Event::Inspected(_)
+                | Event::Saved { .. }
                 | Event::Failed { .. }
         )
     }
@@ -131,6 +153,9 @@ pub enum Failure {
     Search,
     Compare,
     Reference,
+    Inspect,
+    Save,
+    LoadSession,
     /// The engine thread is gone.
     Engine,
 }
@@ -150,6 +175,9 @@ impl Failure {
             Failure::Search => "could not search",
             Failure::Compare => "could not compare the paths",
             Failure::Reference => "could not teacher-force the reference",
+            Failure::Inspect => "could not look inside the pass",
+            Failure::Save => "could not save the session",
+            Failure::LoadSession => "could not load the session",
             Failure::Engine => "the engine stopped",
         }
     }
@@ -167,6 +195,9 @@ impl Failure {
             Command::Search { .. } | Command::Tokenize { .. } => Failure::Search,
             Command::Compare { .. } => Failure::Compare,
             Command::Reference { .. } => Failure::Reference,
+            Command::Inspect { .. } => Failure::Inspect,
+            Command::Save { .. } => Failure::Save,
+            Command::Load { .. } => Failure::LoadSession,
             Command::Cancel | Command::Quit => Failure::Engine,
         }
     }

@@ -7,8 +7,10 @@ pub mod chain;
 pub mod compare;
 pub mod distribution;
 pub mod fmt;
+pub mod head_map;
 pub mod help;
 pub mod legend;
+pub mod lens;
 pub mod overlays;
 pub mod repetition;
 pub mod status;
@@ -61,6 +63,8 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Mode::Branches => branches::draw(frame, overlay, app, &theme),
         Mode::Search => overlays::search(frame, overlay, app, &theme),
         Mode::Compare => compare::draw(frame, clip(above_status), app, &theme),
+        Mode::Lens => lens::draw(frame, clip(above_status), app, &theme),
+        Mode::HeadMap => head_map::draw(frame, clip(above_status), app, &theme),
         Mode::Normal | Mode::ForceText | Mode::Reference => {}
     }
 }

@@ -28,30 +28,17 @@ impl Session {
             Some(id) => id,
             None => self.chain()?.0.planned,
         };
-        // Positions before the tip must be in the cache; re-feed them if the cache is off or stale.
-        let reuse = if self.opts.kv_cache {
-            self.fed.min(t)
-        } else {
-            0
-        };
-        let tokens: Vec<u32> = self.path[reuse..=t]
-            .iter()
-            .map(|&n| self.nodes[n].token)
-            .collect();
-        let out = self.model.forward(
-            &tokens,
-            reuse,
+        // Positions before the tip are read from the cache where it holds them.
+        let path = self.path.clone();
+        let out = self.read_aside(
+            &path,
+            t,
             ForwardOptions {
                 capture_rows: usize::from(heads),
                 all_logits: false,
                 lens,
             },
         )?;
-        if self.opts.kv_cache {
-            self.fed = t + 1;
-        } else {
-            self.model.cache.clear();
-        }
         let lens = lens.then(|| LogitLens {
             position: t,
             chosen: self.vocab.view(chosen),

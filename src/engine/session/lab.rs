@@ -92,33 +92,48 @@ impl Session {
         if let Some(l) = &self.nodes[path[k]].logits {
             return Ok(l.clone());
         }
-        // The cache is valid for the current path up to `fed`; only the part shared with `path` is
-        // reusable, and after this pass the cache holds `path` there.
-        let reuse = if self.opts.kv_cache {
-            self.fed.min(common_prefix(&self.path, path)).min(k)
-        } else {
-            0
-        };
-        self.fed = reuse;
-        let tokens: Vec<u32> = path[reuse..=k]
-            .iter()
-            .map(|&n| self.nodes[n].token)
-            .collect();
-        let out = self.model.forward(
-            &tokens,
-            reuse,
+        let out = self.read_aside(
+            path,
+            k,
             ForwardOptions {
                 capture_rows: 0,
                 all_logits: false,
                 lens: false,
             },
         )?;
-        if !self.opts.kv_cache {
-            self.model.cache.clear();
-        }
         let logits = Arc::new(out.logits);
         self.nodes[path[k]].logits = Some(logits.clone());
         Ok(logits)
+    }
+
+    /// One pass that ends at `path[k]` (any path of the tree), outside the tree's records: for reads
+    /// such as a dropped logits row, the logit lens or the head map. It reuses what the KV cache holds
+    /// of `path` and leaves `fed` saying how much of the current path the cache still holds.
+    pub(super) fn read_aside(
+        &mut self,
+        path: &[usize],
+        k: usize,
+        opts: ForwardOptions,
+    ) -> Result<crate::engine::model::ForwardOutput> {
+        let shared = common_prefix(&self.path, &path[..=k]);
+        let reuse = if self.opts.kv_cache {
+            self.fed.min(shared).min(k)
+        } else {
+            0
+        };
+        // Below `reuse` the cache is untouched; from there on it will hold `path`.
+        self.fed = reuse;
+        let tokens: Vec<u32> = path[reuse..=k]
+            .iter()
+            .map(|&n| self.nodes[n].token)
+            .collect();
+        let out = self.model.forward(&tokens, reuse, opts)?;
+        if self.opts.kv_cache {
+            self.fed = shared;
+        } else {
+            self.model.cache.clear();
+        }
+        Ok(out)
     }
 
     fn path_token(&self, node: usize, l: &LogProbs) -> PathToken {

@@ -12,6 +12,7 @@ mod edit;
 mod feed;
 mod inspect;
 mod lab;
+mod save;
 mod view;
 
 pub use inspect::LENS_TOP;
@@ -157,6 +158,8 @@ pub struct Session {
     undo: Vec<Undo>,
     /// Test hook: the forward pass with this count fails after it ran (see `inject_fault`).
     fault_at_pass: Option<u64>,
+    /// The model file, the prompt as typed, and loaded candidates, for saving (`save.rs`).
+    save: save::SaveState,
 }
 
 impl Session {
@@ -185,6 +188,7 @@ impl Session {
             dry_breakers: None,
             undo: Vec::new(),
             fault_at_pass: None,
+            save: Default::default(),
             prefill: PrefillReport {
                 tokens: 0,
                 ms: 0.0,
