@@ -5,8 +5,10 @@
 //! *from* it (past tense).
 //!
 //! # The rule of one reply
-//! Every command but `Quit` and `Cancel` is answered by exactly one *closing* event: `Synced`,
-//! `Stepped`, `SearchResults`, `Tokenized`, `Compared`, `Inspected`, `Saved` or `Failed`. Before it, a command may send *progress* events (`Prefilling`,
+//! Every command but `Quit` and `Cancel` is answered by exactly one reply: a *closing* event
+//! (`Synced`, `Stepped`, `SearchResults`, `Compared`, `Inspected`, `Saved` or `Failed`), or, for
+//! `Tokenize`, one `Tokenized`: a preview asked for while text is typed, which holds no command in
+//! flight and so closes none. Before its reply a command may send *progress* events (`Prefilling`,
 //! `Forcing`), which change nothing. `tests/worker.rs` holds each command to its sequence below.
 
 mod data;
