@@ -1,27 +1,6 @@
 //! The one keymap table: which key does what in which mode. It drives both dispatch and the help screen.
 
-/// A key press, reduced to what the app cares about. `tui.rs` builds it from crossterm's `KeyEvent`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Key {
-    Char(char),
-    /// A letter with Ctrl held, lower-case (`Ctrl('c')`).
-    Ctrl(char),
-    Enter,
-    Esc,
-    Backspace,
-    Delete,
-    /// Enter with Alt held (terminals send it as Esc then Enter).
-    AltEnter,
-    Tab,
-    Up,
-    Down,
-    Left,
-    Right,
-    PageUp,
-    PageDown,
-    Home,
-    End,
-}
+pub use super::keys::Key;
 
 /// What the screen is doing; decides which bindings are live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -321,30 +300,6 @@ impl Pattern {
         match self {
             Pattern::Digit => "1-9".into(),
             Pattern::Key(k) => k.label(),
-        }
-    }
-}
-
-impl Key {
-    pub fn label(self) -> String {
-        match self {
-            Key::Char(' ') => "space".into(),
-            Key::Char(c) => c.to_string(),
-            Key::Ctrl(c) => format!("ctrl-{c}"),
-            Key::Enter => "enter".into(),
-            Key::Esc => "esc".into(),
-            Key::Backspace => "bksp".into(),
-            Key::Delete => "del".into(),
-            Key::AltEnter => "alt-enter".into(),
-            Key::Tab => "tab".into(),
-            Key::Up => "↑".into(),
-            Key::Down => "↓".into(),
-            Key::Left => "←".into(),
-            Key::Right => "→".into(),
-            Key::PageUp => "pgup".into(),
-            Key::PageDown => "pgdn".into(),
-            Key::Home => "home".into(),
-            Key::End => "end".into(),
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod editor;
 mod events;
 pub mod inspect;
 pub mod keymap;
+mod keys;
 pub mod lab;
 pub mod layout;
 mod requests;

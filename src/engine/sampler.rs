@@ -13,17 +13,19 @@
 //! percent of the forward pass (see `nexttoken bench`).
 
 mod dry;
+mod penalties;
 mod row;
 
 pub use dry::{
     apply_dry, dry_on, dry_penalties, dry_penalty, dry_repeats, DryBreakers, MAX_BREAKER_BYTES,
     MAX_TAIL_TOKENS,
 };
+pub use penalties::apply_penalties;
 pub use row::{entropy, lse_entropy, rank_of, softmax, top_n};
 
 use crate::protocol::{Draw, SamplerSettings, StageReport};
+use penalties::penalised;
 use row::{lse_scaled, max_of};
-use std::collections::HashMap;
 
 /// The chain's result over one logits row.
 #[derive(Debug, Clone)]
@@ -46,37 +48,6 @@ impl ChainOutput {
     /// Raw probability (softmax of the unpenalised logits at temperature 1) of one token.
     pub fn raw_prob(&self, logits: &[f32], id: u32) -> f32 {
         (logits[id as usize] - self.lse).exp()
-    }
-}
-
-fn penalties_on(s: &SamplerSettings) -> bool {
-    let off = s.repeat_penalty == 1.0 && s.frequency_penalty == 0.0 && s.presence_penalty == 0.0;
-    !off && s.penalty_last_n > 0
-}
-
-/// Applies repetition (CTRL, Keskar et al. 2019), frequency and presence penalties over the last
-/// `penalty_last_n` tokens of `history`.
-pub fn apply_penalties(logits: &mut [f32], history: &[u32], s: &SamplerSettings) {
-    if !penalties_on(s) {
-        return;
-    }
-    let recent = &history[history.len().saturating_sub(s.penalty_last_n)..];
-    let mut counts: HashMap<u32, usize> = HashMap::new();
-    for &t in recent {
-        *counts.entry(t).or_default() += 1;
-    }
-    for (&t, &n) in &counts {
-        let Some(l) = logits.get_mut(t as usize) else {
-            continue;
-        };
-        if s.repeat_penalty != 1.0 {
-            *l = if *l > 0.0 {
-                *l / s.repeat_penalty
-            } else {
-                *l * s.repeat_penalty
-            };
-        }
-        *l -= n as f32 * s.frequency_penalty + s.presence_penalty;
     }
 }
 
@@ -151,16 +122,6 @@ pub fn run_chain_with(
         planned_prob: tempered.prob(planned) / cuts.mass_m,
         draw,
     }
-}
-
-/// Step 1: the penalised logits, only when a penalty is on and there is history to penalise; otherwise
-/// `None`, and the raw row stands in (no copy of the vocabulary).
-fn penalised(logits: &[f32], history: &[u32], s: &SamplerSettings) -> Option<Vec<f32>> {
-    (penalties_on(s) && !history.is_empty()).then(|| {
-        let mut pen = logits.to_vec();
-        apply_penalties(&mut pen, history, s);
-        pen
-    })
 }
 
 /// Step 1b: DRY over the penalised row, only when it is on and penalises some token this step.

@@ -15,6 +15,7 @@ mod builtin;
 pub mod check;
 pub mod expect;
 pub mod format;
+mod locate;
 mod parse;
 pub mod run;
 

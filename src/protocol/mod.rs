@@ -15,10 +15,12 @@ mod data;
 mod fold;
 mod inspect;
 mod lab;
+mod settings;
 
 pub use data::*;
 pub use inspect::*;
 pub use lab::*;
+pub use settings::*;
 
 /// Sent to the engine thread.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,0 +1,46 @@
+//! Step 1 of the chain: the repetition (CTRL, Keskar et al. 2019), frequency and presence penalties over
+//! the last `penalty_last_n` tokens, with llama.cpp's semantics.
+
+use crate::protocol::SamplerSettings;
+use std::collections::HashMap;
+
+fn penalties_on(s: &SamplerSettings) -> bool {
+    let off = s.repeat_penalty == 1.0 && s.frequency_penalty == 0.0 && s.presence_penalty == 0.0;
+    !off && s.penalty_last_n > 0
+}
+
+/// Applies repetition (CTRL, Keskar et al. 2019), frequency and presence penalties over the last
+/// `penalty_last_n` tokens of `history`.
+pub fn apply_penalties(logits: &mut [f32], history: &[u32], s: &SamplerSettings) {
+    if !penalties_on(s) {
+        return;
+    }
+    let recent = &history[history.len().saturating_sub(s.penalty_last_n)..];
+    let mut counts: HashMap<u32, usize> = HashMap::new();
+    for &t in recent {
+        *counts.entry(t).or_default() += 1;
+    }
+    for (&t, &n) in &counts {
+        let Some(l) = logits.get_mut(t as usize) else {
+            continue;
+        };
+        if s.repeat_penalty != 1.0 {
+            *l = if *l > 0.0 {
+                *l / s.repeat_penalty
+            } else {
+                *l * s.repeat_penalty
+            };
+        }
+        *l -= n as f32 * s.frequency_penalty + s.presence_penalty;
+    }
+}
+
+/// Step 1: the penalised logits, only when a penalty is on and there is history to penalise; otherwise
+/// `None`, and the raw row stands in (no copy of the vocabulary).
+pub(super) fn penalised(logits: &[f32], history: &[u32], s: &SamplerSettings) -> Option<Vec<f32>> {
+    (penalties_on(s) && !history.is_empty()).then(|| {
+        let mut pen = logits.to_vec();
+        apply_penalties(&mut pen, history, s);
+        pen
+    })
+}

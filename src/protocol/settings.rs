@@ -1,0 +1,185 @@
+//! The sampler's settings as they cross the channel: every stage's parameters, their defaults, and the
+//! ranges `validate` holds them to (the CLI and the sampler panel refuse the same values).
+
+use serde::{Deserialize, Serialize};
+
+/// Sampler settings. Stages run in this order: penalties, DRY, temperature, top-k, top-p, min-p, then a
+/// draw (llama.cpp's default order as far as these stages go).
+///
+/// DRY follows llama.cpp (`engine/sampler/dry.rs`): a token that would extend a sequence of `n >=
+/// dry_allowed_length` tokens already seen in the window loses `dry_multiplier * dry_base^(n -
+/// dry_allowed_length)` from its logit. Sequence breakers are mapped onto the vocabulary as llama.cpp
+/// does: a token whose text contains a breaker stops every match and is never penalised; a token whose
+/// text ends with the start of a breaker stops a match only when the tokens of the breaker's rest follow
+/// it. Simplifications: none in the matching; llama.cpp's `-1` window is its context size, here it is the
+/// whole token path (never longer than the context); and `validate` refuses an empty breaker or one over
+/// 40 bytes, which llama.cpp skips or cuts with a warning. The DRY fields default when missing, so
+/// settings saved before DRY existed still parse.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SamplerSettings {
+    /// Argmax of the penalised logits; no random draw.
+    pub greedy: bool,
+    pub temperature: f32,
+    /// 0 turns top-k off.
+    pub top_k: usize,
+    /// 1.0 turns top-p off.
+    pub top_p: f32,
+    /// 0.0 turns min-p off.
+    pub min_p: f32,
+    /// 1.0 turns the repetition penalty off (CTRL-style: divide positive logits, multiply negative ones).
+    pub repeat_penalty: f32,
+    /// Subtracted once per earlier occurrence (OpenAI-style). 0 is off.
+    pub frequency_penalty: f32,
+    /// Subtracted once if the token occurred at all. 0 is off.
+    pub presence_penalty: f32,
+    /// How many recent tokens the penalties look at.
+    pub penalty_last_n: usize,
+    /// DRY strength; 0 turns DRY off (llama.cpp suggests 0.8).
+    #[serde(default)]
+    pub dry_multiplier: f32,
+    /// How fast the DRY penalty grows with the length of the repeat.
+    #[serde(default = "default_dry_base")]
+    pub dry_base: f32,
+    /// Repeats up to this many tokens long go unpenalised.
+    #[serde(default = "default_dry_allowed_length")]
+    pub dry_allowed_length: usize,
+    /// How many recent tokens DRY scans: -1 the whole context, 0 turns DRY off.
+    #[serde(default = "default_dry_penalty_last_n")]
+    pub dry_penalty_last_n: i32,
+    /// Texts that end a repeat for DRY (llama.cpp's defaults: newline, colon, double quote, asterisk).
+    #[serde(default = "default_dry_sequence_breakers")]
+    pub dry_sequence_breakers: Vec<String>,
+    pub seed: u64,
+}
+
+fn default_dry_base() -> f32 {
+    1.75
+}
+
+fn default_dry_allowed_length() -> usize {
+    2
+}
+
+fn default_dry_penalty_last_n() -> i32 {
+    -1
+}
+
+/// llama.cpp's default DRY sequence breakers.
+pub fn default_dry_sequence_breakers() -> Vec<String> {
+    ["\n", ":", "\"", "*"].map(String::from).to_vec()
+}
+
+impl Default for SamplerSettings {
+    fn default() -> Self {
+        Self {
+            greedy: false,
+            temperature: 0.8,
+            top_k: 40,
+            top_p: 0.95,
+            min_p: 0.05,
+            repeat_penalty: 1.0,
+            frequency_penalty: 0.0,
+            presence_penalty: 0.0,
+            penalty_last_n: 64,
+            dry_multiplier: 0.0,
+            dry_base: default_dry_base(),
+            dry_allowed_length: default_dry_allowed_length(),
+            dry_penalty_last_n: default_dry_penalty_last_n(),
+            dry_sequence_breakers: default_dry_sequence_breakers(),
+            seed: 42,
+        }
+    }
+}
+
+/// The longest `dry_allowed_length` the settings accept.
+pub const DRY_MAX_ALLOWED_LENGTH: usize = 20;
+/// The widest `dry_penalty_last_n` the settings accept (beyond any context this app loads).
+pub const DRY_MAX_LAST_N: i32 = 131_072;
+/// The longest DRY sequence breaker, in bytes (llama.cpp cuts longer ones to this).
+pub const DRY_MAX_BREAKER_BYTES: usize = 40;
+
+impl SamplerSettings {
+    /// Checks every setting against its valid range, shared by the command line and the sampler panel.
+    /// The error names the setting as a flag would ("temperature 100 is out of range: ...").
+    pub fn validate(&self) -> Result<(), String> {
+        let checks: [(&str, f32, f32, f32, &str); 8] = [
+            ("temperature", self.temperature, 0.0, 5.0, "0 means greedy"),
+            ("top-p", self.top_p, 0.01, 1.0, "1 turns it off"),
+            ("min-p", self.min_p, 0.0, 0.99, "0 turns it off"),
+            (
+                "repeat-penalty",
+                self.repeat_penalty,
+                1.0,
+                3.0,
+                "1 turns it off",
+            ),
+            (
+                "frequency-penalty",
+                self.frequency_penalty,
+                -2.0,
+                2.0,
+                "0 turns it off",
+            ),
+            (
+                "presence-penalty",
+                self.presence_penalty,
+                -2.0,
+                2.0,
+                "0 turns it off",
+            ),
+            (
+                "dry-multiplier",
+                self.dry_multiplier,
+                0.0,
+                5.0,
+                "0 turns DRY off",
+            ),
+            (
+                "dry-base",
+                self.dry_base,
+                1.0,
+                5.0,
+                "the penalty grows by this factor per repeated token",
+            ),
+        ];
+        for (name, value, lo, hi, note) in checks {
+            if !(lo..=hi).contains(&value) {
+                return Err(format!(
+                    "{name} {value} is out of range: use {lo} to {hi} ({note})"
+                ));
+            }
+        }
+        let ints: [(&str, i64, i64, i64, &str); 2] = [
+            (
+                "dry-allowed-length",
+                self.dry_allowed_length as i64,
+                1,
+                DRY_MAX_ALLOWED_LENGTH as i64,
+                "repeats this long go unpenalised",
+            ),
+            (
+                "dry-penalty-last-n",
+                self.dry_penalty_last_n as i64,
+                -1,
+                DRY_MAX_LAST_N as i64,
+                "-1 means the whole context, 0 turns DRY off",
+            ),
+        ];
+        for (name, value, lo, hi, note) in ints {
+            if !(lo..=hi).contains(&value) {
+                return Err(format!(
+                    "{name} {value} is out of range: use {lo} to {hi} ({note})"
+                ));
+            }
+        }
+        for b in &self.dry_sequence_breakers {
+            if b.is_empty() || b.len() > DRY_MAX_BREAKER_BYTES {
+                return Err(format!(
+                    "dry-sequence-breaker {b:?} is out of range: use 1 to {DRY_MAX_BREAKER_BYTES} bytes \
+                     of text (\"none\" on the command line for no breakers)"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
