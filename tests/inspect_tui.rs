@@ -5,11 +5,8 @@ mod support;
 
 use nexttoken::engine::load::{load_session, LoadOptions};
 use nexttoken::engine::session::{Session, SessionOptions};
-use nexttoken::engine::worker::serve;
 use nexttoken::protocol::{Command, Event, SamplerSettings};
-use std::cell::RefCell;
-use std::sync::atomic::AtomicBool;
-use support::tiny;
+use support::{events, tiny};
 
 fn session(dir: &tempfile::TempDir) -> Session {
     let path = tiny::write(dir.path());
@@ -26,15 +23,6 @@ fn session(dir: &tempfile::TempDir) -> Session {
     )
     .unwrap()
     .0
-}
-
-/// Serves one command and returns every event it sent, in order.
-fn events(s: &mut Session, cmd: Command) -> Vec<Event> {
-    let sent = RefCell::new(Vec::new());
-    serve(s, cmd, &AtomicBool::new(false), &|e| {
-        sent.borrow_mut().push(e)
-    });
-    sent.into_inner()
 }
 
 #[test]

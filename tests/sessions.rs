@@ -10,14 +10,11 @@ use nexttoken::app::{App, Msg};
 use nexttoken::engine::load::{load_session, LoadOptions};
 use nexttoken::engine::session::{Session, SessionOptions};
 use nexttoken::engine::session_file::{self, SavedSession};
-use nexttoken::engine::worker::serve;
 use nexttoken::protocol::{
     Command, Event, Failure, SamplerSettings, SessionView, Source, StepReport,
 };
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use support::tiny;
+use support::{events, tiny};
 
 fn session_on(model: &Path) -> Session {
     let opts = SessionOptions {
@@ -34,14 +31,6 @@ fn session_on(model: &Path) -> Session {
     )
     .unwrap()
     .0
-}
-
-fn events(s: &mut Session, cmd: Command) -> Vec<Event> {
-    let sent = RefCell::new(Vec::new());
-    serve(s, cmd, &AtomicBool::new(false), &|e| {
-        sent.borrow_mut().push(e)
-    });
-    sent.into_inner()
 }
 
 fn synced(ev: Vec<Event>) -> SessionView {

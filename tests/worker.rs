@@ -12,7 +12,7 @@ use nexttoken::protocol::{Command, Event, Failure, SamplerSettings, SessionView}
 use proptest::prelude::*;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
-use support::tiny;
+use support::{events, tiny};
 
 fn session(dir: &tempfile::TempDir) -> Session {
     session_in_chunks(dir, 8)
@@ -34,15 +34,6 @@ fn session_in_chunks(dir: &tempfile::TempDir, prefill_chunk: usize) -> Session {
     )
     .unwrap()
     .0
-}
-
-/// Serves one command and returns every event it sent, in order.
-fn events(s: &mut Session, cmd: Command) -> Vec<Event> {
-    let sent = RefCell::new(Vec::new());
-    serve(s, cmd, &AtomicBool::new(false), &|e| {
-        sent.borrow_mut().push(e)
-    });
-    sent.into_inner()
 }
 
 fn prefill(s: &mut Session, prompt: &str) -> SessionView {

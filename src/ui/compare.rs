@@ -15,7 +15,7 @@ use ratatui::style::Style;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
-    Axis, Block, Chart, Clear, Dataset, GraphType, LegendPosition, Paragraph, Sparkline,
+    Axis, Block, Chart, Dataset, GraphType, LegendPosition, Paragraph, Sparkline,
 };
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
@@ -38,12 +38,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     } else {
         " Compare paths "
     };
-    let block = Block::bordered()
-        .border_style(theme.title)
-        .title(Span::styled(title, theme.title));
-    let inner = block.inner(area);
-    frame.render_widget(Clear, area);
-    frame.render_widget(block, area);
+    let inner = super::overlays::frame_over(frame, area, title.into(), theme);
     let w = inner.width as usize;
     let hints = panel_hints(Mode::Compare, w, theme);
     let Some(c) = &app.lab.comparison else {

@@ -21,18 +21,25 @@ pub(super) fn panel(
     mode: Mode,
     theme: &Theme,
 ) {
-    let block = Block::bordered()
-        .border_style(theme.title)
-        .title(Span::styled(title, theme.title));
-    let inner = block.inner(area);
-    frame.render_widget(Clear, area);
-    frame.render_widget(block, area);
+    let inner = frame_over(frame, area, title, theme);
     let hints = panel_hints(mode, inner.width as usize, theme);
     let [body, foot] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(hints.len() as u16)])
             .areas(inner);
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
     frame.render_widget(Paragraph::new(hints), foot);
+}
+
+/// Clears `area` and draws a titled border over it, as every panel that opens over the screen has;
+/// returns the inside.
+pub(super) fn frame_over(frame: &mut Frame, area: Rect, title: String, theme: &Theme) -> Rect {
+    let block = Block::bordered()
+        .border_style(theme.title)
+        .title(Span::styled(title, theme.title));
+    let inner = block.inner(area);
+    frame.render_widget(Clear, area);
+    frame.render_widget(block, area);
+    inner
 }
 
 /// Sampler settings: each change is sent at once and re-ranks the current distribution.

@@ -39,3 +39,15 @@ pub fn ids(v: &serde_json::Value) -> Vec<u32> {
         .map(|x| x.as_u64().unwrap() as u32)
         .collect()
 }
+
+/// Serves one command on the engine thread's own `serve` and returns every event it sent, in order.
+pub fn events(
+    s: &mut nexttoken::engine::session::Session,
+    cmd: nexttoken::protocol::Command,
+) -> Vec<nexttoken::protocol::Event> {
+    let sent = std::cell::RefCell::new(Vec::new());
+    nexttoken::engine::worker::serve(s, cmd, &std::sync::atomic::AtomicBool::new(false), &|e| {
+        sent.borrow_mut().push(e)
+    });
+    sent.into_inner()
+}
