@@ -23,9 +23,12 @@ pub struct Cli {
     pub session: SessionArgs,
     #[command(flatten)]
     pub sampler: SamplerArgs,
-    /// Colour theme (`projector`: high contrast and bold, for the back of a classroom).
-    #[arg(long, value_enum, default_value_t = Theme::Default)]
-    pub theme: Theme,
+    /// Colour theme (`projector`: high contrast and bold, for the back of a classroom) [default:
+    /// `default`; `projector` in presenter mode or when the lesson asks for it].
+    #[arg(long, value_enum)]
+    pub theme: Option<Theme>,
+    #[command(flatten)]
+    pub classroom: ClassroomArgs,
     /// Open a saved session (from the `S` key or `trace --save`) instead of reading the prompt.
     #[arg(long, value_name = "FILE")]
     pub load: Option<PathBuf>,
@@ -34,6 +37,25 @@ pub struct Cli {
     pub ignore_model_mismatch: bool,
     #[command(subcommand)]
     pub command: Option<Cmd>,
+}
+
+/// Teaching a class: a lesson, predict-then-reveal, presenter mode.
+#[derive(Debug, Args, Clone)]
+pub struct ClassroomArgs {
+    /// Open a lesson: a built-in's name (`nexttoken lesson list`) or a lesson TOML file.
+    #[arg(long, value_name = "NAME|PATH", conflicts_with = "load")]
+    pub lesson: Option<String>,
+    /// Predict-then-reveal: each next-token distribution stays hidden until the class has guessed.
+    #[arg(long)]
+    pub predict: bool,
+    /// With --predict, autoplay stops for a guess where the model's entropy is at least this many
+    /// nats, and runs through the steps where it is confident [default: 2.0].
+    #[arg(long, value_name = "NATS", allow_negative_numbers = true)]
+    pub pause_above: Option<f32>,
+    /// Presenter mode, for a projector: the narration, the transcript, the chosen token in large
+    /// type and wide bars.
+    #[arg(long)]
+    pub presenter: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

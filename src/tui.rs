@@ -36,6 +36,17 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
     if let Some(path) = &cli.load {
         crate::engine::session_file::read(path)?;
     }
+    // So is a lesson that cannot be read or parsed (the message names the file, line and field).
+    let lesson = cli
+        .classroom
+        .lesson
+        .as_deref()
+        .map(crate::lesson::load)
+        .transpose()?;
+    let pause_above = cli.classroom.pause_above;
+    if let Some(level) = pause_above.filter(|l| !(*l > 0.0 && l.is_finite())) {
+        anyhow::bail!("--pause-above {level}: expected an entropy in nats above 0, e.g. 2.0");
+    }
     // Input and engine events arrive on one channel, so the loop waits on a single receiver. The engine
     // sends on it directly (no forwarding thread).
     let (msg_tx, msg_rx) = mpsc::channel::<Msg>();
@@ -60,7 +71,7 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
     let mut app = App::new(AppConfig {
         prompt: cli.session.prompt.clone(),
         chat: cli.session.chat,
-        theme: theme_kind(cli.theme),
+        theme: theme_kind(theme(cli, lesson.as_ref())),
         settings,
         width: size.width,
         height: size.height,
@@ -73,6 +84,14 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
             .map_or(0, |d| d.as_secs()),
         ..Default::default()
     });
+    app.presenter.on = cli.classroom.presenter;
+    app.predict.on = cli.classroom.predict;
+    if let Some(lesson) = lesson {
+        app = app.with_lesson(lesson);
+    }
+    if let Some(level) = pause_above {
+        app.predict.pause_above = level;
+    }
     let stop = Arc::new(AtomicBool::new(false));
     spawn_input_thread(msg_tx, stop.clone());
     let result = event_loop(&mut terminal, &mut app, &msg_rx, &engine);
@@ -121,6 +140,20 @@ fn event_loop(
         if app.quit {
             return Ok(());
         }
+    }
+}
+
+/// The theme: `--theme` when given, else the lesson's, else the projector's in presenter mode.
+fn theme(cli: &Cli, lesson: Option<&crate::lesson::Lesson>) -> Theme {
+    use crate::lesson::format::ThemeName;
+    let settings = lesson.map(|l| &l.settings);
+    let presenter = cli.classroom.presenter || settings.is_some_and(|s| s.presenter);
+    match (cli.theme, settings.and_then(|s| s.theme)) {
+        (Some(t), _) => t,
+        (None, Some(ThemeName::Projector)) => Theme::Projector,
+        (None, Some(ThemeName::Default)) => Theme::Default,
+        (None, None) if presenter => Theme::Projector,
+        (None, None) => Theme::Default,
     }
 }
 

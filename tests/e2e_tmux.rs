@@ -289,3 +289,34 @@ fn force_a_token_then_compare_both_paths_and_see_the_loop() {
     );
     t.keys(&["a", "q"]);
 }
+
+#[test]
+fn a_lesson_in_presenter_mode_steps_to_the_loop() {
+    let model = support::real_model();
+    let bin = env!("CARGO_BIN_EXE_nexttoken");
+    let cmd = format!(
+        "'{bin}' --model '{}' --lesson repetition --presenter",
+        model.display()
+    );
+    let t = Tmux::start(&cmd, 100, 30);
+    // The first step: its narration, its question hiding the distribution, the large-type panel.
+    let s = t.wait_for("the lesson's first step", 120, |s| {
+        s.contains("step 1 of 5") && s.contains("What will the model write first?")
+    });
+    assert!(s.contains("Always the most likely word"), "{s}");
+    assert!(s.contains("Chosen token"), "presenter mode:\n{s}");
+    assert!(!s.contains("⟨␣Paris⟩"), "the answer stays hidden:\n{s}");
+    // The teacher reveals, then goes on to the next step: the model writes until the loop.
+    t.keys(&["h"]);
+    t.wait_for("the revealed distribution", 30, |s| s.contains("⟨␣Paris⟩"));
+    t.keys(&["Right"]);
+    let s = t.wait_for("the loop alert", 180, |s| {
+        s.contains("step 2 of 5") && s.contains("loop: period")
+    });
+    assert!(s.contains("Round and round"), "{s}");
+    assert!(
+        s.contains("Repetition"),
+        "the lesson opened the repetition panel:\n{s}"
+    );
+    t.keys(&["q"]);
+}

@@ -230,3 +230,29 @@ fn the_documented_example_holds() {
         String::from_utf8_lossy(&out)
     );
 }
+
+/// `--lesson` is read before the screen is taken over: a bad name or file is a clear message, and the
+/// terminal was never touched (the test has none to give).
+#[test]
+fn the_tui_refuses_a_bad_lesson_before_taking_the_terminal() {
+    let out = nexttoken(&["--lesson", "no-such-lesson"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no built-in lesson by this name") && err.contains("exposure-bias"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let body = "[[step]]\nnarration = \"x\"\nactions = [{ step = -3 }]\n";
+    let path = write(dir.path(), "bad.toml", &format!("{HEAD}{body}"));
+    let out = nexttoken(&["--lesson", &path]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("bad.toml:7:") && err.contains("field `step`"),
+        "{err}"
+    );
+    let out = nexttoken(&["--predict", "--pause-above", "-1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--pause-above"), "{err}");
+}

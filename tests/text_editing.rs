@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use nexttoken::app::keymap::{Action, Key, Mode};
 use nexttoken::app::{layout, App, Msg};
-use nexttoken::protocol::{Candidate, Command, Event};
+use nexttoken::protocol::{Command, Event};
 use ratatui::backend::{Backend, TestBackend};
 use ratatui::Terminal;
 
@@ -175,16 +175,6 @@ fn search_and_forced_text_edit_at_the_cursor_and_draw_it() {
     typing(&mut app, " Paris is");
     press(&mut app, Key::Ctrl('w'));
     assert_eq!(app.input.text(), " Paris ");
-}
-
-fn hit(id: u32, text: &str, prob: f32, rank: usize) -> Candidate {
-    Candidate {
-        token: tv(id, text),
-        prob,
-        logprob: prob.ln(),
-        sampled_prob: 0.0,
-        rank,
-    }
 }
 
 #[test]

@@ -11,14 +11,21 @@ impl App {
         // A new path while the lens or the head map is open: they look again once the engine is free.
         let moved = matches!(
             event,
-            Event::Synced(_) | Event::Stepped(_) | Event::Compared { view: Some(_), .. }
+            Event::Synced(_)
+                | Event::Stepped(_)
+                | Event::Compared { view: Some(_), .. }
+                | Event::LessonStep(_)
         );
+        let mut lesson_compare = false;
         match event {
             Event::Loading(what) => self.busy = Busy::Loading(what),
             Event::Loaded(info) => {
                 self.say(format!("loaded {} in {:.0} ms", info.name, info.load_ms));
                 self.model = Some(info);
                 self.busy = Busy::Idle;
+                if let Some(cmds) = self.open_lesson() {
+                    return cmds;
+                }
                 return self.first_request();
             }
             Event::Prefilling { done, total } => {
@@ -57,7 +64,9 @@ impl App {
                     ));
                 }
                 self.selection.candidate = 0;
+                self.pause_when_unsure();
             }
+            Event::LessonStep(step) => lesson_compare = self.on_lesson_step(*step),
             Event::Tokenized { text, tokens } => {
                 if self.mode == Mode::ForceText && text == self.input.text() {
                     self.input.preview = tokens;
@@ -90,6 +99,9 @@ impl App {
         }
         if closing {
             let cmds = self.finish();
+            if cmds.is_empty() && lesson_compare {
+                return self.compare_with_left();
+            }
             if cmds.is_empty() && moved {
                 return self.refresh_inspection();
             }
@@ -115,9 +127,14 @@ impl App {
 
 impl App {
     /// Replaces the app's copy of the session with the engine's whole view.
-    fn adopt(&mut self, view: crate::protocol::SessionView) {
+    pub(super) fn adopt(&mut self, view: crate::protocol::SessionView) {
         if !self.sampler.dirty {
             self.sampler.settings = view.settings.clone();
+        }
+        // A loaded session or a lesson read its own prompt: the prompt box starts from it.
+        if let Some((text, chat)) = &view.typed_prompt {
+            self.prompt.text = text.clone();
+            self.prompt.chat = *chat;
         }
         let sel = &mut self.selection;
         sel.candidate = sel

@@ -151,6 +151,16 @@ pub enum Action {
     OpenHeadMap,
     Reinspect,
     NextScore,
+    /// A lesson (`app/lesson.rs`): the next or previous lesson step, and back to the lesson's state
+    /// after exploring.
+    NextLessonStep,
+    PrevLessonStep,
+    BackToLesson,
+    /// Predict-then-reveal (`app/predict.rs`): hide or reveal the distribution, predict mode on/off.
+    ToggleHidden,
+    TogglePredict,
+    /// Presenter mode: large type, fewer panels (`ui/presenter.rs`).
+    TogglePresenter,
 }
 
 /// One row of the table.
@@ -216,6 +226,12 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Normal), &[P(K::Char('L'))], A::OpenLens, "logit lens: each layer's guess"),
     b(In(M::Normal), &[P(K::Char('H'))], A::OpenHeadMap, "head map: every head's scores"),
     b(In(M::Normal), &[P(K::Char('S'))], A::SaveSession, "save the session to a file"),
+    b(In(M::Normal), &[P(K::Right), P(K::Char('.'))], A::NextLessonStep, "lesson: next step"),
+    b(In(M::Normal), &[P(K::Left), P(K::Char(','))], A::PrevLessonStep, "lesson: previous step"),
+    b(In(M::Normal), &[P(K::Char('g'))], A::BackToLesson, "lesson: back to where it was"),
+    b(In(M::Normal), &[P(K::Char('h'))], A::ToggleHidden, "hide/reveal the distribution"),
+    b(In(M::Normal), &[P(K::Char('P'))], A::TogglePredict, "predict-then-reveal on/off"),
+    b(In(M::Normal), &[P(K::Char('z'))], A::TogglePresenter, "presenter mode (projector)"),
     b(In(M::Normal), &[P(K::Char('?'))], A::ToggleHelp, "this help"),
     b(In(M::Normal), &[P(K::Char('q'))], A::Quit, "quit"),
     b(In(M::Normal), &[P(K::Esc)], A::Cancel, "stop reading a long prompt"),
@@ -224,7 +240,7 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Help), &[P(K::Down), P(K::Char('j'))], A::Down, "scroll down"),
     b(In(M::Help), &[P(K::Up), P(K::Char('k'))], A::Up, "scroll up"),
     // Text boxes: characters are typed at the cursor; these keys are special.
-    b(In(M::Search), &[P(K::Enter)], A::Submit, "force the selected hit"),
+    b(In(M::Search), &[P(K::Enter)], A::Submit, "force (or guess) the hit"),
     b(In(M::Search), &[P(K::Up)], A::Up, "previous hit"),
     b(In(M::Search), &[P(K::Down)], A::Down, "next hit"),
     b(In(M::Search), &[P(K::Tab)], A::ToggleHitOrder, "by match/by probability"),
@@ -260,10 +276,14 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Branches), &[P(K::Enter)], A::Submit, "switch to it"),
     b(In(M::Branches), &[P(K::Char('x'))], A::CompareBranch, "compare with the path on screen"),
     b(In(M::Branches), &[P(K::Esc), P(K::Char('b')), P(K::Char('q'))], A::Close, "close"),
+    b(In(M::Branches), &[P(K::Right), P(K::Char('.'))], A::NextLessonStep, "lesson: next step"),
+    b(In(M::Branches), &[P(K::Left), P(K::Char(','))], A::PrevLessonStep, "lesson: previous step"),
     // Compare view.
     b(In(M::Compare), &[P(K::Up), P(K::Char('k'))], A::Up, "earlier steps"),
     b(In(M::Compare), &[P(K::Down), P(K::Char('j'))], A::Down, "later steps"),
     b(In(M::Compare), &[P(K::Esc), P(K::Char('x')), P(K::Char('q'))], A::Close, "close"),
+    b(In(M::Compare), &[P(K::Right), P(K::Char('.'))], A::NextLessonStep, "lesson: next step"),
+    b(In(M::Compare), &[P(K::Left), P(K::Char(','))], A::PrevLessonStep, "lesson: previous step"),
     // Logit lens.
     b(In(M::Lens), &[P(K::Up), P(K::Char('k'))], A::Up, "earlier layers"),
     b(In(M::Lens), &[P(K::Down), P(K::Char('j'))], A::Down, "later layers"),

@@ -19,6 +19,10 @@ pub struct Areas {
     pub status: Rect,
     /// Where panels that open over the screen go (sampler settings, branches, search hits).
     pub overlay: Rect,
+    /// A lesson's narration, across the top, when a lesson is open.
+    pub narration: Option<Rect>,
+    /// Presenter mode: the token just chosen in large type, beside the transcript.
+    pub big_token: Option<Rect>,
 }
 
 /// Rows under the candidate list inside the distribution panel (entropy line, sampler line).
@@ -31,44 +35,92 @@ impl Areas {
         let screen = Rect::new(0, 0, app.screen.width, app.screen.height);
         let [body, status] =
             Layout::vertical([Constraint::Fill(1), Constraint::Length(2)]).areas(screen);
-        if app.is_wide() {
-            let [left, right] =
-                Layout::horizontal([Constraint::Percentage(58), Constraint::Fill(1)]).areas(body);
-            let [transcript, attention] =
-                Layout::vertical([Constraint::Percentage(35), Constraint::Fill(1)]).areas(left);
-            let [distribution, timing] =
-                Layout::vertical([Constraint::Fill(1), Constraint::Length(18)]).areas(right);
-            let loops = app.screen.side == super::SidePanel::Repetition;
-            Areas {
-                transcript,
-                distribution,
-                attention: (!loops).then_some(attention),
-                timing: Some(timing),
-                repetition: loops.then_some(attention),
-                status,
-                overlay: attention,
-            }
+        let (narration, body) = narration_split(app, body);
+        let areas = if app.presenter.on {
+            presenter(app, body, status)
         } else {
-            let [transcript, lower] =
-                Layout::vertical([Constraint::Percentage(30), Constraint::Fill(1)]).areas(body);
-            let [distribution, side] =
-                Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(lower);
-            // The sampler chain needs a column per stage: it takes the whole width.
-            let (distribution, attention, timing, repetition) = match app.screen.side {
-                _ if app.screen.show_chain => (lower, None, None, None),
-                super::SidePanel::Attention => (distribution, Some(side), None, None),
-                super::SidePanel::Timing => (distribution, None, Some(side), None),
-                super::SidePanel::Repetition => (distribution, None, None, Some(side)),
-            };
-            Areas {
-                transcript,
-                distribution,
-                attention,
-                timing,
-                repetition,
-                status,
-                overlay: side,
-            }
+            panels(app, body, status)
+        };
+        Areas { narration, ..areas }
+    }
+}
+
+/// The narration panel across the top of the body (as tall as its text, at most two fifths of the
+/// body), and what is left below it.
+fn narration_split(app: &App, body: Rect) -> (Option<Rect>, Rect) {
+    if app.lesson.is_none() {
+        return (None, body);
+    }
+    let want = crate::ui::narration::height(app, body.width);
+    let h = want.clamp(4, (body.height * 2 / 5).max(4));
+    let [top, rest] = Layout::vertical([Constraint::Length(h), Constraint::Fill(1)]).areas(body);
+    (Some(top), rest)
+}
+
+/// Presenter mode: the transcript beside the token just chosen in large type (or the panel a lesson
+/// or `Tab` chose), over a full-width distribution with wide bars.
+fn presenter(app: &App, body: Rect, status: Rect) -> Areas {
+    let [middle, distribution] =
+        Layout::vertical([Constraint::Percentage(45), Constraint::Fill(1)]).areas(body);
+    let [transcript, side] =
+        Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(middle);
+    let pick = |p: super::SidePanel| (app.presenter.side == Some(p)).then_some(side);
+    Areas {
+        transcript,
+        distribution,
+        attention: pick(super::SidePanel::Attention),
+        timing: pick(super::SidePanel::Timing),
+        repetition: pick(super::SidePanel::Repetition),
+        status,
+        overlay: distribution,
+        narration: None,
+        big_token: app.presenter.side.is_none().then_some(side),
+    }
+}
+
+/// The usual screen: every panel at once when wide, else the distribution beside one chosen panel.
+fn panels(app: &App, body: Rect, status: Rect) -> Areas {
+    if app.is_wide() {
+        let [left, right] =
+            Layout::horizontal([Constraint::Percentage(58), Constraint::Fill(1)]).areas(body);
+        let [transcript, attention] =
+            Layout::vertical([Constraint::Percentage(35), Constraint::Fill(1)]).areas(left);
+        let [distribution, timing] =
+            Layout::vertical([Constraint::Fill(1), Constraint::Length(18)]).areas(right);
+        let loops = app.screen.side == super::SidePanel::Repetition;
+        Areas {
+            transcript,
+            distribution,
+            attention: (!loops).then_some(attention),
+            timing: Some(timing),
+            repetition: loops.then_some(attention),
+            status,
+            overlay: attention,
+            narration: None,
+            big_token: None,
+        }
+    } else {
+        let [transcript, lower] =
+            Layout::vertical([Constraint::Percentage(30), Constraint::Fill(1)]).areas(body);
+        let [distribution, side] =
+            Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(lower);
+        // The sampler chain needs a column per stage: it takes the whole width.
+        let (distribution, attention, timing, repetition) = match app.screen.side {
+            _ if app.screen.show_chain => (lower, None, None, None),
+            super::SidePanel::Attention => (distribution, Some(side), None, None),
+            super::SidePanel::Timing => (distribution, None, Some(side), None),
+            super::SidePanel::Repetition => (distribution, None, None, Some(side)),
+        };
+        Areas {
+            transcript,
+            distribution,
+            attention,
+            timing,
+            repetition,
+            status,
+            overlay: side,
+            narration: None,
+            big_token: None,
         }
     }
 }

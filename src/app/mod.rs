@@ -20,15 +20,20 @@ pub mod keymap;
 mod keys;
 pub mod lab;
 pub mod layout;
+pub mod lesson;
+pub mod predict;
 mod requests;
 pub mod sampler_panel;
+mod selection;
 pub mod sessions;
 pub mod state;
 mod text;
 mod update;
 
 pub use keymap::{Action, Key, Mode};
-pub use state::{Autoplay, Focus, PromptState, SamplerPanel, Screen, Selection, TextInput};
+pub use state::{
+    Autoplay, Focus, Presenter, PromptState, SamplerPanel, Screen, Selection, TextInput,
+};
 
 use crate::protocol::{Candidate, Event, ModelInfo, SamplerSettings, SessionView, TokenRecord};
 
@@ -187,6 +192,11 @@ pub struct App {
     pub inspect: inspect::Inspect,
     /// `--load` and the names `S` saves under (`sessions.rs`).
     pub session_files: sessions::SessionFiles,
+    /// The lesson open on screen (`lesson.rs`).
+    pub lesson: Option<lesson::LessonState>,
+    /// Predict-then-reveal and its score (`predict.rs`).
+    pub predict: predict::Predict,
+    pub presenter: Presenter,
     /// The user has been told the model ended its turn; the next step press goes past it.
     pub past_end_confirmed: bool,
     /// Step presses waiting for the step in flight (see `requests.rs`).
@@ -238,6 +248,9 @@ impl App {
             lab: lab::Lab::default(),
             inspect: inspect::Inspect::default(),
             session_files: sessions::SessionFiles::default(),
+            lesson: None,
+            predict: predict::Predict::default(),
+            presenter: Presenter::default(),
             past_end_confirmed: false,
             queued_steps: 0,
             confirm: None,

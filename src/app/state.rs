@@ -101,3 +101,13 @@ pub struct Selection {
     /// Index into the branch list.
     pub branch: usize,
 }
+
+/// Presenter mode: large type and fewer panels, for a projector (`--presenter`, `z`, or a lesson's
+/// setting).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Presenter {
+    pub on: bool,
+    /// The panel beside the transcript: `None` shows the token just chosen in large type; `Tab` and a
+    /// lesson's `panel` action choose another.
+    pub side: Option<SidePanel>,
+}

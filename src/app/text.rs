@@ -90,7 +90,12 @@ impl App {
         let text = self.input.editor.take();
         self.mode = Mode::Normal;
         match mode {
-            Mode::Search => match self.input.selected_hit() {
+            Mode::Search => match self.input.selected_hit().cloned() {
+                // A guess for predict-then-reveal: revealed and scored, not forced.
+                Some(hit) if self.awaiting_guess() => {
+                    self.input.hits.clear();
+                    self.guess(hit)
+                }
                 Some(hit) => {
                     let token_id = hit.token.id;
                     self.input.hits.clear();

@@ -4,7 +4,7 @@
 use super::keymap::{self, Action, Key, Mode};
 use super::sampler_panel::FIELDS;
 use super::AUTOPLAY_INTERVALS_MS;
-use super::{layout, App, Busy, HeadSel, Msg, SidePanel, StatusLine};
+use super::{layout, App, Busy, Msg, SidePanel, StatusLine};
 
 /// Transcript lines one notch of the mouse wheel scrolls.
 const WHEEL_LINES: usize = 3;
@@ -13,6 +13,12 @@ use crate::protocol::{Command, SamplerSettings};
 impl App {
     /// Folds one message into the state; returns what to send to the engine (usually nothing or one).
     pub fn update(&mut self, msg: Msg) -> Vec<Command> {
+        let cmds = self.fold(msg);
+        self.note_exploring(&cmds);
+        cmds
+    }
+
+    fn fold(&mut self, msg: Msg) -> Vec<Command> {
         match msg {
             Msg::Key(key) => self.on_key(key),
             Msg::Click { column, row } => self.on_click(column, row),
@@ -59,7 +65,15 @@ impl App {
     }
 
     fn apply(&mut self, action: Action) -> Vec<Command> {
-        // The lens and the head map, and the keys their panels use their own way (`inspect.rs`).
+        // The lesson keys (`lesson.rs`), what a hidden distribution refuses (`predict.rs`), then the
+        // lens and the head map and the keys their panels use their own way (`inspect.rs`).
+        if let Some(cmds) = self.lesson_action(action) {
+            return cmds;
+        }
+        if self.hidden_refuses(action) {
+            self.hidden_hint();
+            return vec![];
+        }
         if let Some(cmds) = self.inspect_action(action) {
             return cmds;
         }
@@ -126,6 +140,14 @@ impl App {
                 self.focus.layer = (self.focus.layer + if up { 1 } else { n - 1 }) % n;
             }
             Action::PrevHead | Action::NextHead => self.cycle_head(action == Action::NextHead),
+            Action::NextPanel if self.presenter.on => {
+                self.presenter.side = match self.presenter.side {
+                    None => Some(SidePanel::Attention),
+                    Some(SidePanel::Attention) => Some(SidePanel::Timing),
+                    Some(SidePanel::Timing) => Some(SidePanel::Repetition),
+                    Some(SidePanel::Repetition) => None,
+                }
+            }
             Action::NextPanel => {
                 self.screen.side = match self.screen.side {
                     SidePanel::Attention => SidePanel::Timing,
@@ -210,8 +232,21 @@ impl App {
                 self.sampler.settings = SamplerSettings::default();
                 return self.send_settings();
             }
-            // Answered by `inspect_action` above.
-            Action::OpenLens | Action::OpenHeadMap | Action::Reinspect | Action::NextScore => {}
+            Action::ToggleHidden => self.toggle_hidden(),
+            Action::TogglePredict => self.toggle_predict(),
+            Action::TogglePresenter => {
+                self.presenter.on = !self.presenter.on;
+                let state = if self.presenter.on { "on" } else { "off" };
+                self.say(format!("presenter mode {state}"));
+            }
+            // Answered by `lesson_action` and `inspect_action` above.
+            Action::OpenLens
+            | Action::OpenHeadMap
+            | Action::Reinspect
+            | Action::NextScore
+            | Action::NextLessonStep
+            | Action::PrevLessonStep
+            | Action::BackToLesson => {}
         }
         vec![]
     }
@@ -269,76 +304,6 @@ impl App {
         lines.saturating_sub(area.height.saturating_sub(3) as usize)
     }
 
-    fn move_selection(&mut self, up: bool) {
-        if self.mode == Mode::Help {
-            let (w, h) = (self.screen.width, self.screen.height);
-            let theme = crate::ui::theme::Theme::new(self.screen.theme);
-            // The help draws above the two status lines.
-            let max = crate::ui::help::max_scroll(
-                ratatui::layout::Rect::new(0, 0, w, h.saturating_sub(2)),
-                &theme,
-            );
-            let s = &mut self.screen.help_scroll;
-            *s = if up {
-                s.saturating_sub(1)
-            } else {
-                (*s + 1).min(max)
-            };
-            return;
-        }
-        if self.mode == Mode::Prompt {
-            self.input.editor.vertical(up);
-            return;
-        }
-        if self.mode == Mode::Compare {
-            let steps = self.lab.comparison.as_ref().map_or(0, |c| c.steps.len());
-            let s = &mut self.lab.scroll;
-            *s = if up {
-                s.saturating_sub(1)
-            } else {
-                (*s + 1).min(steps.saturating_sub(1))
-            };
-            return;
-        }
-        let (index, len) = match self.mode {
-            Mode::Search => (&mut self.input.selected, self.input.hits.len()),
-            Mode::Sampler => (&mut self.sampler.field, FIELDS.len()),
-            Mode::Branches => {
-                let len = self.session.as_ref().map_or(0, |s| s.branches.len());
-                (&mut self.selection.branch, len)
-            }
-            _ => {
-                // Only rows on screen can be selected (the engine may send more than fit).
-                let rows = layout::candidate_rows(
-                    layout::Areas::compute(self).distribution,
-                    self.screen.show_chain,
-                );
-                let len = self.candidates().len().min(rows.height as usize);
-                (&mut self.selection.candidate, len)
-            }
-        };
-        *index = if up {
-            index.saturating_sub(1)
-        } else {
-            (*index + 1).min(len.saturating_sub(1))
-        };
-    }
-
-    fn cycle_head(&mut self, up: bool) {
-        let n = self.n_head();
-        // The ring is: mean, head 0, head 1, … head n-1, mean …
-        let pos = match self.focus.head {
-            HeadSel::Mean => 0,
-            HeadSel::Head(h) => h + 1,
-        };
-        let next = (pos + if up { 1 } else { n }) % (n + 1);
-        self.focus.head = if next == 0 {
-            HeadSel::Mean
-        } else {
-            HeadSel::Head(next - 1)
-        };
-    }
-
     /// A settings change re-ranks the current distribution: `SetSampler`, never a forward pass.
     pub(super) fn send_settings(&mut self) -> Vec<Command> {
         if self.is_busy() {
@@ -354,7 +319,14 @@ impl App {
         self.now_ms = now_ms;
         let due = now_ms.saturating_sub(self.autoplay.last_ms) >= self.autoplay_interval_ms();
         let ended = self.ended_with().is_some();
-        if self.autoplay.on && due && !self.is_busy() && self.mode == Mode::Normal && !ended {
+        let waiting = self.awaiting_guess();
+        if self.autoplay.on
+            && due
+            && !self.is_busy()
+            && self.mode == Mode::Normal
+            && !ended
+            && !waiting
+        {
             self.autoplay.last_ms = now_ms;
             return self.request(Command::Step, "stepping");
         }

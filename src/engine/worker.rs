@@ -6,7 +6,8 @@ use super::linear::MatmulPath;
 use super::load::{load_session, LoadOptions};
 use super::panic_text;
 use super::session::{Choice, Session, SessionOptions};
-use crate::protocol::{Command, Event, Failure, SamplerSettings};
+use crate::lesson::Track;
+use crate::protocol::{Command, Event, Failure, LessonStepView, SamplerSettings};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -74,11 +75,12 @@ fn run(config: EngineConfig, cmd_rx: Receiver<Command>, cancel: &AtomicBool, sen
     let Some(mut session) = load(&config, send) else {
         return;
     };
+    let mut lesson = None;
     while let Ok(cmd) = cmd_rx.recv() {
         if cmd == Command::Quit {
             break;
         }
-        serve(&mut session, cmd, cancel, send);
+        serve(&mut session, &mut lesson, cmd, cancel, send);
     }
 }
 
@@ -120,18 +122,49 @@ fn load(config: &EngineConfig, send: &dyn Fn(Event)) -> Option<Session> {
 
 /// Carries out one command and sends its events: any progress, then exactly one closing event. A
 /// prefill stops between chunks once `cancel` is raised (it is lowered when the prefill starts).
-pub fn serve(session: &mut Session, cmd: Command, cancel: &AtomicBool, send: &dyn Fn(Event)) {
+/// `lesson` is the lesson the TUI has open, if any (`OpenLesson` sets it).
+pub fn serve(
+    session: &mut Session,
+    lesson: &mut Option<Track>,
+    cmd: Command,
+    cancel: &AtomicBool,
+    send: &dyn Fn(Event),
+) {
     if matches!(cmd, Command::Quit | Command::Cancel) {
         return;
     }
     let what = Failure::of(&cmd);
-    let result = catch_unwind(AssertUnwindSafe(|| handle(session, cmd, cancel, send)));
+    let result = catch_unwind(AssertUnwindSafe(|| match cmd {
+        Command::OpenLesson(l) => {
+            // A lesson that cannot open leaves the one before (if any) open.
+            let mut track = Track::new(*l);
+            let event = lesson_step(session, &mut track, 0)?;
+            *lesson = Some(track);
+            Ok(event)
+        }
+        Command::LessonGoto { step } => match lesson.as_mut() {
+            Some(track) => lesson_step(session, track, step),
+            None => anyhow::bail!("no lesson is open: start one with --lesson NAME"),
+        },
+        cmd => handle(session, cmd, cancel, send),
+    }));
     let reason = match result {
         Ok(Ok(closing)) => return send(closing),
         Ok(Err(e)) => e.to_string(),
         Err(panic) => format!("internal error: {}", panic_text(&panic)),
     };
     send(Event::Failed { what, reason });
+}
+
+/// Shows one step of a lesson: the closing `LessonStep` event.
+fn lesson_step(session: &mut Session, track: &mut Track, step: usize) -> anyhow::Result<Event> {
+    let reached = track.goto(session, step)?;
+    Ok(Event::LessonStep(Box::new(LessonStepView {
+        run: reached.run,
+        replayed: reached.replayed,
+        earlier_failure: reached.earlier_failure,
+        view: session.view()?,
+    })))
 }
 
 /// One command: sends progress events through `send` and returns the closing event.
@@ -220,6 +253,8 @@ fn handle(
             session.restore_saved(&saved, ignore_model_mismatch)?;
             Event::Synced(session.view()?)
         }
-        Command::Cancel | Command::Quit => anyhow::bail!("not a command the engine answers"),
+        Command::Cancel | Command::Quit | Command::OpenLesson(_) | Command::LessonGoto { .. } => {
+            anyhow::bail!("not a command the engine answers here")
+        }
     })
 }

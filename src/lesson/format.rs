@@ -37,9 +37,12 @@ pub struct LessonSettings {
     /// Turn predict-then-reveal on for the whole lesson.
     #[serde(default)]
     pub predict: bool,
-    /// `"default"` or `"projector"`.
+    /// `"default"` or `"projector"` (presenter mode's default).
     #[serde(default)]
     pub theme: Option<ThemeName>,
+    /// In predict mode, autoplay stops for a guess where the entropy (nats) is at least this.
+    #[serde(default)]
+    pub pause_above: Option<f32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

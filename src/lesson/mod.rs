@@ -5,7 +5,9 @@
 //! | `format.rs` | the pure-data [`Lesson`]: steps, narration, [`Action`]s, [`Expect`] claims |
 //! | `parse.rs` | TOML into a `Lesson`; [`LessonError`] names the file, line, column and field |
 //! | `builtin.rs` | the seven built-in lessons, compiled in from `assets/lessons/` |
+//! | `report.rs` | what a step did ([`StepRun`]: each action's outcome, what is left to the TUI), as plain data |
 //! | `run.rs` | the [`Runner`]: a step's actions as calls on the engine's `Session` (shared with the TUI) |
+//! | `track.rs` | a lesson open in the TUI, on the engine thread: the next step, or a replay to any step |
 //! | `expect.rs` | evaluating an `expect` on the real model, with the value observed |
 //! | `check.rs` | `nexttoken lesson list` and `nexttoken lesson check NAME\|PATH` |
 //!
@@ -17,12 +19,16 @@ pub mod expect;
 pub mod format;
 mod locate;
 mod parse;
+pub mod report;
 pub mod run;
+pub mod track;
 
 pub use builtin::{builtin, BUILTINS};
 pub use format::{Action, Expect, Lesson, Panel, PanelSpec, Step};
 pub use parse::{parse, LessonError};
-pub use run::{Runner, Status, StepRun, TuiAction};
+pub use report::{Outcome, Status, StepRun, TuiAction};
+pub use run::Runner;
+pub use track::Track;
 
 /// A lesson by built-in name, or else by path to a TOML file.
 pub fn load(name_or_path: &str) -> Result<Lesson, LessonError> {

@@ -92,6 +92,13 @@ pub fn parse(name: &str, file: &str, text: &str) -> Result<Lesson, LessonError> 
         let m = format!("{} minutes: expected 1 to 60", raw.minutes);
         return Err(at(span, "minutes", m));
     }
+    if let Some(level) = raw.settings.pause_above {
+        if !(level > 0.0 && level.is_finite()) {
+            let span = key_span(text, "pause_above").unwrap_or(0..0);
+            let m = format!("{level}: expected an entropy in nats above 0, e.g. 2.0");
+            return Err(at(span, "pause_above", m));
+        }
+    }
     if raw.steps.get_ref().is_empty() {
         let span = raw.steps.span();
         return Err(at(span, "step", "expected at least one [[step]]".into()));

@@ -4,7 +4,8 @@
 //! on here.
 
 use super::expect;
-use super::format::{Action, Autoplay, BranchTarget, Lesson, PanelSpec};
+use super::format::{Action, Autoplay, BranchTarget, Lesson};
+pub use super::report::{Outcome, Status, StepRun, TuiAction};
 use crate::analysis::{self, Cycle};
 use crate::engine::session::{Choice, Session, SessionError};
 use crate::protocol::{SamplerSettings, Source, StepReport};
@@ -12,53 +13,6 @@ use crate::protocol::{SamplerSettings, Source, StepReport};
 /// Repeats shorter than this many tokens are not a loop ("the the" is English): the same rule as the
 /// TUI's loop alert.
 pub const LOOP_MIN_SPAN: usize = 4;
-
-/// Something only the TUI does.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TuiAction {
-    Panel(PanelSpec),
-    /// A predict-then-reveal question: hide the distribution until the class has guessed.
-    Ask(String),
-}
-
-/// How one action went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// Done on the session.
-    Done,
-    /// Left to the TUI.
-    TuiOnly,
-    /// An `expect` check that held.
-    Passed,
-    /// An `expect` check that did not hold, or an action the session refused.
-    Failed,
-}
-
-/// One line of a step's report: an action (or one check of an `expect`) and what was observed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
-    /// The line of the action in the lesson file.
-    pub line: usize,
-    pub what: String,
-    pub observed: String,
-    pub status: Status,
-}
-
-/// What running one lesson step did.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepRun {
-    /// 0-based step index.
-    pub index: usize,
-    pub outcomes: Vec<Outcome>,
-    pub tui: Vec<TuiAction>,
-}
-
-impl StepRun {
-    /// The first check that failed, or the action the session refused.
-    pub fn failure(&self) -> Option<&Outcome> {
-        self.outcomes.iter().find(|o| o.status == Status::Failed)
-    }
-}
 
 /// Runs a lesson's steps in order on a session.
 #[derive(Debug, Clone)]
@@ -172,6 +126,8 @@ impl Runner {
                 let chat = matches!(action, Action::Chat(_));
                 let ids = session.prompt_ids(text, chat).map_err(err)?;
                 let r = session.prefill_ids(&ids).map_err(err)?;
+                // So that a saved session (and the TUI's prompt box) carries the prompt as written.
+                session.note_prompt(text, chat);
                 self.previous = None;
                 done(format!("read {} token(s) in {:.1} ms", r.tokens, r.ms))
             }

@@ -216,6 +216,10 @@ pub struct SessionView {
     pub decode_kv: Vec<bool>,
     pub branches: Vec<BranchInfo>,
     pub settings: SamplerSettings,
+    /// The prompt as it was typed, and whether it went through the chat template, when the session
+    /// knows it (a loaded session, a lesson's prompt); `None` for a tree built from ids.
+    #[serde(default)]
+    pub typed_prompt: Option<(String, bool)>,
 }
 
 /// Facts about the loaded model.

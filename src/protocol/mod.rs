@@ -6,9 +6,9 @@
 //!
 //! # The rule of one reply
 //! Every command but `Quit` and `Cancel` is answered by exactly one reply: a *closing* event
-//! (`Synced`, `Stepped`, `SearchResults`, `Compared`, `Inspected`, `Saved` or `Failed`), or, for
-//! `Tokenize`, one `Tokenized`: a preview asked for while text is typed, which holds no command in
-//! flight and so closes none. Before its reply a command may send *progress* events (`Prefilling`,
+//! (`Synced`, `Stepped`, `SearchResults`, `Compared`, `Inspected`, `Saved`, `LessonStep` or
+//! `Failed`), or, for `Tokenize`, one `Tokenized`: a preview asked for while text is typed, which holds
+//! no command in flight and so closes none. Before its reply a command may send *progress* events (`Prefilling`,
 //! `Forcing`), which change nothing. `tests/worker.rs` holds each command to its sequence below.
 
 mod data;
@@ -69,12 +69,39 @@ pub enum Command {
         path: std::path::PathBuf,
         ignore_model_mismatch: bool,
     },
+    /// Open a lesson (`lesson/`) and show its first step. Answered by one `LessonStep`, or `Failed`.
+    OpenLesson(Box<crate::lesson::Lesson>),
+    /// Show step `step` (0-based) of the open lesson: the step alone when the session is as the lesson
+    /// left it, else a replay of the lesson from its start up to that step (the draws are seeded, so the
+    /// replay gives the same tokens): "back to the lesson" after exploring, or a step back. Answered by
+    /// one `LessonStep`, or `Failed` (no lesson open, no such step; the session as it was).
+    LessonGoto { step: usize },
     /// Stop reading a long prompt. Never queued: `EngineHandle::send` raises the engine's cancel flag
     /// instead, which a prefill checks between chunks; that prefill then answers `Failed`. No reply of
     /// its own.
     Cancel,
     /// Stop the engine thread. No reply.
     Quit,
+}
+
+impl Command {
+    /// Whether the command changes the session (its tree, its path, its settings or its cache), as
+    /// opposed to reading it (search, compare, inspect, save) or running a lesson step.
+    pub fn changes_session(&self) -> bool {
+        matches!(
+            self,
+            Command::Prefill { .. }
+                | Command::Step
+                | Command::Force { .. }
+                | Command::ForceText { .. }
+                | Command::Rewind { .. }
+                | Command::SwitchBranch { .. }
+                | Command::SetSampler(_)
+                | Command::SetKvCache { .. }
+                | Command::Reference { .. }
+                | Command::Load { .. }
+        )
+    }
 }
 
 /// Sent from the engine thread.
@@ -119,6 +146,8 @@ pub enum Event {
         path: std::path::PathBuf,
         bytes: u64,
     },
+    /// A lesson step was shown: what it did, and the whole session after it.
+    LessonStep(Box<LessonStepView>),
     /// A command could not be carried out; the session is unchanged.
     Failed {
         what: Failure,
@@ -137,9 +166,22 @@ impl Event {
                 | Event::Compared { .. }
                 | Event::Inspected(_)
                 | Event::Saved { .. }
+                | Event::LessonStep(_)
                 | Event::Failed { .. }
         )
     }
+}
+
+/// A lesson step as the TUI shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LessonStepView {
+    /// What the step did: each action's outcome, and what is left to the TUI (panels, questions).
+    pub run: crate::lesson::StepRun,
+    /// Steps run again to get here (0 when it followed on from the step before).
+    pub replayed: usize,
+    /// An earlier step that did not go as the lesson says, found while replaying.
+    pub earlier_failure: Option<crate::lesson::StepRun>,
+    pub view: SessionView,
 }
 
 /// What failed, so that a front end can say it in words.
@@ -160,6 +202,7 @@ pub enum Failure {
     Inspect,
     Save,
     LoadSession,
+    Lesson,
     /// The engine thread is gone.
     Engine,
 }
@@ -182,6 +225,7 @@ impl Failure {
             Failure::Inspect => "could not look inside the pass",
             Failure::Save => "could not save the session",
             Failure::LoadSession => "could not load the session",
+            Failure::Lesson => "could not run the lesson",
             Failure::Engine => "the engine stopped",
         }
     }
@@ -202,6 +246,7 @@ impl Failure {
             Command::Inspect { .. } => Failure::Inspect,
             Command::Save { .. } => Failure::Save,
             Command::Load { .. } => Failure::LoadSession,
+            Command::OpenLesson(_) | Command::LessonGoto { .. } => Failure::Lesson,
             Command::Cancel | Command::Quit => Failure::Engine,
         }
     }

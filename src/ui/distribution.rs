@@ -16,6 +16,10 @@ use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    if app.distribution_hidden() && app.session.is_some() {
+        super::predict::hidden(frame, area, app, theme);
+        return;
+    }
     let view = if app.screen.show_chain {
         "chain"
     } else {
@@ -30,19 +34,24 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(block, area);
         return;
     };
-    block = block
-        .title(Span::styled(
-            format!(" Next token · position {} ", dist.position),
-            theme.title,
-        ))
-        .title_bottom(Line::styled(
+    // After a guess: how the model rated it (the guessed row is starred).
+    let bottom = match super::predict::reveal_line(app, area.width.saturating_sub(4) as usize) {
+        Some(reveal) => Line::styled(reveal, theme.key),
+        None => Line::styled(
             format!(
                 " entropy {:.2} nats · EOS {} ",
                 dist.entropy,
                 pct(dist.eos_prob)
             ),
             theme.dim,
-        ));
+        ),
+    };
+    block = block
+        .title(Span::styled(
+            format!(" Next token · position {} ", dist.position),
+            theme.title,
+        ))
+        .title_bottom(bottom);
     frame.render_widget(block, area);
     let rows = candidate_rows(area, app.screen.show_chain);
     let inner = inset(area);
@@ -152,11 +161,18 @@ fn bar_row(
     let planned = c.token.id == dist.planned.id;
     let cut = cut_by(dist, i);
     let text_style = if cut.is_some() { theme.dim } else { theme.text };
+    let guessed = app
+        .predict
+        .last
+        .as_ref()
+        .is_some_and(|r| r.position == dist.position && r.guess.token.id == c.token.id);
+    let lead = match (selected, guessed) {
+        (true, _) => "▶",
+        (false, true) => "★",
+        (false, false) => " ",
+    };
     let mut spans = vec![
-        Span::styled(
-            format!("{}{:>2} ", if selected { "▶" } else { " " }, i + 1),
-            theme.key,
-        ),
+        Span::styled(format!("{lead}{:>2} ", i + 1), theme.key),
         Span::styled(pad(&quoted_token(&c.token), cols.token), text_style),
     ];
     match cut {

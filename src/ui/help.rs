@@ -225,7 +225,9 @@ pub fn panel_hints(mode: Mode, width: usize, theme: &Theme) -> Vec<Line<'static>
     let mut lines = vec![];
     let mut spans: Vec<Span> = vec![];
     let mut used = 0;
-    for b in keymap::bindings(mode) {
+    // The lesson's step keys are hinted by the narration panel itself, and only when a lesson is open.
+    let lesson = |a| matches!(a, Action::NextLessonStep | Action::PrevLessonStep);
+    for b in keymap::bindings(mode).filter(|b| !lesson(b.action)) {
         let key = b.keys.first().map(|k| k.label()).unwrap_or_default();
         let w = key.width() + b.help.width() + 2;
         if used + w > width && !spans.is_empty() {

@@ -11,7 +11,10 @@ pub mod head_map;
 pub mod help;
 pub mod legend;
 pub mod lens;
+pub mod narration;
 pub mod overlays;
+pub mod predict;
+pub mod presenter;
 pub mod repetition;
 pub mod status;
 pub mod theme;
@@ -49,6 +52,12 @@ pub fn draw(frame: &mut Frame, app: &App) {
     if let Some(r) = areas.repetition {
         repetition::draw(frame, clip(r), app, &theme);
     }
+    if let Some(n) = areas.narration {
+        narration::draw(frame, clip(n), app, &theme);
+    }
+    if let Some(b) = areas.big_token {
+        presenter::draw(frame, clip(b), app, &theme);
+    }
     status::draw(frame, clip(areas.status), app, &theme);
     let overlay = clip(areas.overlay);
     // Help and the prompt editor go over everything but the status lines, which say how to close them.
@@ -56,15 +65,24 @@ pub fn draw(frame: &mut Frame, app: &App) {
         height: areas.status.y.saturating_sub(screen.y),
         ..screen
     };
+    // A lesson's narration stays on screen above the views that open over the panels.
+    let below_narration = match areas.narration {
+        Some(n) => Rect {
+            y: n.y + n.height,
+            height: above_status.height.saturating_sub(n.height),
+            ..above_status
+        },
+        None => above_status,
+    };
     match app.mode {
         Mode::Help => help::draw(frame, clip(above_status), app.screen.help_scroll, &theme),
         Mode::Prompt => overlays::prompt(frame, clip(above_status), app, &theme),
         Mode::Sampler => overlays::sampler(frame, overlay, app, &theme),
         Mode::Branches => branches::draw(frame, overlay, app, &theme),
         Mode::Search => overlays::search(frame, overlay, app, &theme),
-        Mode::Compare => compare::draw(frame, clip(above_status), app, &theme),
-        Mode::Lens => lens::draw(frame, clip(above_status), app, &theme),
-        Mode::HeadMap => head_map::draw(frame, clip(above_status), app, &theme),
+        Mode::Compare => compare::draw(frame, clip(below_narration), app, &theme),
+        Mode::Lens => lens::draw(frame, clip(below_narration), app, &theme),
+        Mode::HeadMap => head_map::draw(frame, clip(below_narration), app, &theme),
         Mode::Normal | Mode::ForceText | Mode::Reference => {}
     }
 }

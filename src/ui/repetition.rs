@@ -25,7 +25,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         return;
     };
     let w = inner.width as usize;
-    let lines = status_lines(view, w, theme);
+    let lines = status_lines(view, w, theme, app.distribution_hidden());
     let [text, p_area, h_area] = Layout::vertical([
         Constraint::Length(lines.len() as u16),
         Constraint::Fill(1),
@@ -72,11 +72,19 @@ pub fn alert(c: &Cycle, view: &SessionView) -> String {
 }
 
 /// The loop line and the loop-continuing token's fate under the penalties.
-fn status_lines(view: &SessionView, w: usize, theme: &Theme) -> Vec<Line<'static>> {
+fn status_lines(view: &SessionView, w: usize, theme: &Theme, hidden: bool) -> Vec<Line<'static>> {
     let Some(c) = tip_loop(view) else {
         return vec![Line::styled(fit("no loop at the tip", w), theme.dim)];
     };
     let mut lines = vec![Line::styled(fit(&alert(&c, view), w), theme.error)];
+    if hidden {
+        // The loop token's odds would give a guess away.
+        lines.push(Line::styled(
+            fit("next: hidden until the guess", w),
+            theme.dim,
+        ));
+        return lines;
+    }
     // The loop goes on with the token one period back.
     let next_id = view.tokens[view.tokens.len() - c.period].token.id;
     let shown = &view.next.candidates;

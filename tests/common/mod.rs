@@ -26,6 +26,17 @@ pub fn tv(id: u32, text: &str) -> TokenView {
     }
 }
 
+/// A vocabulary search hit: a token with the model's probability and its rank in the whole vocabulary.
+pub fn hit(id: u32, text: &str, prob: f32, rank: usize) -> Candidate {
+    Candidate {
+        token: tv(id, text),
+        prob,
+        logprob: prob.ln(),
+        sampled_prob: 0.0,
+        rank,
+    }
+}
+
 pub fn model_info() -> ModelInfo {
     ModelInfo {
         name: "SmolLM2-135M-Instruct".into(),
@@ -291,6 +302,7 @@ pub fn prefilled() -> SessionView {
         decode_kv: vec![],
         branches: vec![],
         settings,
+        typed_prompt: None,
     }
 }
 

@@ -45,9 +45,17 @@ pub fn events(
     s: &mut nexttoken::engine::session::Session,
     cmd: nexttoken::protocol::Command,
 ) -> Vec<nexttoken::protocol::Event> {
+    events_in_lesson(s, &mut None, cmd)
+}
+
+/// As [`events`], with the lesson the engine thread holds (`OpenLesson` sets it).
+pub fn events_in_lesson(
+    s: &mut nexttoken::engine::session::Session,
+    lesson: &mut Option<nexttoken::lesson::Track>,
+    cmd: nexttoken::protocol::Command,
+) -> Vec<nexttoken::protocol::Event> {
     let sent = std::cell::RefCell::new(Vec::new());
-    nexttoken::engine::worker::serve(s, cmd, &std::sync::atomic::AtomicBool::new(false), &|e| {
-        sent.borrow_mut().push(e)
-    });
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    nexttoken::engine::worker::serve(s, lesson, cmd, &cancel, &|e| sent.borrow_mut().push(e));
     sent.into_inner()
 }

@@ -45,6 +45,15 @@ impl Session {
         self.save.loaded.clear();
     }
 
+    /// The prompt as typed and its chat flag, when it is the one the current tree was read from.
+    pub fn typed_prompt(&self) -> Option<(String, bool)> {
+        let ids = &self.tokens()[..self.prompt_len];
+        match &self.save.prompt {
+            Some((p, chat, noted)) if noted.as_slice() == ids => Some((p.clone(), *chat)),
+            _ => None,
+        }
+    }
+
     /// The model file's sha256 (hashed once, ~0.3 s for 96 MB).
     pub fn model_sha256(&self) -> Result<String> {
         let path = self.save.model_file.as_ref().ok_or(Error::NoModelFile)?;

@@ -155,6 +155,7 @@ impl Session {
             decode_kv: self.generated_passes().map(|(_, kv)| kv).collect(),
             branches: self.branches(),
             settings: self.settings.clone(),
+            typed_prompt: self.typed_prompt(),
         })
     }
 }

@@ -1,0 +1,78 @@
+//! Moving the highlight: up and down in the candidate list, the search hits, the sampler settings, the
+//! branch list, the compare table and the help; and the attention head ring (mean, head 0, head 1, ...).
+
+use super::keymap::Mode;
+use super::sampler_panel::FIELDS;
+use super::{layout, App, HeadSel};
+
+impl App {
+    pub(super) fn move_selection(&mut self, up: bool) {
+        if self.mode == Mode::Help {
+            let (w, h) = (self.screen.width, self.screen.height);
+            let theme = crate::ui::theme::Theme::new(self.screen.theme);
+            // The help draws above the two status lines.
+            let max = crate::ui::help::max_scroll(
+                ratatui::layout::Rect::new(0, 0, w, h.saturating_sub(2)),
+                &theme,
+            );
+            let s = &mut self.screen.help_scroll;
+            *s = if up {
+                s.saturating_sub(1)
+            } else {
+                (*s + 1).min(max)
+            };
+            return;
+        }
+        if self.mode == Mode::Prompt {
+            self.input.editor.vertical(up);
+            return;
+        }
+        if self.mode == Mode::Compare {
+            let steps = self.lab.comparison.as_ref().map_or(0, |c| c.steps.len());
+            let s = &mut self.lab.scroll;
+            *s = if up {
+                s.saturating_sub(1)
+            } else {
+                (*s + 1).min(steps.saturating_sub(1))
+            };
+            return;
+        }
+        let (index, len) = match self.mode {
+            Mode::Search => (&mut self.input.selected, self.input.hits.len()),
+            Mode::Sampler => (&mut self.sampler.field, FIELDS.len()),
+            Mode::Branches => {
+                let len = self.session.as_ref().map_or(0, |s| s.branches.len());
+                (&mut self.selection.branch, len)
+            }
+            _ => {
+                // Only rows on screen can be selected (the engine may send more than fit).
+                let rows = layout::candidate_rows(
+                    layout::Areas::compute(self).distribution,
+                    self.screen.show_chain,
+                );
+                let len = self.candidates().len().min(rows.height as usize);
+                (&mut self.selection.candidate, len)
+            }
+        };
+        *index = if up {
+            index.saturating_sub(1)
+        } else {
+            (*index + 1).min(len.saturating_sub(1))
+        };
+    }
+
+    pub(super) fn cycle_head(&mut self, up: bool) {
+        let n = self.n_head();
+        // The ring is: mean, head 0, head 1, … head n-1, mean …
+        let pos = match self.focus.head {
+            HeadSel::Mean => 0,
+            HeadSel::Head(h) => h + 1,
+        };
+        let next = (pos + if up { 1 } else { n }) % (n + 1);
+        self.focus.head = if next == 0 {
+            HeadSel::Mean
+        } else {
+            HeadSel::Head(next - 1)
+        };
+    }
+}

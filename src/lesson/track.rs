@@ -1,0 +1,89 @@
+//! A lesson open in the TUI, on the engine thread: which step is shown, and how to get to another one.
+//!
+//! Going to the next step runs just that step when the session is exactly as the lesson left it. After
+//! free exploration (a step, a rewind, a setting changed by hand), or to go back, the lesson is replayed
+//! from its start: lessons seed every draw, so a replay gives the same tokens, and the session ends up
+//! where the lesson says it should be ("back to the lesson").
+
+use super::format::Lesson;
+use super::report::StepRun;
+use super::run::Runner;
+use crate::engine::session::Session;
+use crate::protocol::SamplerSettings;
+
+/// What identifies the session's state after a lesson step: any change by hand changes one of these.
+#[derive(Debug, Clone, PartialEq)]
+struct Mark {
+    tip: Option<usize>,
+    forward_passes: u64,
+    kv_cache_on: bool,
+    settings: SamplerSettings,
+}
+
+impl Mark {
+    fn of(session: &Session) -> Mark {
+        Mark {
+            tip: session.tip_id(),
+            forward_passes: session.forward_passes(),
+            kv_cache_on: session.kv_cache_on(),
+            settings: session.settings().clone(),
+        }
+    }
+}
+
+/// A lesson being taught: the runner, and the mark of the state its last step left.
+#[derive(Debug, Clone)]
+pub struct Track {
+    runner: Runner,
+    mark: Option<Mark>,
+}
+
+/// How a step was reached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reached {
+    /// What the step did.
+    pub run: StepRun,
+    /// Steps run again before it (0 when it followed on from the step before).
+    pub replayed: usize,
+    /// A step before it that did not go as the lesson says, if any (the lesson is then off its script).
+    pub earlier_failure: Option<StepRun>,
+}
+
+impl Track {
+    pub fn new(lesson: Lesson) -> Track {
+        Track {
+            runner: Runner::new(lesson),
+            mark: None,
+        }
+    }
+
+    pub fn lesson(&self) -> &Lesson {
+        self.runner.lesson()
+    }
+
+    /// Shows step `step` (0-based): runs it alone when the session is as the step before left it, else
+    /// replays the lesson up to it and runs it.
+    pub fn goto(&mut self, session: &mut Session, step: usize) -> anyhow::Result<Reached> {
+        let len = self.lesson().steps.len();
+        if step >= len {
+            anyhow::bail!("the lesson has {len} steps; there is no step {}", step + 1);
+        }
+        let follows = self.runner.next_step() == step
+            && step > 0
+            && self.mark.as_ref() == Some(&Mark::of(session));
+        let mut replayed = 0;
+        let mut earlier_failure = None;
+        if !follows {
+            let runs = self.runner.replay_to(session, step)?;
+            replayed = runs.len();
+            earlier_failure = runs.into_iter().find(|r| r.failure().is_some());
+        }
+        let run = self.runner.run_step(session);
+        self.mark = Some(Mark::of(session));
+        Ok(Reached {
+            run,
+            replayed,
+            earlier_failure,
+        })
+    }
+}

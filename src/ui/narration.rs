@@ -1,0 +1,163 @@
+//! The narration panel of a lesson: the step's heading and text (markdown-light: `**bold**`, `` `code` ``,
+//! blank lines between paragraphs, wrapped with textwrap), then what the step's `expect` checks saw.
+//! A check's result waits while the class is asked to guess, so it never gives the answer away.
+
+use super::theme::Theme;
+use crate::app::keymap::{pair_hint, Action, Mode};
+use crate::app::lesson::LessonState;
+use crate::app::App;
+use crate::lesson::Status;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+use ratatui::Frame;
+
+/// Rows the panel would like at this screen width: its lines and two borders.
+pub fn height(app: &App, width: u16) -> u16 {
+    let theme = Theme::new(app.screen.theme);
+    let lines = app.lesson.as_ref().map_or(0, |l| {
+        body(app, l, width.saturating_sub(2) as usize, &theme).len()
+    });
+    (lines as u16).saturating_add(2)
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let Some(state) = app.lesson.as_ref() else {
+        return;
+    };
+    let n = state.len();
+    let title = match state.at {
+        Some(i) => {
+            let heading = state.lesson.steps[i].title.as_deref().unwrap_or_default();
+            format!(
+                " {} · step {} of {n} · {heading} ",
+                state.lesson.title,
+                i + 1
+            )
+        }
+        None => format!(" {} · {n} steps ", state.lesson.title),
+    };
+    let keys = pair_hint(
+        Mode::Normal,
+        [Action::PrevLessonStep, Action::NextLessonStep],
+    );
+    let mut block = Block::bordered()
+        .border_style(theme.border)
+        .title(Span::styled(title, theme.title))
+        .title_top(Line::styled(format!(" {keys}: lesson steps "), theme.dim).right_aligned());
+    let lines = body(app, state, area.width.saturating_sub(2) as usize, theme);
+    let room = area.height.saturating_sub(2) as usize;
+    if lines.len() > room {
+        block = block.title_bottom(Line::styled(
+            " … more than fits: a larger window shows it all ",
+            theme.dim,
+        ));
+    }
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// The panel's lines at `width`: the narration, then the checks, then where the class is.
+fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let Some(i) = state.at else {
+        return vec![Line::styled(
+            format!(
+                "{}: the first step is being run on the model…",
+                state.lesson.summary
+            ),
+            theme.dim,
+        )];
+    };
+    let mut lines = markdown_light(&state.lesson.steps[i].narration, width.max(10), theme);
+    if let Some(run) = &state.run {
+        let checks: Vec<_> = run
+            .outcomes
+            .iter()
+            .filter(|o| matches!(o.status, Status::Passed | Status::Failed))
+            .collect();
+        let failed: Vec<_> = checks
+            .iter()
+            .filter(|o| o.status == Status::Failed)
+            .collect();
+        if app.awaiting_guess() && failed.is_empty() && !checks.is_empty() {
+            lines.push(Line::styled(
+                format!(
+                    "✓ {} check(s) held on the model: shown after the reveal",
+                    checks.len()
+                ),
+                theme.dim,
+            ));
+        } else {
+            for o in &checks {
+                let (mark, style) = match o.status {
+                    Status::Passed => ("✓", theme.info),
+                    _ => ("✗", theme.error),
+                };
+                let text = format!("{mark} {}: {}", o.what, o.observed);
+                lines.push(Line::styled(super::fmt::fit(&text, width), style));
+            }
+        }
+    }
+    if let Some(f) = &state.earlier_failure {
+        let text = format!(
+            "⚠ step {} did not go as the lesson says: what follows may differ from its text",
+            f.index + 1
+        );
+        lines.push(Line::styled(super::fmt::fit(&text, width), theme.error));
+    }
+    if state.explored {
+        let back = crate::app::keymap::hint_key(Mode::Normal, Action::BackToLesson);
+        let text = format!("✎ exploring on your own: {back} goes back to the lesson");
+        lines.push(Line::styled(super::fmt::fit(&text, width), theme.key));
+    }
+    lines
+}
+
+/// Markdown-light text as styled, wrapped lines: paragraphs (blank lines between them) are wrapped
+/// with textwrap; `**bold**` and `` `code` `` carry across line breaks.
+pub fn markdown_light(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for (n, para) in text.split("\n\n").enumerate() {
+        if n > 0 {
+            out.push(Line::default());
+        }
+        let joined = para.split_whitespace().collect::<Vec<_>>().join(" ");
+        // Markers take no room on screen; wrapping with them counted only makes lines a little short.
+        let (mut bold, mut code) = (false, false);
+        for line in textwrap::wrap(&joined, width) {
+            let mut spans = Vec::new();
+            let mut rest = line.as_ref();
+            while !rest.is_empty() {
+                let next = [rest.find("**"), rest.find('`')]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .unwrap_or(rest.len());
+                if next > 0 {
+                    spans.push(Span::styled(
+                        rest[..next].to_string(),
+                        style(theme, bold, code),
+                    ));
+                }
+                rest = &rest[next..];
+                if let Some(r) = rest.strip_prefix("**") {
+                    bold = !bold;
+                    rest = r;
+                } else if let Some(r) = rest.strip_prefix('`') {
+                    code = !code;
+                    rest = r;
+                }
+            }
+            out.push(Line::from(spans));
+        }
+    }
+    out
+}
+
+fn style(theme: &Theme, bold: bool, code: bool) -> Style {
+    match (bold, code) {
+        (_, true) => theme.key,
+        (true, false) => theme.title,
+        (false, false) => theme.text,
+    }
+}

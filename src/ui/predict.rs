@@ -1,0 +1,85 @@
+//! Predict-then-reveal on screen: the card that stands in for the hidden distribution (the question,
+//! how to guess, the running score), and the line that says how the model rated the last guess.
+
+use super::fmt::{fit, pct, quoted_token};
+use super::theme::Theme;
+use crate::app::keymap::{hint_key, Action, Mode};
+use crate::app::App;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::Frame;
+
+/// The distribution panel while it is hidden.
+pub fn hidden(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let position = app.session.as_ref().map_or(0, |s| s.next.position);
+    let block = Block::bordered()
+        .border_style(theme.border)
+        .title(Span::styled(
+            format!(" Next token · position {position} · hidden "),
+            theme.title,
+        ))
+        .title_bottom(Line::styled(score_line(app), theme.dim));
+    let search = hint_key(Mode::Normal, Action::OpenSearch);
+    let reveal = hint_key(Mode::Normal, Action::ToggleHidden);
+    let mut lines: Vec<Line> = Vec::new();
+    // The text starts one column in from the border.
+    let inner = Rect {
+        x: area.x + 1,
+        width: area.width.saturating_sub(1),
+        ..area
+    };
+    if app.awaiting_guess() {
+        let question = app.question().unwrap_or("What comes next?");
+        lines.extend([
+            Line::styled(format!("? {question}"), theme.title),
+            Line::default(),
+            Line::styled(
+                format!("Your guess: {search}, type a word, enter on a hit."),
+                theme.text,
+            ),
+            Line::styled(format!("{reveal}: reveal without a guess."), theme.dim),
+        ]);
+    } else {
+        lines.extend([
+            Line::styled("Hidden for a question asked aloud.", theme.title),
+            Line::default(),
+            Line::styled(format!("{reveal}: reveal it."), theme.text),
+        ]);
+    }
+    frame.render_widget(block, area);
+    let text = Rect {
+        y: inner.y + 1,
+        height: inner.height.saturating_sub(2),
+        width: inner.width.saturating_sub(2),
+        ..inner
+    };
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), text);
+}
+
+/// The running score, for a panel's border: " score: 2/5 top-1 · … ", or empty before any guess.
+pub fn score_line(app: &App) -> String {
+    let s = &app.predict.score;
+    if s.guesses == 0 {
+        return String::new();
+    }
+    format!(" score: {} ", s.summary())
+}
+
+/// The reveal of the guess at the position on screen, if the class guessed there: for the
+/// distribution panel's border.
+pub fn reveal_line(app: &App, width: usize) -> Option<String> {
+    let r = app.predict.last.as_ref()?;
+    if app.session.as_ref()?.next.position != r.position {
+        return None;
+    }
+    let g = &r.guess;
+    let text = format!(
+        " your guess {}: {}, rank {} · {:.1} bits ",
+        quoted_token(&g.token),
+        pct(g.prob),
+        g.rank + 1,
+        -(f64::from(g.prob)).log2()
+    );
+    Some(fit(&text, width))
+}

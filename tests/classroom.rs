@@ -1,0 +1,286 @@
+//! The classroom in the app, as state: a lesson's keys and steps, predict-then-reveal (hide, guess,
+//! reveal, score, pause when unsure), the teacher's hide key and presenter mode. No model: the engine's
+//! replies are built by hand (`tests/lesson_engine.rs` runs lessons on the real model).
+
+mod common;
+
+use common::*;
+use nexttoken::app::keymap::{Key, Mode};
+use nexttoken::app::predict::Score;
+use nexttoken::app::{App, Msg, SidePanel};
+use nexttoken::lesson::{Lesson, Outcome, Panel, PanelSpec, Status, StepRun, TuiAction};
+use nexttoken::protocol::{Command, Event, LessonStepView, Source};
+
+fn repetition() -> Lesson {
+    nexttoken::lesson::builtin("repetition").unwrap().unwrap()
+}
+
+/// An app with the repetition lesson, the model loaded: it asks for the lesson's first step.
+fn lesson_app(w: u16, h: u16) -> App {
+    let mut app = App::new(config(w, h)).with_lesson(repetition());
+    let cmds = app.update(Msg::Engine(Event::Loaded(model_info())));
+    assert!(
+        matches!(&cmds[..], [Command::OpenLesson(l)] if l.name == "repetition"),
+        "the first request is the lesson, not the prompt: {cmds:?}"
+    );
+    app
+}
+
+fn step(index: usize, tui: Vec<TuiAction>, outcomes: Vec<Outcome>) -> Msg {
+    Msg::Engine(Event::LessonStep(Box::new(LessonStepView {
+        run: StepRun {
+            index,
+            outcomes,
+            tui,
+        },
+        replayed: 0,
+        earlier_failure: None,
+        view: prefilled(),
+    })))
+}
+
+fn check(what: &str, ok: bool) -> Outcome {
+    Outcome {
+        line: 20,
+        what: format!("expect {what}"),
+        observed: "\" Paris\" (p 0.41)".into(),
+        status: if ok { Status::Passed } else { Status::Failed },
+    }
+}
+
+#[test]
+fn the_lesson_opens_at_its_first_step_with_its_settings() {
+    let mut app = lesson_app(100, 30);
+    // The repetition lesson asks for presenter mode.
+    assert!(app.presenter.on);
+    let ask = TuiAction::Ask("What will the model write first?".into());
+    app.update(step(0, vec![ask], vec![check("top1 = \" Paris\"", true)]));
+    let state = app.lesson.as_ref().unwrap();
+    assert_eq!(state.at, Some(0));
+    assert!(!state.explored);
+    assert!(
+        app.distribution_hidden(),
+        "the question hides the distribution"
+    );
+    assert_eq!(app.question(), Some("What will the model write first?"));
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains("step 1 of 5"), "{screen}");
+    assert!(
+        screen.contains("What will the model write first?"),
+        "{screen}"
+    );
+    // The check's result would give the answer away: it waits for the reveal.
+    assert!(!screen.contains("expect top1"), "{screen}");
+    assert!(screen.contains("shown after the reveal"), "{screen}");
+}
+
+#[test]
+fn the_step_keys_ask_for_the_neighbouring_steps_and_stop_at_the_ends() {
+    let mut app = lesson_app(100, 30);
+    app.update(step(0, vec![], vec![]));
+    assert!(
+        press(&mut app, Key::Left).is_empty(),
+        "no step before the first"
+    );
+    assert!(app.status.as_ref().unwrap().text.contains("first step"));
+    assert_eq!(
+        press(&mut app, Key::Right),
+        vec![Command::LessonGoto { step: 1 }]
+    );
+    app.update(step(1, vec![], vec![]));
+    assert_eq!(key(&mut app, ','), vec![Command::LessonGoto { step: 0 }]);
+    app.update(step(4, vec![], vec![]));
+    assert!(key(&mut app, '.').is_empty(), "no step after the last");
+    assert!(app.status.as_ref().unwrap().text.contains("last step"));
+}
+
+#[test]
+fn exploring_is_noticed_and_g_goes_back_to_the_lesson() {
+    let mut app = lesson_app(100, 30);
+    app.update(step(2, vec![], vec![]));
+    assert_eq!(key(&mut app, ' '), vec![Command::Step]);
+    assert!(app.lesson.as_ref().unwrap().explored);
+    app.update(Msg::Engine(Event::Stepped(step_after_is(
+        0,
+        Source::Sampled,
+        true,
+        12.0,
+    ))));
+    assert!(screen_text(&app)
+        .join("\n")
+        .contains("exploring on your own"));
+    // Back to the lesson: the same step again, which the engine replays.
+    assert_eq!(key(&mut app, 'g'), vec![Command::LessonGoto { step: 2 }]);
+    app.update(step(2, vec![], vec![]));
+    assert!(!app.lesson.as_ref().unwrap().explored);
+    // Reading the session (a search) is not exploring.
+    key(&mut app, '/');
+    typing(&mut app, "Par");
+    assert!(!app.lesson.as_ref().unwrap().explored);
+}
+
+#[test]
+fn a_lesson_step_opens_the_panels_it_names() {
+    let mut app = lesson_app(100, 30);
+    app.presenter.on = false;
+    let panel = |panel, layer, head| TuiAction::Panel(PanelSpec { panel, layer, head });
+    app.update(step(0, vec![panel(Panel::Timing, None, None)], vec![]));
+    assert_eq!(app.screen.side, SidePanel::Timing);
+    app.update(step(
+        1,
+        vec![panel(Panel::Attention, Some(1), Some(2))],
+        vec![],
+    ));
+    assert_eq!(app.screen.side, SidePanel::Attention);
+    assert_eq!(
+        (app.focus.layer, app.focus.head),
+        (1, nexttoken::app::HeadSel::Head(2))
+    );
+    app.update(step(2, vec![panel(Panel::Chain, None, None)], vec![]));
+    assert!(app.screen.show_chain);
+    app.update(step(3, vec![panel(Panel::Branches, None, None)], vec![]));
+    assert_eq!(app.mode, Mode::Branches);
+}
+
+#[test]
+fn a_failed_check_is_shown_at_once_with_what_was_observed() {
+    let mut app = lesson_app(100, 30);
+    app.update(step(0, vec![], vec![check("top1 = \" Lyon\"", false)]));
+    assert!(app.status.as_ref().unwrap().error);
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains("✗ expect top1"), "{screen}");
+}
+
+#[test]
+fn predict_mode_hides_until_a_guess_then_reveals_and_scores_it() {
+    let mut app = ready_app(100, 30);
+    key(&mut app, 'P');
+    assert!(app.distribution_hidden());
+    // Stepping, forcing and the lens would show or use the hidden answer.
+    for k in [' ', '1', 'L'] {
+        assert!(key(&mut app, k).is_empty(), "{k} is refused while hidden");
+        assert!(app.status.as_ref().unwrap().text.contains("guess first"));
+    }
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains("What comes next?"), "{screen}");
+    assert!(
+        !screen.contains("Paris"),
+        "nothing of the answer on screen: {screen}"
+    );
+
+    key(&mut app, '/');
+    typing(&mut app, "locat");
+    app.update(Msg::Engine(Event::SearchResults {
+        query: "locat".into(),
+        hits: vec![hit(3532, " located", 0.03, 3)],
+    }));
+    let cmds = press(&mut app, Key::Enter);
+    assert!(cmds.is_empty(), "a guess is not forced: {cmds:?}");
+    assert!(!app.distribution_hidden());
+    let said = &app.status.as_ref().unwrap().text;
+    assert!(said.contains("3.0%, rank 4"), "{said}");
+    let s = app.predict.score;
+    assert_eq!((s.guesses, s.hits1, s.hits5), (1, 0, 1));
+    let screen = screen_text(&app).join("\n");
+    assert!(
+        screen.contains("your guess ⟨␣located⟩: 3.0%, rank 4"),
+        "{screen}"
+    );
+
+    // The next step is a new question.
+    assert_eq!(key(&mut app, ' '), vec![Command::Step]);
+    app.update(Msg::Engine(Event::Stepped(step_after_is(
+        0,
+        Source::Sampled,
+        true,
+        12.0,
+    ))));
+    assert!(app.distribution_hidden());
+}
+
+#[test]
+fn the_score_adds_up_on_hand_cases() {
+    let mut s = Score::default();
+    assert_eq!(s.mean_rank(), None);
+    s.record(0, -0.5, -0.5);
+    s.record(3, -3.0, -0.2);
+    s.record(9, -6.0, -1.0);
+    assert_eq!((s.guesses, s.hits1, s.hits5), (3, 1, 2));
+    assert_eq!(s.mean_rank(), Some(5.0), "(1 + 4 + 10) / 3");
+    assert!((s.class_logprob - -9.5).abs() < 1e-6);
+    assert!((s.model_logprob - -1.7).abs() < 1e-6);
+    assert_eq!(
+        s.summary(),
+        "1/3 top-1 · 2/3 top-5 · mean rank 5.0 · class -9.5 vs model -1.7 nats"
+    );
+}
+
+#[test]
+fn the_teachers_key_hides_and_reveals_without_blocking_steps() {
+    let mut app = ready_app(100, 30);
+    key(&mut app, 'h');
+    assert!(app.distribution_hidden() && !app.awaiting_guess());
+    assert!(screen_text(&app).join("\n").contains("asked aloud"));
+    // A question asked aloud is not a guess to wait for: the teacher may step.
+    assert_eq!(key(&mut app, ' '), vec![Command::Step]);
+    key(&mut app, 'h');
+    assert!(!app.distribution_hidden());
+    assert_eq!(
+        app.predict.score.guesses, 0,
+        "a reveal without a guess scores nothing"
+    );
+}
+
+#[test]
+fn autoplay_in_predict_mode_pauses_where_the_model_is_unsure() {
+    let mut app = ready_app(100, 30);
+    app.predict.on = true;
+    app.predict.pause_above = 2.0;
+    key(&mut app, 'h'); // reveal the first distribution
+    assert_eq!(key(&mut app, 'a'), vec![]);
+    assert!(app.autoplay.on);
+    let mut confident = step_after_is(0, Source::Sampled, true, 12.0);
+    confident.next.entropy = 0.8;
+    app.update(Msg::Engine(Event::Stepped(confident)));
+    assert!(
+        app.autoplay.on && !app.distribution_hidden(),
+        "a confident step goes by"
+    );
+    let mut unsure = later_step(6, ".", 0.4, true, 11.0);
+    unsure.next.entropy = 3.4;
+    app.update(Msg::Engine(Event::Stepped(unsure)));
+    assert!(!app.autoplay.on, "autoplay stops for a guess");
+    assert!(app.distribution_hidden());
+    assert!(app.status.as_ref().unwrap().text.contains("unsure"));
+    assert!(
+        app.update(Msg::Tick { now_ms: 60_000 }).is_empty(),
+        "the clock does not step past a question"
+    );
+}
+
+#[test]
+fn presenter_mode_shows_the_chosen_token_large_and_tab_swaps_the_panel() {
+    let mut app = ready_app(100, 30);
+    key(&mut app, 'z');
+    assert!(app.presenter.on);
+    app.update(Msg::Engine(Event::Stepped(step_after_is(
+        0,
+        Source::Sampled,
+        true,
+        12.0,
+    ))));
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains("Chosen token"), "{screen}");
+    assert!(screen.contains("sampled: a random draw"), "{screen}");
+    assert!(!screen.contains("Attention"), "fewer panels: {screen}");
+    press(&mut app, Key::Tab);
+    assert_eq!(app.presenter.side, Some(SidePanel::Attention));
+    assert!(!screen_text(&app).join("\n").contains("Chosen token"));
+}
+
+#[test]
+fn without_a_lesson_the_lesson_keys_say_how_to_open_one() {
+    let mut app = ready_app(100, 30);
+    assert!(press(&mut app, Key::Right).is_empty());
+    assert!(app.status.as_ref().unwrap().text.contains("--lesson"));
+}
