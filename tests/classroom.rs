@@ -235,10 +235,14 @@ fn the_teachers_key_hides_and_reveals_without_blocking_steps() {
 fn autoplay_in_predict_mode_pauses_where_the_model_is_unsure() {
     let mut app = ready_app(100, 30);
     app.predict.on = true;
+    // The first step is hidden; the model is confident there (entropy 0.98), so autoplay starts and
+    // that step goes by revealed. Where the model is unsure, autoplay waits for a guess instead.
+    app.predict.pause_above = 0.5;
+    assert!(key(&mut app, 'a').is_empty() && !app.autoplay.on);
+    assert!(app.status.as_ref().unwrap().text.contains("guess first"));
     app.predict.pause_above = 2.0;
-    key(&mut app, 'h'); // reveal the first distribution
     assert_eq!(key(&mut app, 'a'), vec![]);
-    assert!(app.autoplay.on);
+    assert!(app.autoplay.on && !app.distribution_hidden());
     let mut confident = step_after_is(0, Source::Sampled, true, 12.0);
     confident.next.entropy = 0.8;
     app.update(Msg::Engine(Event::Stepped(confident)));

@@ -221,19 +221,31 @@ impl App {
         vec![]
     }
 
+    /// Whether the step on screen is one autoplay runs through in predict mode: no lesson question,
+    /// and the model confident (entropy below `pause_above`).
+    fn confident_here(&self) -> bool {
+        let entropy = self.session.as_ref().map_or(f32::MAX, |s| s.next.entropy);
+        self.question().is_none() && entropy < self.predict.pause_above
+    }
+
     /// Whether `action` would show or use a distribution that waits for a guess: stepping, forcing a
-    /// candidate, the logit lens (it shows the layers' guesses).
+    /// candidate, the logit lens (it shows the layers' guesses), and autoplay from a step where the
+    /// model is unsure (from a confident one it starts, and that step goes by revealed).
     pub(super) fn hidden_refuses(&self, action: Action) -> bool {
-        self.mode == Mode::Normal
-            && self.awaiting_guess()
-            && matches!(
-                action,
-                Action::Step
-                    | Action::Accept
-                    | Action::Pick(_)
-                    | Action::OpenLens
-                    | Action::ToggleAutoplay
-            )
+        let uses_it = match action {
+            Action::Step | Action::Accept | Action::Pick(_) | Action::OpenLens => true,
+            Action::ToggleAutoplay => !self.autoplay.on && !self.confident_here(),
+            _ => false,
+        };
+        self.mode == Mode::Normal && self.awaiting_guess() && uses_it
+    }
+
+    /// Autoplay starts on a hidden but confident step: it goes by revealed, as the steps autoplay runs
+    /// through do.
+    pub(super) fn autoplay_past_confident(&mut self) {
+        if self.autoplay.on && self.awaiting_guess() && self.confident_here() {
+            self.predict.revealed = self.next_position();
+        }
     }
 
     /// What a key that would show or use the hidden distribution does instead: a word on how to guess.

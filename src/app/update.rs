@@ -85,6 +85,7 @@ impl App {
             Action::Step => return self.step(),
             Action::ToggleAutoplay => {
                 self.autoplay.on = !self.autoplay.on;
+                self.autoplay_past_confident();
                 // Step on the very next tick rather than a whole interval later.
                 self.autoplay.last_ms = self.now_ms.saturating_sub(self.autoplay_interval_ms());
                 let state = if self.autoplay.on { "on" } else { "off" };
