@@ -17,7 +17,7 @@ ROOT = os.path.dirname(HERE)
 def ours(threads):
     out = subprocess.run(
         [os.path.join(ROOT, "target/release/nexttoken"), "bench", "--json", "--threads", str(threads),
-         "-p", "64,512", "-n", "128", "-r", "3", "--no-cache-lens", "64,256"],
+         "-p", "64,512", "-n", "128", "-d", "0,512,2048", "-r", "3", "--no-cache-lens", "64,256"],
         check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
@@ -25,7 +25,7 @@ def ours(threads):
 def theirs(threads):
     out = subprocess.run(
         [sys.executable, os.path.join(HERE, "llama_cpp_bench.py"), "--json", "--threads", str(threads),
-         "-p", "64,512", "-n", "128", "-r", "3"],
+         "-p", "64,512", "-n", "128", "-d", "0,512,2048", "-r", "3", "--ctx", "4096"],
         check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 

@@ -9,6 +9,8 @@ Tests (same definitions as llama-bench):
         logits are requested for the last token only.
   tgN   N single-token llama_decode calls, starting from an empty KV cache,
         positions 0..N-1, logits requested for every token (as in generation).
+  tgN @ dD  the same N decodes after D tokens were read into the cache
+        (untimed), positions D..D+N-1, as llama-bench's -d.
         Token ids are deterministic pseudo-random ids, not sampled.
 
 Each test gets one untimed warm-up run of the same shape, then --reps timed
@@ -180,9 +182,19 @@ class Bench:
         L.llama_synchronize(self.ctx)
         return time.perf_counter_ns() - t0
 
-    def run_tg(self, ids):
-        """N single-token decodes from an empty cache; returns elapsed ns."""
+    def _read_untimed(self, ids):
+        """Reads `ids` into the cache from position 0, in n_batch chunks, untimed."""
+        for start in range(0, len(ids), self.n_batch):
+            chunk = ids[start:start + self.n_batch]
+            self._fill(chunk, start, True)
+            self._decode()
+        L.llama_synchronize(self.ctx)
+
+    def run_tg(self, ids, depth_ids=()):
+        """N single-token decodes after `depth_ids` (read untimed); returns elapsed ns."""
         self._clear()
+        self._read_untimed(list(depth_ids))
+        depth = len(depth_ids)
         b = self.batch
         b.n_tokens = 1
         b.n_seq_id[0] = 1
@@ -192,7 +204,7 @@ class Bench:
         t0 = time.perf_counter_ns()
         for p, t in enumerate(ids):
             b.token[0] = t
-            b.pos[0] = p
+            b.pos[0] = depth + p
             rc = L.llama_decode(ctx, b)
             if rc != 0:
                 raise RuntimeError("llama_decode returned %d" % rc)
@@ -200,15 +212,20 @@ class Bench:
         return time.perf_counter_ns() - t0
 
 
-def measure(bench, kind, n, reps):
+def measure(bench, kind, n, reps, depth=0):
     ids = bench.tokens(n, salt=(0 if kind == "pp" else 1) * 100_000 + n)
-    run = bench.run_pp if kind == "pp" else bench.run_tg
+    if kind == "pp":
+        run = bench.run_pp
+    else:
+        depth_ids = bench.tokens(depth, salt=200_000 + depth)
+        run = lambda ids: bench.run_tg(ids, depth_ids)  # noqa: E731
     run(ids)  # warm-up, untimed
     samples = [run(ids) for _ in range(reps)]
     bench._clear()
     tps = [n * 1e9 / s for s in samples]
+    test = "%s%d" % (kind, n) + (" @ d%d" % depth if depth else "")
     return {
-        "test": "%s%d" % (kind, n),
+        "test": test,
         "tokens": n,
         "median_tok_s": round(statistics.median(tps), 2),
         "stddev_tok_s": round(statistics.stdev(tps), 2) if len(tps) > 1 else 0.0,
@@ -229,6 +246,7 @@ def main():
     ap.add_argument("-t", "--threads", type=int, default=2, help="n_threads and n_threads_batch (default 2)")
     ap.add_argument("-p", "--n-prompt", default="8,64,512", help="comma list of prompt sizes (default 8,64,512)")
     ap.add_argument("-n", "--n-gen", default="128", help="comma list of generation lengths (default 128)")
+    ap.add_argument("-d", "--depth", default="0", help="comma list of KV depths for tg (default 0)")
     ap.add_argument("-r", "--reps", type=int, default=3, help="timed repetitions per test (default 3)")
     ap.add_argument("--ctx", type=int, default=1024, help="n_ctx (default 1024)")
     ap.add_argument("-b", "--batch", type=int, default=512, help="n_batch (default 512)")
@@ -238,8 +256,8 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true", help="keep llama.cpp's log output")
     a = ap.parse_args()
 
-    pp, tg = _int_list(a.n_prompt), _int_list(a.n_gen)
-    for n in pp + tg:
+    pp, tg, depths = _int_list(a.n_prompt), _int_list(a.n_gen), _int_list(a.depth) or [0]
+    for n in pp + [g + d for g in tg for d in depths]:
         if n > a.ctx:
             ap.error("test size %d exceeds --ctx %d" % (n, a.ctx))
 
@@ -248,7 +266,7 @@ def main():
     bench = Bench(os.path.abspath(a.model), a.threads, a.ctx, a.batch, a.ubatch, a.seed)
     try:
         rows = [measure(bench, "pp", n, a.reps) for n in pp]
-        rows += [measure(bench, "tg", n, a.reps) for n in tg]
+        rows += [measure(bench, "tg", n, a.reps, d) for n in tg for d in depths]
     finally:
         sysinfo = L.llama_print_system_info().decode("utf-8", "replace").strip()
         meta = {

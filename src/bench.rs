@@ -1,4 +1,4 @@
-//! `nexttoken bench`: prefill (pp) and decode (tg) speed in the spirit of llama-bench, decode cost without
+//! `nexttoken bench`: prefill (pp) and decode (tg, also at a KV depth) speed in the spirit of llama-bench, decode cost without
 //! the KV cache, a session step's overhead over a bare forward, load time, peak RSS, and how far the fast
 //! matmul path's probabilities are from the exact quantised path.
 
@@ -80,6 +80,37 @@ fn measure(
     })
 }
 
+/// As [`measure`], with an untimed `setup` of `state` before each run (the warm-up included).
+fn measure_after<S>(
+    test: &str,
+    tokens: usize,
+    reps: usize,
+    state: &mut S,
+    mut setup: impl FnMut(&mut S) -> Result<()>,
+    mut f: impl FnMut(&mut S) -> Result<()>,
+) -> Result<Row> {
+    let mut times = Vec::new();
+    for i in 0..=reps.max(1) {
+        setup(state)?;
+        let t = Instant::now();
+        f(state)?;
+        // The first run is the warm-up.
+        if i > 0 {
+            times.push(t.elapsed().as_secs_f64());
+        }
+    }
+    let rates: Vec<f64> = times.iter().map(|s| tokens as f64 / s).collect();
+    let ms: Vec<f64> = times.iter().map(|s| s * 1e3).collect();
+    let (median_tok_s, stddev_tok_s) = median_std(&rates);
+    Ok(Row {
+        test: test.into(),
+        tokens,
+        median_tok_s,
+        stddev_tok_s,
+        median_ms: median_std(&ms).0,
+    })
+}
+
 /// Deterministic token ids spread over the vocabulary (as llama-bench uses random tokens).
 fn tokens(n: usize, vocab: usize) -> Vec<u32> {
     (0..n)
@@ -114,6 +145,15 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
     let mut model = load_model(path, MatmulPath::Fast)?;
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
     let vocab = model.vocab_size;
+    let context = model.config.context_length;
+    let (n, deepest) = (args.gen_len, args.depths.iter().max().copied().unwrap_or(0));
+    if deepest + n > context {
+        anyhow::bail!(
+            "--depth {deepest} with -n {n} needs {} positions, but the model's context holds {context}: \
+             lower the depth or the decode length",
+            deepest + n
+        );
+    }
     let none = ForwardOptions::default();
     let mut rows = Vec::new();
     for &n in &args.prompt_lens {
@@ -124,15 +164,31 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
             Ok(())
         })?);
     }
-    let n = args.gen_len;
     let toks = tokens(n, vocab);
-    rows.push(measure(&format!("tg{n}"), n, args.reps, || {
-        model.cache.clear();
-        for (i, &t) in toks.iter().enumerate() {
-            model.forward(&[t], i, none)?;
-        }
-        Ok(())
-    })?);
+    for &depth in &args.depths {
+        // The prompt already in the cache is read untimed; then `n` decodes from its end.
+        let prompt = tokens(depth, vocab);
+        let test = match depth {
+            0 => format!("tg{n}"),
+            d => format!("tg{n} @ d{d}"),
+        };
+        let setup = |m: &mut Model| {
+            m.cache.clear();
+            if depth > 0 {
+                m.forward(&prompt, 0, none)?;
+            }
+            Ok(())
+        };
+        let decode = |m: &mut Model| {
+            for (i, &t) in toks.iter().enumerate() {
+                m.forward(&[t], depth + i, none)?;
+            }
+            Ok(())
+        };
+        rows.push(measure_after(
+            &test, n, args.reps, &mut model, setup, decode,
+        )?);
+    }
     // Without the cache a step re-reads the whole sequence: its cost grows with length.
     for &len in &args.no_cache_lens {
         let toks = tokens(len, vocab);

@@ -315,6 +315,10 @@ pub struct BenchArgs {
     /// Tokens to decode.
     #[arg(short = 'n', long, default_value_t = 128)]
     pub gen_len: usize,
+    /// KV depths for decode, comma-separated: each decode test starts with this many tokens already
+    /// in the cache (read untimed), as llama-bench's `-d`. Decode costs more as the context grows.
+    #[arg(short = 'd', long, value_delimiter = ',', default_value = "0")]
+    pub depths: Vec<usize>,
     /// Repetitions of each test (after one warm-up).
     #[arg(short = 'r', long, default_value_t = 3)]
     pub reps: usize,

@@ -234,3 +234,43 @@ fn dry_flags_reach_the_trace_settings() {
     }
     assert!(help.contains("[default: 1.75"), "{help}");
 }
+
+/// `bench --depth` measures decode with a prompt already in the cache, as llama-bench's `-d`; a depth
+/// past the context is refused before anything is measured.
+#[test]
+fn bench_measures_decode_at_a_kv_depth() {
+    let args = [
+        "bench",
+        "--json",
+        "-p",
+        "8",
+        "-n",
+        "4",
+        "-r",
+        "1",
+        "--no-cache-lens",
+        "8",
+        "-d",
+        "0,64",
+    ];
+    let out = nexttoken(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let tests: Vec<&str> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["test"].as_str().unwrap())
+        .collect();
+    assert_eq!(tests, ["pp8", "tg4", "tg4 @ d64", "tg@8 no-kv"]);
+    for row in report["rows"].as_array().unwrap() {
+        assert!(row["median_tok_s"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    let out = nexttoken(&["bench", "-n", "128", "-d", "8192"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("--depth 8192") && err.contains("context holds"),
+        "{err}"
+    );
+}
