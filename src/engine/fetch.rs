@@ -19,7 +19,7 @@ pub const DEFAULT_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5b
 
 /// What to say whenever the default model cannot be had.
 const ALTERNATIVE: &str =
-    "Alternatively, pass a llama-architecture GGUF you already have with --model PATH \
+    "Alternatively, pass a llama, qwen2 or qwen3 GGUF you already have with --model PATH \
 (or set NEXTTOKEN_MODEL=PATH).";
 
 /// `NEXTTOKEN_MODELS_DIR`, else `models/` in the source tree.

@@ -1,24 +1,27 @@
-//! Opening a GGUF file: clear errors for bad input, and the llama hyper-parameters from its metadata.
+//! Opening a GGUF file: clear errors for bad input, and typed access to its metadata and tensors.
+//! The hyper-parameters read from that metadata live in `config.rs` (re-exported here).
 
 use candle_core::quantized::gguf_file;
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+pub use super::config::{Arch, LlamaConfig};
+
 /// Why a model file could not be used. Each message says what is wrong and what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error("model file not found: {0}\n  Run `nexttoken fetch` to get the default model, or pass --model PATH (or set NEXTTOKEN_MODEL).")]
     Missing(PathBuf),
-    #[error("{path} is not a GGUF file ({detail}).\n  Pass a llama-architecture .gguf file with --model PATH.")]
+    #[error("{path} is not a GGUF file ({detail}).\n  Pass a llama, qwen2 or qwen3 .gguf file with --model PATH.")]
     NotGguf { path: PathBuf, detail: String },
     #[error("{path} is truncated or corrupt: {detail}.\n  Download it again (`nexttoken fetch` for the default model).")]
     Truncated { path: PathBuf, detail: String },
-    #[error("unsupported architecture `{0}`: nexttoken runs llama-architecture GGUF models (Llama, SmolLM, TinyLlama, Mistral-style).\n  Pass a llama GGUF with --model PATH.")]
+    #[error("unsupported architecture `{0}`: nexttoken runs GGUF models of the architectures llama (Llama, SmolLM, TinyLlama, Mistral-style), qwen2 (Qwen 2.5) and qwen3 (Qwen 3).\n  Pass one of those with --model PATH.")]
     UnsupportedArchitecture(String),
-    #[error("the GGUF metadata lacks `{0}`, which a llama model needs. The file may be from an old converter.")]
+    #[error("the GGUF metadata lacks `{0}`, which the model needs. The file may be from an old converter.")]
     MissingKey(String),
-    #[error("unknown pre-tokenizer `{0}` in tokenizer.ggml.pre (known: smollm, gpt2, llama-bpe, default).\n  Pass the model's tokenizer.json with --tokenizer PATH.")]
+    #[error("unknown pre-tokenizer `{0}` in tokenizer.ggml.pre (known: smollm, gpt2, llama-bpe, qwen2, default).\n  Pass the model's tokenizer.json with --tokenizer PATH.")]
     UnknownPreTokenizer(String),
     #[error("tokenizer: {0}")]
     Tokenizer(String),
@@ -186,72 +189,5 @@ impl GgufFile {
 
     pub fn has_tensor(&self, name: &str) -> bool {
         self.content.tensor_infos.contains_key(name)
-    }
-}
-
-/// Llama hyper-parameters, all from metadata (no hidden caps).
-#[derive(Debug, Clone, PartialEq)]
-pub struct LlamaConfig {
-    pub n_layer: usize,
-    pub n_head: usize,
-    pub n_kv_head: usize,
-    pub head_dim: usize,
-    pub n_embd: usize,
-    pub n_ff: usize,
-    pub rope_dim: usize,
-    pub rope_base: f32,
-    pub rms_eps: f32,
-    pub context_length: usize,
-}
-
-impl LlamaConfig {
-    pub fn from_gguf(g: &GgufFile) -> Result<Self, LoadError> {
-        let arch = g.architecture();
-        if arch != "llama" {
-            return Err(LoadError::UnsupportedArchitecture(arch));
-        }
-        let need = |k: &str| {
-            g.get_u32(k)
-                .map(|v| v as usize)
-                .ok_or_else(|| LoadError::MissingKey(k.into()))
-        };
-        let n_embd = need("llama.embedding_length")?;
-        let n_head = need("llama.attention.head_count")?;
-        let n_kv_head = g
-            .get_u32("llama.attention.head_count_kv")
-            .map(|v| v as usize)
-            .unwrap_or(n_head);
-        let head_dim = n_embd / n_head;
-        if n_head == 0 || n_kv_head == 0 || n_head % n_kv_head != 0 || head_dim * n_head != n_embd {
-            return Err(LoadError::Other(format!(
-                "inconsistent attention shape: {n_embd} dims, {n_head} heads, {n_kv_head} kv heads"
-            )));
-        }
-        let rope_dim = g
-            .get_u32("llama.rope.dimension_count")
-            .map(|v| v as usize)
-            .unwrap_or(head_dim);
-        if rope_dim != head_dim {
-            return Err(LoadError::Other(format!(
-                "partial RoPE ({rope_dim} of {head_dim} dims per head) is not supported"
-            )));
-        }
-        Ok(Self {
-            n_layer: need("llama.block_count")?,
-            n_head,
-            n_kv_head,
-            head_dim,
-            n_embd,
-            n_ff: need("llama.feed_forward_length")?,
-            rope_dim: g
-                .get_u32("llama.rope.dimension_count")
-                .map(|v| v as usize)
-                .unwrap_or(head_dim),
-            rope_base: g.get_f32("llama.rope.freq_base").unwrap_or(10_000.0),
-            rms_eps: g
-                .get_f32("llama.attention.layer_norm_rms_epsilon")
-                .unwrap_or(1e-5),
-            context_length: need("llama.context_length")?,
-        })
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod attention;
 pub mod chat;
+pub mod config;
 pub mod fetch;
 pub mod gguf;
 pub mod kv_cache;

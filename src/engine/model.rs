@@ -1,4 +1,4 @@
-//! Our own llama forward pass on candle's quantised ops. Each call returns the logits *and* the attention
+//! Our own llama-family forward pass (llama, Qwen 2.5, Qwen 3) on candle's quantised ops. Each call returns the logits *and* the attention
 //! probabilities of the new query rows for every layer and head, which candle-transformers' model keeps to
 //! itself.
 //!
@@ -6,10 +6,12 @@
 //!   h = x + W_o · attn(rope(W_q · rms(x)), rope(W_k · rms(x)), W_v · rms(x))
 //!   y = h + W_down · (silu(W_gate · rms(h)) * W_up · rms(h))
 //! with grouped-query attention (several query heads share one key/value head) and interleaved RoPE, the
-//! pairing that llama.cpp-converted GGUF files need.
+//! pairing that llama.cpp-converted llama GGUF files need. Qwen 2.5 adds biases to `W_q`, `W_k`, `W_v`;
+//! Qwen 3 an RMS norm on each head of q and k before RoPE (and its head size need not be
+//! `n_embd / n_head`); both rotate halves (NeoX RoPE), their q/k rows not being permuted by llama.cpp.
 
 use super::attention::{self, Heads, Rope};
-use super::gguf::{GgufFile, LlamaConfig, LoadError};
+use super::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use super::kv_cache::KvCache;
 use super::linear::{Linear, MatmulPath};
 use candle_core::{DType, Device, IndexOp, Tensor};
@@ -20,6 +22,10 @@ struct Layer {
     wq: Linear,
     wk: Linear,
     wv: Linear,
+    /// Qwen 2.5's q, k, v biases.
+    bias: Option<[Tensor; 3]>,
+    /// Qwen 3's per-head q and k norms (`[head_dim]` each).
+    qk_norm: Option<[Tensor; 2]>,
     wo: Linear,
     ffn_norm: Tensor,
     w_gate: Linear,
@@ -72,7 +78,7 @@ pub struct Model {
 }
 
 impl Model {
-    /// Loads a llama GGUF; every matrix keeps its stored quantisation.
+    /// Loads a llama, qwen2 or qwen3 GGUF; every matrix keeps its stored quantisation.
     pub fn load(g: &mut GgufFile, path: MatmulPath) -> Result<Self, LoadError> {
         let config = LlamaConfig::from_gguf(g)?;
         let err = |e: candle_core::Error| LoadError::Other(format!("building the model: {e}"));
@@ -94,7 +100,22 @@ impl Model {
         let mut layers = Vec::with_capacity(config.n_layer);
         for i in 0..config.n_layer {
             let p = |s: &str| format!("blk.{i}.{s}.weight");
+            let b = |s: &str| format!("blk.{i}.{s}.bias");
+            let bias = match config.arch {
+                Arch::Qwen2 => Some([
+                    dense(g, &b("attn_q"))?,
+                    dense(g, &b("attn_k"))?,
+                    dense(g, &b("attn_v"))?,
+                ]),
+                _ => None,
+            };
+            let qk_norm = match config.arch {
+                Arch::Qwen3 => Some([dense(g, &p("attn_q_norm"))?, dense(g, &p("attn_k_norm"))?]),
+                _ => None,
+            };
             layers.push(Layer {
+                bias,
+                qk_norm,
                 attn_norm: dense(g, &p("attn_norm"))?,
                 wq: linear(g, &p("attn_q"))?,
                 wk: linear(g, &p("attn_k"))?,
@@ -232,9 +253,26 @@ impl Model {
         let x = candle_nn::ops::rms_norm(xs, &layer.attn_norm, c.rms_eps)?;
         let rows = |t: Tensor| t.flatten_all()?.to_vec1::<f32>();
         // `[seq][heads * head_dim]`: each row is one position, heads side by side, as the cache stores them.
-        let mut q = rows(layer.wq.forward(&x)?)?;
-        let mut k = rows(layer.wk.forward(&x)?)?;
-        let v = rows(layer.wv.forward(&x)?)?;
+        let (mut q, mut k, mut v) = (
+            layer.wq.forward(&x)?,
+            layer.wk.forward(&x)?,
+            layer.wv.forward(&x)?,
+        );
+        if let Some([bq, bk, bv]) = &layer.bias {
+            q = q.broadcast_add(bq)?;
+            k = k.broadcast_add(bk)?;
+            v = v.broadcast_add(bv)?;
+        }
+        if let Some([nq, nk]) = &layer.qk_norm {
+            // One row per (position, head): the norm sees each head's `head_dim` values alone.
+            let per_head = |t: Tensor, n: &Tensor, heads: usize| {
+                candle_nn::ops::rms_norm(&t.reshape((seq * heads, hd))?, n, c.rms_eps)?
+                    .reshape((seq, heads * hd))
+            };
+            q = per_head(q, nq, c.n_head)?;
+            k = per_head(k, nk, c.n_kv_head)?;
+        }
+        let (mut q, mut k, v) = (rows(q)?, rows(k)?, rows(v)?);
         self.rope.apply(&mut q, hd, c.n_head * hd, index_pos);
         self.rope.apply(&mut k, hd, c.n_kv_head * hd, index_pos);
         let kv = self.cache.append(li, index_pos, &k, &v)?;
@@ -246,13 +284,17 @@ impl Model {
 }
 
 /// RoPE angle tables for every position the model's context allows: theta_i = base^(-2i/d).
-/// Kept as candle computes them (f32 `powf`, then `pos * theta` and `cos`/`sin` in f32), as
-/// candle-transformers' `quantized_llama` does.
+/// Kept as candle computes them (`powf`, then `pos * theta` and `cos`/`sin` in f32), as
+/// candle-transformers' `quantized_llama` and `quantized_qwen2` do (`powf` in f32) and its
+/// `quantized_qwen3` (`powf` in f64, rounded to f32).
 fn rope_tables(c: &LlamaConfig) -> candle_core::Result<Rope> {
     let d = c.rope_dim;
     let theta: Vec<f32> = (0..d)
         .step_by(2)
-        .map(|i| 1f32 / c.rope_base.powf(i as f32 / d as f32))
+        .map(|i| match c.arch {
+            Arch::Qwen3 => 1f32 / (c.rope_base as f64).powf(i as f64 / d as f64) as f32,
+            _ => 1f32 / c.rope_base.powf(i as f32 / d as f32),
+        })
         .collect();
     let theta = Tensor::new(theta.as_slice(), &Device::Cpu)?;
     let pos = Tensor::arange(0, c.context_length as u32, &Device::Cpu)?.to_dtype(DType::F32)?;
@@ -260,5 +302,10 @@ fn rope_tables(c: &LlamaConfig) -> candle_core::Result<Rope> {
         .reshape((c.context_length, 1))?
         .matmul(&theta.reshape((1, d / 2))?)?;
     let table = |t: Tensor| t.flatten_all()?.to_vec1::<f32>();
-    Ok(Rope::new(table(angles.cos()?)?, table(angles.sin()?)?, d))
+    Ok(Rope::new(
+        table(angles.cos()?)?,
+        table(angles.sin()?)?,
+        d,
+        c.arch.neox_rope(),
+    ))
 }

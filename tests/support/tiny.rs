@@ -1,4 +1,7 @@
-//! A tiny random llama GGUF written inside the test: 2 layers, dim 32, a byte-level vocabulary.
+//! A tiny random llama, qwen2 or qwen3 GGUF written inside the test: 2 layers, dim 32, a byte-level
+//! vocabulary. The qwen2 file adds q/k/v biases and its own output matrix; the qwen3 file adds per-head
+//! q/k norms and heads of `QWEN3_HEAD_DIM` (not `DIM / N_HEAD`); llama and qwen3 tie the output to the
+//! embedding.
 //!
 //! Matrices whose rows are 32 wide are Q8_0 (candle's Q4_1 dot product wants an even number of 32-wide
 //! blocks per row); `ffn_down` (64 wide) is Q4_1, so both quantised paths run.
@@ -14,6 +17,8 @@ pub const N_LAYER: usize = 2;
 pub const N_HEAD: usize = 4;
 pub const N_KV_HEAD: usize = 2;
 pub const CONTEXT: usize = 64;
+/// Qwen 3's head size, twice `DIM / N_HEAD`: q is 64 wide, k and v 32.
+pub const QWEN3_HEAD_DIM: usize = 16;
 
 /// GPT-2's printable stand-in for each byte.
 fn byte_char(b: u8) -> char {
@@ -48,19 +53,25 @@ fn qtensor(shape: (usize, usize), seed: u64, dtype: GgmlDType) -> QTensor {
     QTensor::quantize(&t, dtype).unwrap()
 }
 
-fn norm(seed: u64) -> QTensor {
-    let v: Vec<f32> = random(DIM, seed, 0.2)
-        .into_iter()
-        .map(|x| 1.0 + x)
-        .collect();
+fn vector(v: Vec<f32>) -> QTensor {
+    let n = v.len();
     QTensor::quantize(
-        &Tensor::from_vec(v, DIM, &Device::Cpu).unwrap(),
+        &Tensor::from_vec(v, n, &Device::Cpu).unwrap(),
         GgmlDType::F32,
     )
     .unwrap()
 }
 
-/// Writes the model with these extra/overridden metadata entries; returns its path.
+fn norm_of(n: usize, seed: u64) -> QTensor {
+    vector(random(n, seed, 0.2).into_iter().map(|x| 1.0 + x).collect())
+}
+
+fn norm(seed: u64) -> QTensor {
+    norm_of(DIM, seed)
+}
+
+/// Writes the tiny model of architecture `arch` (metadata keys prefixed with it; `qwen2` and `qwen3`
+/// get their own tensors, any other name the llama layout) with pre-tokenizer `pre`; returns its path.
 pub fn write_with(dir: &Path, arch: &str, pre: &str) -> PathBuf {
     let mut tokens: Vec<String> = (0..=255u8).map(|b| byte_char(b).to_string()).collect();
     tokens.push("Ġt".into());
@@ -70,24 +81,29 @@ pub fn write_with(dir: &Path, arch: &str, pre: &str) -> PathBuf {
     types[vocab - 1] = 3;
     let s = |x: &str| Value::String(x.to_string());
     let u = Value::U32;
-    let metadata: Vec<(String, Value)> = vec![
+    let hd = if arch == "qwen3" {
+        QWEN3_HEAD_DIM
+    } else {
+        DIM / N_HEAD
+    };
+    let (rope_base, eps) = if arch.starts_with("qwen") {
+        (1_000_000.0, 1e-6)
+    } else {
+        (10_000.0, 1e-5)
+    };
+    let k = |key: &str| format!("{arch}.{key}");
+    let mut metadata: Vec<(String, Value)> = vec![
         ("general.architecture".into(), s(arch)),
-        ("general.name".into(), s("tiny-random-llama")),
-        ("llama.block_count".into(), u(N_LAYER as u32)),
-        ("llama.context_length".into(), u(CONTEXT as u32)),
-        ("llama.embedding_length".into(), u(DIM as u32)),
-        ("llama.feed_forward_length".into(), u(N_FF as u32)),
-        ("llama.attention.head_count".into(), u(N_HEAD as u32)),
-        ("llama.attention.head_count_kv".into(), u(N_KV_HEAD as u32)),
-        (
-            "llama.rope.dimension_count".into(),
-            u((DIM / N_HEAD) as u32),
-        ),
-        ("llama.rope.freq_base".into(), Value::F32(10000.0)),
-        (
-            "llama.attention.layer_norm_rms_epsilon".into(),
-            Value::F32(1e-5),
-        ),
+        ("general.name".into(), s(&format!("tiny-random-{arch}"))),
+        (k("block_count"), u(N_LAYER as u32)),
+        (k("context_length"), u(CONTEXT as u32)),
+        (k("embedding_length"), u(DIM as u32)),
+        (k("feed_forward_length"), u(N_FF as u32)),
+        (k("attention.head_count"), u(N_HEAD as u32)),
+        (k("attention.head_count_kv"), u(N_KV_HEAD as u32)),
+        (k("rope.dimension_count"), u(hd as u32)),
+        (k("rope.freq_base"), Value::F32(rope_base)),
+        (k("attention.layer_norm_rms_epsilon"), Value::F32(eps)),
         ("tokenizer.ggml.model".into(), s("gpt2")),
         ("tokenizer.ggml.pre".into(), s(pre)),
         (
@@ -103,6 +119,12 @@ pub fn write_with(dir: &Path, arch: &str, pre: &str) -> PathBuf {
         ("tokenizer.ggml.eos_token_id".into(), u(vocab as u32 - 1)),
         ("tokenizer.ggml.add_bos_token".into(), Value::Bool(false)),
     ];
+    if arch == "qwen3" {
+        metadata.push((k("attention.key_length"), u(hd as u32)));
+        metadata.push((k("attention.value_length"), u(hd as u32)));
+        // candle-transformers' qwen3 builds its RoPE tables in f16 unless told the weights are f32.
+        metadata.push(("general.dtype".into(), u(0)));
+    }
     let mut tensors: Vec<(String, QTensor)> = vec![
         (
             "token_embd.weight".into(),
@@ -110,19 +132,35 @@ pub fn write_with(dir: &Path, arch: &str, pre: &str) -> PathBuf {
         ),
         ("output_norm.weight".into(), norm(2)),
     ];
-    let kv = DIM / N_HEAD * N_KV_HEAD;
+    if arch == "qwen2" {
+        tensors.push((
+            "output.weight".into(),
+            qtensor((vocab, DIM), 3, GgmlDType::Q8_0),
+        ));
+    }
+    let (q, kv) = (hd * N_HEAD, hd * N_KV_HEAD);
     for l in 0..N_LAYER {
         let seed = 100 * (l as u64 + 1);
         let p = |n: &str| format!("blk.{l}.{n}.weight");
         tensors.push((p("attn_norm"), norm(seed)));
         tensors.push((p("ffn_norm"), norm(seed + 1)));
-        tensors.push((p("attn_q"), qtensor((DIM, DIM), seed + 2, GgmlDType::Q8_0)));
+        tensors.push((p("attn_q"), qtensor((q, DIM), seed + 2, GgmlDType::Q8_0)));
         tensors.push((p("attn_k"), qtensor((kv, DIM), seed + 3, GgmlDType::Q8_0)));
         tensors.push((p("attn_v"), qtensor((kv, DIM), seed + 4, GgmlDType::Q8_0)));
         tensors.push((
             p("attn_output"),
-            qtensor((DIM, DIM), seed + 5, GgmlDType::Q8_0),
+            qtensor((DIM, q), seed + 5, GgmlDType::Q8_0),
         ));
+        if arch == "qwen2" {
+            let b = |n: &str| format!("blk.{l}.{n}.bias");
+            tensors.push((b("attn_q"), vector(random(q, seed + 9, 0.5))));
+            tensors.push((b("attn_k"), vector(random(kv, seed + 10, 0.5))));
+            tensors.push((b("attn_v"), vector(random(kv, seed + 11, 0.5))));
+        }
+        if arch == "qwen3" {
+            tensors.push((p("attn_q_norm"), norm_of(hd, seed + 12)));
+            tensors.push((p("attn_k_norm"), norm_of(hd, seed + 13)));
+        }
         tensors.push((
             p("ffn_gate"),
             qtensor((N_FF, DIM), seed + 6, GgmlDType::Q8_0),
@@ -144,4 +182,9 @@ pub fn write_with(dir: &Path, arch: &str, pre: &str) -> PathBuf {
 /// The standard tiny llama.
 pub fn write(dir: &Path) -> PathBuf {
     write_with(dir, "llama", "gpt2")
+}
+
+/// The tiny Qwen 2.5 (q/k/v biases) or Qwen 3 (q/k norms, wider heads): `arch` is `qwen2` or `qwen3`.
+pub fn write_qwen(dir: &Path, arch: &str) -> PathBuf {
+    write_with(dir, arch, "qwen2")
 }

@@ -20,6 +20,10 @@ use tokenizers::{
 /// The Llama 3 pre-tokenizer regex (llama.cpp's `LLAMA_VOCAB_PRE_TYPE_LLAMA3`, HF's `Split` pattern).
 const LLAMA3_REGEX: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
+/// The Qwen 2 pre-tokenizer regex (llama.cpp's `LLAMA_VOCAB_PRE_TYPE_QWEN2`): Llama 3's, but digits one
+/// at a time and the contractions spelled case by case.
+const QWEN2_REGEX: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
 /// Names that end a turn in common chat formats; their ids join `eos_token_id` in [`Vocab::eos_ids`].
 const EOT_NAMES: &[&str] = &[
     "<|im_end|>",
@@ -201,15 +205,46 @@ fn pre_tokenizer(pre: &str) -> Result<PreTokenizerWrapper, LoadError> {
     Ok(match pre {
         "smollm" => Sequence::new(vec![Digits::new(true).into(), byte_level(true).into()]).into(),
         "gpt2" | "default" => byte_level(true).into(),
-        "llama-bpe" => {
+        "llama-bpe" | "qwen2" => {
+            let regex = if pre == "qwen2" {
+                QWEN2_REGEX
+            } else {
+                LLAMA3_REGEX
+            };
             let split = Split::new(
-                SplitPattern::Regex(LLAMA3_REGEX.into()),
+                SplitPattern::Regex(regex.into()),
                 SplitDelimiterBehavior::Isolated,
                 false,
             )
-            .map_err(|e| LoadError::Tokenizer(format!("Llama 3 regex: {e}")))?;
+            .map_err(|e| LoadError::Tokenizer(format!("the `{pre}` regex: {e}")))?;
             Sequence::new(vec![split.into(), byte_level(false).into()]).into()
         }
         other => return Err(LoadError::UnknownPreTokenizer(other.into())),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pre_tokenizer;
+    use tokenizers::{OffsetReferential, OffsetType, PreTokenizedString, PreTokenizer};
+
+    /// The pieces `pre` cuts `text` into, in GPT-2's byte-level spelling.
+    fn split(pre: &str, text: &str) -> Vec<String> {
+        let mut s = PreTokenizedString::from(text);
+        pre_tokenizer(pre).unwrap().pre_tokenize(&mut s).unwrap();
+        s.get_splits(OffsetReferential::Original, OffsetType::Byte)
+            .into_iter()
+            .map(|(piece, _, _)| piece.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn qwen2_splits_digits_one_by_one_and_contractions_in_any_case() {
+        assert_eq!(
+            split("qwen2", "I'M 2025 ok!!\n\n  x"),
+            ["I", "'M", "Ġ", "2", "0", "2", "5", "Ġok", "!!ĊĊ", "Ġ", "Ġx"]
+        );
+        // Llama 3 keeps up to three digits together: the two regexes differ where they should.
+        assert_eq!(split("llama-bpe", "I'M 2025"), ["I", "'M", "Ġ", "202", "5"]);
+    }
 }
