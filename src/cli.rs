@@ -66,7 +66,8 @@ pub enum Theme {
 
 #[derive(Debug, Args, Clone)]
 pub struct ModelArgs {
-    /// A llama-architecture GGUF file [default: the fetched SmolLM2-135M-Instruct Q4_1].
+    /// A GGUF file of the llama, qwen2 or qwen3 architecture [default: the fetched SmolLM2-135M-Instruct
+    /// Q4_1].
     #[arg(long, global = true, env = "NEXTTOKEN_MODEL")]
     pub model: Option<PathBuf>,
     /// A tokenizer.json to use instead of the one built from the GGUF metadata.

@@ -81,14 +81,17 @@ fn content(area: Rect, theme: &Theme) -> (Vec<Line<'static>>, Rect) {
         Line::default(),
     ];
     lines.extend(key_table(&rows, columns, col_w, KEY_W, theme));
+    let panels = [
+        Mode::Sampler,
+        Mode::Branches,
+        Mode::Search,
+        Mode::Compare,
+        Mode::Lens,
+        Mode::HeadMap,
+    ];
+    let names: Vec<&str> = panels.iter().map(|m| m.title()).collect();
     lines.push(Line::styled(
-        format!(
-            " In a panel ({}, {}, {}, {}) its keys show at its foot.",
-            Mode::Sampler.title(),
-            Mode::Branches.title(),
-            Mode::Search.title(),
-            Mode::Compare.title()
-        ),
+        format!(" Each panel ({}) lists its keys.", names.join(", ")),
         theme.dim,
     ));
     // The text boxes' keys: what every box shares, then the prompt editor's own.
