@@ -227,6 +227,8 @@ pub enum Cmd {
     Bench(BenchArgs),
     /// Lessons: list the built-ins, or check one headless on the real model.
     Lesson(LessonArgs),
+    /// Write a handout of a saved session: one self-contained HTML page, or Markdown (no model needed).
+    Export(crate::export::ExportArgs),
 }
 
 #[derive(Debug, Args, Clone)]

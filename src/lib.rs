@@ -13,6 +13,7 @@
 //! | [`trace`] | `nexttoken trace`: JSON Lines of a session, no terminal |
 //! | [`compare`] | `nexttoken compare`: two paths aligned step by step (forced token or teacher forcing against free running) |
 //! | [`lesson`] | lessons as TOML files: the format, the seven built-ins, the step runner, `nexttoken lesson list` and `check` |
+//! | [`export`] | `nexttoken export`: a saved session as a handout, one self-contained HTML page or Markdown |
 //! | [`bench`] | `nexttoken bench`: prefill and decode speed, llama-bench style |
 //! | [`cli`] | command-line arguments |
 //!
@@ -35,6 +36,7 @@ pub mod bench;
 pub mod cli;
 pub mod compare;
 pub mod engine;
+pub mod export;
 pub mod lesson;
 pub mod protocol;
 pub mod trace;

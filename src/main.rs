@@ -67,6 +67,11 @@ fn run(cli: Cli) -> Result<()> {
             nexttoken::compare::run(&mut session, args, &mut stdout.lock())
         }
         Some(Cmd::Lesson(args)) => nexttoken::lesson::check::run_cli(&cli.model, args),
+        Some(Cmd::Export(args)) => {
+            let (path, bytes) = nexttoken::export::run(args)?;
+            println!("wrote {} ({bytes} bytes)", path.display());
+            Ok(())
+        }
         Some(Cmd::Bench(args)) => {
             let path = fetch::resolve_model(cli.model.model.as_deref())?;
             nexttoken::bench::run(&path, args)

@@ -207,12 +207,25 @@ pub fn write_with_hook(
     saved: &SavedSession,
     before_rename: &dyn Fn() -> std::io::Result<()>,
 ) -> Result<u64, SessionFileError> {
+    let mut json = serde_json::to_vec_pretty(saved).map_err(|e| SessionFileError::Write {
+        path: path.into(),
+        source: e.into(),
+    })?;
+    json.push(b'\n');
+    write_bytes(path, &json, before_rename)
+}
+
+/// Writes `bytes` to `path` atomically, as [`write`] does (a handout is written the same way);
+/// `before_rename` runs after the temporary file is written and fsynced.
+pub(crate) fn write_bytes(
+    path: &Path,
+    bytes: &[u8],
+    before_rename: &dyn Fn() -> std::io::Result<()>,
+) -> Result<u64, SessionFileError> {
     let err = |source| SessionFileError::Write {
         path: path.into(),
         source,
     };
-    let mut json = serde_json::to_vec_pretty(saved).map_err(|e| err(e.into()))?;
-    json.push(b'\n');
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -233,7 +246,7 @@ pub fn write_with_hook(
         .truncate(true)
         .open(&tmp.0)
         .map_err(err)?;
-    f.write_all(&json).map_err(err)?;
+    f.write_all(bytes).map_err(err)?;
     f.sync_all().map_err(err)?;
     drop(f);
     before_rename().map_err(err)?;
@@ -242,7 +255,7 @@ pub fn write_with_hook(
     if let Ok(d) = File::open(&dir) {
         let _ = d.sync_all();
     }
-    Ok(json.len() as u64)
+    Ok(bytes.len() as u64)
 }
 
 /// A temporary file removed when dropped unless it was renamed into place.

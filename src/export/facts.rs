@@ -1,0 +1,390 @@
+//! The figures a handout shows in both formats, computed once from a saved session: the current path's
+//! steps, every branch's totals, the timings of prefill against decode, and the `nexttoken trace`
+//! command that repeats a path.
+
+use crate::engine::session_file::{SavedNode, SavedSession};
+use crate::protocol::{SamplerSettings, Source, TokenKind};
+
+/// The probability bands a token is coloured by, most likely first: the TUI's transcript steps
+/// (`ui::theme::PROB_STEPS`); below the last step is the fifth band.
+pub const BAND_STEPS: [f32; 4] = crate::ui::theme::PROB_STEPS;
+/// Each band's label, in the order of [`band`].
+pub const BAND_LABELS: [&str; 5] = ["≥ 50%", "20–50%", "5–20%", "1–5%", "< 1%"];
+/// How many candidates a handout lists per step.
+pub const TOP_SHOWN: usize = 5;
+
+/// The band of a probability: 0 (at least 50%) to 4 (under 1%).
+pub fn band(p: f32) -> usize {
+    BAND_STEPS
+        .iter()
+        .position(|&s| p >= s)
+        .unwrap_or(BAND_STEPS.len())
+}
+
+/// Everything both formats show, borrowed from the saved session.
+pub struct Handout<'a> {
+    pub saved: &'a SavedSession,
+    /// The session file's name (no folder), for the footer.
+    pub source_name: String,
+    /// The prompt's nodes, in order.
+    pub prompt: Vec<&'a SavedNode>,
+    /// The generated nodes of the current path: step `i` is `steps[i]`.
+    pub steps: Vec<&'a SavedNode>,
+    pub branches: Vec<Branch>,
+    pub timings: Timings,
+    /// The command that repeats the current path, or why there is none.
+    pub command: Result<String, String>,
+}
+
+/// One path of the tree: a leaf, or the current tip when a rewind left it inside a longer branch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Branch {
+    /// The node the path ends on.
+    pub end: usize,
+    /// The current path ends here.
+    pub current: bool,
+    /// The path ends on an inner node (the current tip after a rewind), not on a leaf.
+    pub inner: bool,
+    /// Generated tokens this path shares with its nearest sibling before it parts from it.
+    pub fork_step: usize,
+    /// Generated tokens on the path.
+    pub len: usize,
+    /// The text of the tokens after the fork.
+    pub text_after_fork: String,
+    /// Generated tokens that were forced.
+    pub forced: usize,
+    /// Sum of the generated tokens' log-probabilities (nats).
+    pub total_logprob: f64,
+    /// `total_logprob / len`; `None` for an empty path.
+    pub mean_logprob: Option<f64>,
+    /// Mean log-probability of the tokens the model chose itself; `None` when there are none.
+    pub mean_unforced_logprob: Option<f64>,
+    /// The command that repeats this path, or why there is none.
+    pub command: Result<String, String>,
+}
+
+/// Prefill against decode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timings {
+    pub prefill_tokens: usize,
+    pub prefill_ms: f64,
+    /// `prefill_ms / prefill_tokens` (0 for no tokens).
+    pub prefill_ms_per_token: f64,
+    pub ttft_ms: f64,
+    /// Decode passes with the KV cache on, over every generated token of the tree that had one.
+    pub cached: Option<Decode>,
+    /// The same with the KV cache off (each pass re-read the whole sequence).
+    pub uncached: Option<Decode>,
+}
+
+impl Timings {
+    /// Median decode pass (cache on) over prefill per token: what one generated token costs against
+    /// one prompt token.
+    pub fn decode_over_prefill(&self) -> Option<f64> {
+        let d = self.cached.as_ref()?;
+        (self.prefill_ms_per_token > 0.0).then(|| d.median_ms / self.prefill_ms_per_token)
+    }
+
+    /// Median decode pass with the cache off over one with it on.
+    pub fn uncached_over_cached(&self) -> Option<f64> {
+        let (on, off) = (self.cached.as_ref()?, self.uncached.as_ref()?);
+        (on.median_ms > 0.0).then(|| off.median_ms / on.median_ms)
+    }
+}
+
+/// Decode passes of one kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decode {
+    pub passes: usize,
+    pub mean_ms: f64,
+    pub median_ms: f64,
+}
+
+impl<'a> Handout<'a> {
+    /// The figures of `saved`; `source_name` is the file it was read from.
+    pub fn new(saved: &'a SavedSession, source_name: &str) -> Self {
+        let path = path_to(saved, saved.current);
+        let prompt_len = saved.prompt_len;
+        let nodes = |ids: &[usize]| ids.iter().map(|&i| &saved.nodes[i]).collect::<Vec<_>>();
+        Handout {
+            saved,
+            source_name: source_name.to_string(),
+            prompt: nodes(&path[..prompt_len.min(path.len())]),
+            steps: nodes(&path[prompt_len.min(path.len())..]),
+            branches: branches(saved),
+            timings: timings(saved),
+            command: trace_command(saved, &path),
+        }
+    }
+}
+
+/// Node ids from the first prompt token to `end`.
+pub fn path_to(saved: &SavedSession, end: usize) -> Vec<usize> {
+    let mut path = vec![];
+    let mut at = Some(end);
+    while let Some(n) = at {
+        path.push(n);
+        at = saved.nodes[n].parent;
+    }
+    path.reverse();
+    path
+}
+
+/// Each node's children, in the order they were made.
+fn children(saved: &SavedSession) -> Vec<Vec<usize>> {
+    let mut out = vec![vec![]; saved.nodes.len()];
+    for n in &saved.nodes {
+        if let Some(p) = n.parent {
+            out[p].push(n.id);
+        }
+    }
+    out
+}
+
+/// Every leaf below the prompt (and the current tip when it is not one), in node order.
+pub fn branches(saved: &SavedSession) -> Vec<Branch> {
+    let kids = children(saved);
+    let last_prompt = saved.prompt_len - 1;
+    let ends = (last_prompt..saved.nodes.len())
+        .filter(|&n| kids[n].is_empty() || n == saved.current)
+        .filter(|&n| n >= saved.prompt_len || n == saved.current);
+    ends.map(|end| {
+        let path = path_to(saved, end);
+        let generated = &path[saved.prompt_len..];
+        // The deepest node before the end where the tree splits: the path parts from its nearest
+        // sibling after it.
+        let fork = (last_prompt..path.len().saturating_sub(1))
+            .rev()
+            .find(|&i| kids[path[i]].len() > 1)
+            .map_or(0, |i| i + 1 - saved.prompt_len);
+        let records = generated.iter().map(|&n| &saved.nodes[n].record);
+        let logprobs: Vec<(f64, bool)> = records
+            .map(|r| (r.logprob as f64, r.source == Source::Forced))
+            .collect();
+        let total: f64 = logprobs.iter().map(|x| x.0).sum();
+        let unforced: Vec<f64> = logprobs.iter().filter(|x| !x.1).map(|x| x.0).collect();
+        Branch {
+            end,
+            current: end == saved.current,
+            inner: !kids[end].is_empty(),
+            fork_step: fork,
+            len: generated.len(),
+            text_after_fork: decode(saved, &generated[fork..]),
+            forced: logprobs.iter().filter(|x| x.1).count(),
+            total_logprob: total,
+            mean_logprob: mean(&logprobs.iter().map(|x| x.0).collect::<Vec<_>>()),
+            mean_unforced_logprob: mean(&unforced),
+            command: trace_command(saved, &path),
+        }
+    })
+    .collect()
+}
+
+fn mean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+/// The text of some nodes, partial UTF-8 bytes (shown as `<E6 97>`) joined back into characters.
+pub fn decode(saved: &SavedSession, nodes: &[usize]) -> String {
+    let mut bytes = vec![];
+    for &n in nodes {
+        let t = &saved.nodes[n].record.token;
+        if t.kind == TokenKind::Bytes {
+            token_bytes(&t.text, &mut bytes);
+        } else {
+            bytes.extend(t.text.as_bytes());
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// A bytes token's display text (valid text with `<HH HH>` groups for the invalid bytes) as bytes.
+fn token_bytes(text: &str, out: &mut Vec<u8>) {
+    let mut rest = text;
+    while let Some(open) = rest.find('<') {
+        out.extend(&rest.as_bytes()[..open]);
+        let after = &rest[open + 1..];
+        let group = after.find('>').and_then(|close| {
+            let hex: Option<Vec<u8>> = after[..close]
+                .split(' ')
+                .map(|b| (b.len() == 2).then(|| u8::from_str_radix(b, 16).ok())?)
+                .collect();
+            Some((hex?, close))
+        });
+        match group {
+            Some((hex, close)) => {
+                out.extend(hex);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push(b'<');
+                rest = after;
+            }
+        }
+    }
+    out.extend(rest.as_bytes());
+}
+
+fn timings(saved: &SavedSession) -> Timings {
+    let p = &saved.prefill;
+    let mut on = vec![];
+    let mut off = vec![];
+    for n in &saved.nodes[saved.prompt_len..] {
+        match n.pass {
+            Some(pass) if pass.kv_cache => on.push(pass.ms),
+            Some(pass) => off.push(pass.ms),
+            None => {}
+        }
+    }
+    let decode = |xs: &mut Vec<f64>| {
+        (!xs.is_empty()).then(|| Decode {
+            passes: xs.len(),
+            mean_ms: xs.iter().sum::<f64>() / xs.len() as f64,
+            median_ms: median(xs),
+        })
+    };
+    Timings {
+        prefill_tokens: p.tokens,
+        prefill_ms: p.ms,
+        prefill_ms_per_token: if p.tokens > 0 {
+            p.ms / p.tokens as f64
+        } else {
+            0.0
+        },
+        ttft_ms: p.ttft_ms,
+        cached: decode(&mut on),
+        uncached: decode(&mut off),
+    }
+}
+
+/// `nexttoken trace` flags that repeat `path` (node ids from the first prompt token): the prompt, the
+/// sampler settings, the seed, one `--force STEP:ID` per forced token, as many steps as were generated.
+/// An error says why the command line cannot repeat it.
+pub fn trace_command(saved: &SavedSession, path: &[usize]) -> Result<String, String> {
+    let s = &saved.settings;
+    let d = SamplerSettings::default();
+    if s.frequency_penalty != d.frequency_penalty || s.presence_penalty != d.presence_penalty {
+        return Err("the frequency and presence penalties have no command-line flag".into());
+    }
+    if s.penalty_last_n != d.penalty_last_n {
+        return Err("the penalty window has no command-line flag".into());
+    }
+    let generated = &path[saved.prompt_len.min(path.len())..];
+    let records: Vec<_> = generated.iter().map(|&n| &saved.nodes[n].record).collect();
+    let other = if s.greedy {
+        Source::Sampled
+    } else {
+        Source::Greedy
+    };
+    if records.iter().any(|r| r.source == other) {
+        return Err(format!(
+            "the sampler settings changed during the session (a token here was {}, but the saved settings are {}); only the last settings are saved",
+            if s.greedy { "sampled" } else { "greedy" },
+            if s.greedy { "greedy" } else { "sampled" },
+        ));
+    }
+    let before_last = records.len().saturating_sub(1);
+    let special = records[..before_last]
+        .iter()
+        .find(|r| r.token.kind == TokenKind::Special && r.source != Source::Forced);
+    if let Some(r) = special {
+        return Err(format!(
+            "the path goes on after the special token {}, where `trace` stops if it ends the sequence",
+            crate::ui::fmt::quoted_token(&r.token)
+        ));
+    }
+    let mut a: Vec<String> = vec!["nexttoken".into(), "trace".into()];
+    let mut flag = |name: &str, value: Option<String>| {
+        a.push(format!("--{name}"));
+        a.extend(value.map(|v| shell_quote(&v)));
+    };
+    flag("model", Some(saved.model.file.clone()));
+    if saved.tokenizer != "gguf" {
+        flag("tokenizer", Some(saved.tokenizer.clone()));
+    }
+    flag("prompt", Some(saved.prompt.clone()));
+    if saved.chat {
+        flag("chat", None);
+    }
+    if s.greedy {
+        flag("greedy", None);
+    } else if s.temperature != d.temperature {
+        flag("temperature", Some(s.temperature.to_string()));
+    }
+    let numbers = [
+        ("sample-top-k", s.top_k as f32, d.top_k as f32),
+        ("top-p", s.top_p, d.top_p),
+        ("min-p", s.min_p, d.min_p),
+        ("repeat-penalty", s.repeat_penalty, d.repeat_penalty),
+    ];
+    for (name, v, def) in numbers {
+        if v != def {
+            flag(name, Some(v.to_string()));
+        }
+    }
+    if s.dry_multiplier != 0.0 && s.dry_penalty_last_n != 0 {
+        flag("dry-multiplier", Some(s.dry_multiplier.to_string()));
+        flag("dry-base", Some(s.dry_base.to_string()));
+        flag("dry-allowed-length", Some(s.dry_allowed_length.to_string()));
+        flag("dry-penalty-last-n", Some(s.dry_penalty_last_n.to_string()));
+        if s.dry_sequence_breakers != d.dry_sequence_breakers {
+            if s.dry_sequence_breakers.is_empty() {
+                flag("dry-sequence-breaker", Some("none".into()));
+            }
+            for b in &s.dry_sequence_breakers {
+                flag("dry-sequence-breaker", Some(escape_breaker(b)));
+            }
+        }
+    }
+    flag("seed", Some(s.seed.to_string()));
+    flag("steps", Some(records.len().to_string()));
+    for (step, r) in records.iter().enumerate() {
+        if r.source == Source::Forced {
+            flag("force", Some(format!("{step}:{}", r.token.id)));
+        }
+    }
+    let passes: Vec<bool> = generated
+        .iter()
+        .filter_map(|&n| saved.nodes[n].pass.map(|p| p.kv_cache))
+        .collect();
+    if !passes.is_empty() && passes.iter().all(|on| !on) {
+        flag("no-kv-cache", None);
+    }
+    Ok(a.join(" "))
+}
+
+/// A DRY breaker as `--dry-sequence-breaker` reads it back (`\n`, `\t`, `\r`, `\\`, `\"`).
+fn escape_breaker(b: &str) -> String {
+    let mut out = String::new();
+    for c in b.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A word as a POSIX shell reads it back unchanged: bare when it is plain, else in single quotes.
+pub fn shell_quote(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
