@@ -60,24 +60,7 @@ fn measure(
     reps: usize,
     mut f: impl FnMut() -> Result<()>,
 ) -> Result<Row> {
-    f()?;
-    let mut rates = Vec::new();
-    let mut times = Vec::new();
-    for _ in 0..reps.max(1) {
-        let t = Instant::now();
-        f()?;
-        let s = t.elapsed().as_secs_f64();
-        rates.push(tokens as f64 / s);
-        times.push(s * 1e3);
-    }
-    let (median_tok_s, stddev_tok_s) = median_std(&rates);
-    Ok(Row {
-        test: test.into(),
-        tokens,
-        median_tok_s,
-        stddev_tok_s,
-        median_ms: median_std(&times).0,
-    })
+    measure_after(test, tokens, reps, &mut (), |_| Ok(()), |_| f())
 }
 
 /// As [`measure`], with an untimed `setup` of `state` before each run (the warm-up included).
