@@ -4,22 +4,13 @@
 
 mod support;
 
-use nexttoken::engine::load::{load_session, LoadOptions};
-use nexttoken::engine::session::{Session, SessionOptions};
+use nexttoken::engine::session::Session;
 use nexttoken::lesson::{self, Track, TuiAction};
 use nexttoken::protocol::{Command, Event, Failure, LessonStepView, SessionView};
 use support::events_in_lesson;
 
 fn session() -> Session {
-    let (s, _) = load_session(
-        &support::real_model(),
-        &LoadOptions::default(),
-        Default::default(),
-        SessionOptions::default(),
-        &mut |_| {},
-    )
-    .unwrap();
-    s
+    support::real_session()
 }
 
 /// The one reply of a lesson command, which must be a `LessonStep`.

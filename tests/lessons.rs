@@ -3,23 +3,13 @@
 
 mod support;
 
-use nexttoken::engine::load::{load_session, LoadOptions};
-use nexttoken::engine::session::{Session, SessionOptions};
+use nexttoken::engine::session::Session;
 use nexttoken::lesson::{self, check, Action, BUILTINS};
 use std::path::Path;
 use std::process::{Command, Output};
 
 fn session() -> Session {
-    let path = support::real_model();
-    let (s, _) = load_session(
-        &path,
-        &LoadOptions::default(),
-        Default::default(),
-        SessionOptions::default(),
-        &mut |_| {},
-    )
-    .unwrap();
-    s
+    support::real_session()
 }
 
 fn nexttoken(args: &[&str]) -> Output {

@@ -19,6 +19,19 @@ pub fn real_model() -> PathBuf {
         .clone()
 }
 
+/// A session on the real model with the default settings.
+pub fn real_session() -> nexttoken::engine::session::Session {
+    nexttoken::engine::load::load_session(
+        &real_model(),
+        &Default::default(),
+        Default::default(),
+        Default::default(),
+        &mut |_| {},
+    )
+    .unwrap()
+    .0
+}
+
 /// The reference outputs kept in the repository (`tests/reference/`, provenance in its README).
 pub fn reference_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/reference")
