@@ -113,16 +113,20 @@ fn the_handout_renders_in_headless_chromium() {
     let rows = dom.matches("<td class=\"top\">").count();
     assert_eq!(rows, h.steps.len(), "one step row per generated token");
 
-    // Focus a token (as a tap or Tab would): its popup shows, the others stay hidden.
+    // Focus a token (as a tap or Tab would): its popup shows, the others stay hidden. A headless window
+    // does not always have focus when the page's script first runs (`:focus` then matches nothing), so
+    // the probe retries on a timer until it does, and the virtual-time budget lets those timers run
+    // before the DOM is dumped.
     let probe = tmp.path().join("probe.html");
-    let script = "<script>const f=document.querySelector('.tok.gen.forced');f.focus();\
+    let script = "<script>const f=document.querySelector('.tok.gen.forced');\
         const o=document.querySelector('.tok.gen:not(.forced)');\
-        const d=e=>getComputedStyle(e.querySelector('.pop')).display;\
-        document.body.dataset.focused=d(f);document.body.dataset.other=d(o);</script></body>";
+        const d=e=>getComputedStyle(e.querySelector('.pop')).display;let tries=0;\
+        function probe(){f.focus();if(!f.matches(':focus')&&tries++<100){setTimeout(probe,20);return;}\
+        document.body.dataset.focused=d(f);document.body.dataset.other=d(o);}probe();</script></body>";
     let html = std::fs::read_to_string(&page).unwrap();
     std::fs::write(&probe, html.replace("</body>", script)).unwrap();
-    let dom = String::from_utf8(chromium(&bin, tmp.path(), &["--dump-dom".into()], &probe).stdout)
-        .unwrap();
+    let dump = ["--dump-dom".into(), "--virtual-time-budget=5000".into()];
+    let dom = String::from_utf8(chromium(&bin, tmp.path(), &dump, &probe).stdout).unwrap();
     assert!(
         dom.contains("data-focused=\"block\""),
         "the focused token's popup is not shown"
@@ -138,6 +142,7 @@ fn the_handout_renders_in_headless_chromium() {
     let shot = [
         format!("--screenshot={}", png.display()),
         "--window-size=1200,1600".into(),
+        "--virtual-time-budget=5000".into(),
     ];
     chromium(&bin, tmp.path(), &shot, &probe);
     let bytes = std::fs::read(&png).expect("the screenshot was written");
