@@ -191,6 +191,7 @@ fn attention() {
         n_head: 9,
         n_kv_head: 3,
         head_dim: 64,
+        window: None,
     };
     let randn = |n: usize| -> Vec<f32> {
         let t = Tensor::randn(0f32, 1.0, n, &Device::Cpu).unwrap();

@@ -66,8 +66,8 @@ pub enum Theme {
 
 #[derive(Debug, Args, Clone)]
 pub struct ModelArgs {
-    /// A GGUF file of the llama, qwen2 or qwen3 architecture [default: the fetched SmolLM2-135M-Instruct
-    /// Q4_1].
+    /// A GGUF file of the llama, qwen2, qwen3 or gemma3 architecture, or a name `fetch` knows
+    /// (smollm2-135m, gemma3-270m; fetched when missing) [default: the fetched SmolLM2-135M-Instruct Q4_1].
     #[arg(long, global = true, env = "NEXTTOKEN_MODEL")]
     pub model: Option<PathBuf>,
     /// A tokenizer.json to use instead of the one built from the GGUF metadata.
@@ -212,8 +212,12 @@ impl SamplerArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Cmd {
-    /// Download the default model (SmolLM2-135M-Instruct Q4_1) into models/.
+    /// Download a model into models/: the default (SmolLM2-135M-Instruct Q4_1), or gemma3-270m (Gemma 3
+    /// 270M Q4_K_M, under the Gemma Terms of Use). `--model NAME` then loads it.
     Fetch {
+        /// The model: smollm2-135m (the default) or gemma3-270m.
+        #[arg(default_value = "smollm2-135m", value_parser = known_model_name)]
+        name: String,
         /// Download again even if the file is present and verified.
         #[arg(long)]
         force: bool,
@@ -331,4 +335,18 @@ pub struct BenchArgs {
     /// Print JSON instead of a markdown table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// A name `fetch` knows, or the error listing the names it does.
+fn known_model_name(name: &str) -> Result<String, String> {
+    match crate::engine::fetch::known(name) {
+        Some(m) => Ok(m.name.to_string()),
+        None => {
+            let names: Vec<&str> = crate::engine::fetch::KNOWN.iter().map(|m| m.name).collect();
+            Err(format!(
+                "unknown model `{name}`; known: {}",
+                names.join(", ")
+            ))
+        }
+    }
 }

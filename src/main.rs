@@ -34,8 +34,9 @@ fn run(cli: Cli) -> Result<()> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     nexttoken::engine::set_threads(cli.model.threads.unwrap_or(cores));
     match &cli.command {
-        Some(Cmd::Fetch { force }) => {
-            let path = fetch::fetch_default(*force)?;
+        Some(Cmd::Fetch { name, force }) => {
+            let model = fetch::known(name).unwrap_or(&fetch::DEFAULT);
+            let path = fetch::fetch(model, *force)?;
             println!("{}", path.display());
             Ok(())
         }

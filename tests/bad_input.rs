@@ -182,16 +182,23 @@ fn known_pre_tokenizers_build_the_toy_vocabulary() {
 #[test]
 fn unsupported_tokenizer_model_is_named() {
     let tmp = tempfile::tempdir().unwrap();
-    let p = tmp.path().join("spm.gguf");
-    write_gguf(&p, &tokenizer_metadata("llama", "default"));
+    let p = tmp.path().join("wpm.gguf");
+    write_gguf(&p, &tokenizer_metadata("bert", "default"));
     let e = Vocab::from_gguf(&GgufFile::open(&p).unwrap())
         .err()
         .expect("must fail");
     let msg = e.to_string();
     assert!(
-        msg.contains("`llama`") && msg.contains("--tokenizer"),
+        msg.contains("`bert`") && msg.contains("--tokenizer"),
         "{msg}"
     );
+    // A SentencePiece-style vocabulary needs its scores; without them the error names the key.
+    let p = tmp.path().join("spm.gguf");
+    write_gguf(&p, &tokenizer_metadata("llama", "default"));
+    let e = Vocab::from_gguf(&GgufFile::open(&p).unwrap())
+        .err()
+        .expect("must fail");
+    assert!(e.to_string().contains("tokenizer.ggml.scores"), "{e}");
 }
 
 #[test]

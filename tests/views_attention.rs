@@ -206,3 +206,24 @@ fn columns_stay_aligned_around_emoji_sequences() {
         }
     }
 }
+
+/// On a sliding-window layer (Gemma 3's local layers) the keys older than the window are masked like
+/// the future, and the legend says so; on a global layer the same row sees every key.
+#[test]
+fn a_sliding_window_layer_masks_the_keys_outside_its_window() {
+    let mut app = long_path_app(100, 30, 8, 16);
+    let newest_dots = |app: &App| {
+        let panel = attention_panel(app);
+        let row = panel
+            .iter()
+            .find(|l| l.contains('▶'))
+            .expect("the newest row");
+        row.matches('·').count()
+    };
+    assert_eq!(newest_dots(&app), 0, "a global layer sees all 8 keys");
+    let layers = app.model.as_ref().unwrap().n_layer;
+    app.model.as_mut().unwrap().windows = vec![Some(3); layers];
+    assert_eq!(newest_dots(&app), 5, "{}", screen(&app));
+    let panel = attention_panel(&app).join("\n");
+    assert!(panel.contains("outside its window of 3 keys"), "{panel}");
+}

@@ -116,7 +116,7 @@ impl App {
 
     pub(super) fn toggle_chat(&mut self) -> Vec<Command> {
         if self.model.as_ref().is_some_and(|m| !m.has_chat_template) {
-            self.say_error("this model has no chat template".into());
+            self.say_error("this model has no chat template: a base model continues text, it does not take turns".into());
             return vec![];
         }
         if !self.confirmed(Action::ToggleChat, "switching the chat template") {

@@ -1,4 +1,5 @@
-//! The model's hyper-parameters and architecture (llama, qwen2, qwen3), all read from GGUF metadata.
+//! The model's hyper-parameters and architecture (llama, qwen2, qwen3, gemma3), all read from GGUF
+//! metadata.
 
 use super::gguf::{GgufFile, LoadError};
 
@@ -12,6 +13,10 @@ pub enum Arch {
     /// Qwen 3: llama plus a per-head RMS norm on q and k before RoPE; NeoX RoPE; head_dim from
     /// `qwen3.attention.key_length`.
     Qwen3,
+    /// Gemma 3: embeddings scaled by √dim, sandwich norms (pre and post, around attention and the MLP),
+    /// q/k norms, a GELU (tanh) gate, NeoX RoPE, and local sliding-window layers (their own RoPE base)
+    /// between global ones. The GGUF's norm weights already hold Gemma's `1 + w`.
+    Gemma3,
 }
 
 impl Arch {
@@ -21,6 +26,7 @@ impl Arch {
             "llama" => Ok(Self::Llama),
             "qwen2" => Ok(Self::Qwen2),
             "qwen3" => Ok(Self::Qwen3),
+            "gemma3" => Ok(Self::Gemma3),
             other => Err(LoadError::UnsupportedArchitecture(other.into())),
         }
     }
@@ -31,6 +37,7 @@ impl Arch {
             Self::Llama => "llama",
             Self::Qwen2 => "qwen2",
             Self::Qwen3 => "qwen3",
+            Self::Gemma3 => "gemma3",
         }
     }
 
@@ -55,6 +62,12 @@ pub struct LlamaConfig {
     pub rope_base: f32,
     pub rms_eps: f32,
     pub context_length: usize,
+    /// Gemma 3's local layers: each query sees only the newest `window` keys (itself included), and
+    /// every `swa_pattern`-th layer (counting from 1) is global. `None`: every layer is global.
+    pub sliding_window: Option<usize>,
+    pub swa_pattern: usize,
+    /// The RoPE base of the sliding-window layers (`rope_base` is the global layers').
+    pub rope_base_local: f32,
 }
 
 impl LlamaConfig {
@@ -109,6 +122,43 @@ impl LlamaConfig {
                 .get_f32(&key("attention.layer_norm_rms_epsilon"))
                 .unwrap_or(1e-5),
             context_length: need("context_length")?,
+            sliding_window: match arch {
+                Arch::Gemma3 => opt("attention.sliding_window").filter(|&w| w > 0),
+                _ => None,
+            },
+            // llama.cpp and candle fix Gemma 3's pattern at 6 (five local layers, then a global one);
+            // a file may say otherwise.
+            swa_pattern: opt("attention.sliding_window_type")
+                .filter(|&p| p > 0)
+                .unwrap_or(GEMMA3_SWA_PATTERN),
+            rope_base_local: g
+                .get_f32(&key("rope.local_freq_base"))
+                .unwrap_or(GEMMA3_LOCAL_ROPE_BASE),
         })
     }
+
+    /// The keys layer `layer`'s queries may see, counted back from (and including) their own position:
+    /// `None` for a global layer.
+    pub fn window(&self, layer: usize) -> Option<usize> {
+        self.sliding_window
+            .filter(|_| !(layer + 1).is_multiple_of(self.swa_pattern))
+    }
+
+    /// The RoPE base of layer `layer`.
+    pub fn rope_base_of(&self, layer: usize) -> f32 {
+        match self.window(layer) {
+            Some(_) => self.rope_base_local,
+            None => self.rope_base,
+        }
+    }
+
+    /// Gemma scales the token embeddings by √dim before the first layer.
+    pub fn embedding_scale(&self) -> Option<f32> {
+        (self.arch == Arch::Gemma3).then(|| (self.n_embd as f64).sqrt() as f32)
+    }
 }
+
+/// Gemma 3's layer pattern when the file does not give one: five sliding-window layers, then a global.
+const GEMMA3_SWA_PATTERN: usize = 6;
+/// Gemma 3's RoPE base for the sliding-window layers when the file does not give one.
+const GEMMA3_LOCAL_ROPE_BASE: f32 = 10_000.0;

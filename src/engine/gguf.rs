@@ -13,11 +13,11 @@ pub use super::config::{Arch, LlamaConfig};
 pub enum LoadError {
     #[error("model file not found: {0}\n  Run `nexttoken fetch` to get the default model, or pass --model PATH (or set NEXTTOKEN_MODEL).")]
     Missing(PathBuf),
-    #[error("{path} is not a GGUF file ({detail}).\n  Pass a llama, qwen2 or qwen3 .gguf file with --model PATH.")]
+    #[error("{path} is not a GGUF file ({detail}).\n  Pass a llama, qwen2, qwen3 or gemma3 .gguf file with --model PATH.")]
     NotGguf { path: PathBuf, detail: String },
     #[error("{path} is truncated or corrupt: {detail}.\n  Download it again (`nexttoken fetch` for the default model).")]
     Truncated { path: PathBuf, detail: String },
-    #[error("unsupported architecture `{0}`: nexttoken runs GGUF models of the architectures llama (Llama, SmolLM, TinyLlama, Mistral-style), qwen2 (Qwen 2.5) and qwen3 (Qwen 3).\n  Pass one of those with --model PATH.")]
+    #[error("unsupported architecture `{0}`: nexttoken runs GGUF models of the architectures llama (Llama, SmolLM, TinyLlama, Mistral-style), qwen2 (Qwen 2.5), qwen3 (Qwen 3) and gemma3 (Gemma 3).\n  Pass one of those with --model PATH.")]
     UnsupportedArchitecture(String),
     #[error("the GGUF metadata lacks `{0}`, which the model needs. The file may be from an old converter.")]
     MissingKey(String),
@@ -167,6 +167,21 @@ impl GgufFile {
                     gguf_file::Value::U32(x) => Some(*x as i32),
                     gguf_file::Value::I8(x) => Some(*x as i32),
                     gguf_file::Value::U8(x) => Some(*x as i32),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        }
+    }
+
+    /// An array of floats (`tokenizer.ggml.scores`); `None` when absent or not a float array.
+    pub fn get_f32_array(&self, key: &str) -> Option<Vec<f32>> {
+        match self.metadata(key)? {
+            gguf_file::Value::Array(items) => items
+                .iter()
+                .map(|v| match v {
+                    gguf_file::Value::F32(x) => Some(*x),
+                    gguf_file::Value::F64(x) => Some(*x as f32),
                     _ => None,
                 })
                 .collect(),

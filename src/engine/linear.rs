@@ -3,6 +3,7 @@
 use super::quant::{Isa, QMatrix};
 use candle_core::quantized::{QMatMul, QTensor};
 use candle_core::{CpuStorage, CustomOp1, DType, Layout, Module, Result, Shape, Tensor};
+use std::sync::Arc;
 
 /// Which arithmetic a matmul uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -34,6 +35,12 @@ enum Inner {
 
 impl Linear {
     pub fn new(w: QTensor, path: MatmulPath) -> Result<Self> {
+        Self::shared(Arc::new(w), path)
+    }
+
+    /// A matrix whose weights something else holds too (a tied output head shares the embedding
+    /// table); the fast path copies them into tiles, candle's path shares them.
+    pub fn shared(w: Arc<QTensor>, path: MatmulPath) -> Result<Self> {
         let (out_dim, in_dim) = w.shape().dims2()?;
         let tiled = match path {
             MatmulPath::Fast => QMatrix::from_qtensor(&w)?,
@@ -44,7 +51,7 @@ impl Linear {
                 w: m,
                 isa: Isa::best(),
             }),
-            None => Inner::Candle(QMatMul::from_qtensor(w)?),
+            None => Inner::Candle(QMatMul::from_arc(w)?),
         };
         Ok(Self {
             inner,

@@ -63,6 +63,7 @@ pub fn load_session(
         has_chat_template: chat_template.is_some(),
         eos_ids: vocab.eos_ids().to_vec(),
         load_ms: 0.0,
+        windows: (0..c.n_layer).map(|l| c.window(l)).collect(),
     };
     let mut session = Session::new(model, vocab, chat_template, settings, opts);
     session.set_model_file(path, load.tokenizer_json);

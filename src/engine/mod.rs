@@ -1,8 +1,10 @@
 //! The engine: everything that touches candle or tokenizers. Never imports the terminal layer.
 
 pub mod attention;
+pub mod block;
 pub mod chat;
 pub mod config;
+pub mod embedding;
 pub mod fetch;
 pub mod gguf;
 pub mod kv_cache;

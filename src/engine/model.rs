@@ -1,6 +1,6 @@
-//! Our own llama-family forward pass (llama, Qwen 2.5, Qwen 3) on candle's quantised ops. Each call returns the logits *and* the attention
-//! probabilities of the new query rows for every layer and head, which candle-transformers' model keeps to
-//! itself.
+//! Our own forward pass for the llama family (llama, Qwen 2.5, Qwen 3, Gemma 3) on candle's quantised
+//! ops. Each call returns the logits *and* the attention probabilities of the new query rows for every
+//! layer and head, which candle-transformers' models keep to themselves.
 //!
 //! Per layer (pre-norm transformer, Touvron et al. 2023):
 //!   h = x + W_o · attn(rope(W_q · rms(x)), rope(W_k · rms(x)), W_v · rms(x))
@@ -9,29 +9,19 @@
 //! pairing that llama.cpp-converted llama GGUF files need. Qwen 2.5 adds biases to `W_q`, `W_k`, `W_v`;
 //! Qwen 3 an RMS norm on each head of q and k before RoPE (and its head size need not be
 //! `n_embd / n_head`); both rotate halves (NeoX RoPE), their q/k rows not being permuted by llama.cpp.
+//! Gemma 3 scales the embeddings by √dim, norms q and k per head as Qwen 3 does, norms each branch's
+//! output too (`block.rs`), gates with GELU, and alternates five sliding-window layers (a window of 512
+//! keys, RoPE base 10⁴) with one global layer (RoPE base 10⁶).
 
 use super::attention::{self, Heads, Rope};
+use super::block::{Activation, Block};
+use super::embedding::Embeddings;
 use super::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use super::kv_cache::KvCache;
 use super::linear::{Linear, MatmulPath};
 use candle_core::{DType, Device, IndexOp, Tensor};
+use std::sync::Arc;
 use std::time::Instant;
-
-struct Layer {
-    attn_norm: Tensor,
-    wq: Linear,
-    wk: Linear,
-    wv: Linear,
-    /// Qwen 2.5's q, k, v biases.
-    bias: Option<[Tensor; 3]>,
-    /// Qwen 3's per-head q and k norms (`[head_dim]` each).
-    qk_norm: Option<[Tensor; 2]>,
-    wo: Linear,
-    ffn_norm: Tensor,
-    w_gate: Linear,
-    w_up: Linear,
-    w_down: Linear,
-}
 
 /// What one forward call should return besides the last position's logits.
 #[derive(Debug, Clone, Copy, Default)]
@@ -68,67 +58,43 @@ pub struct ForwardOutput {
 pub struct Model {
     pub config: LlamaConfig,
     pub vocab_size: usize,
-    tok_embeddings: Tensor,
-    layers: Vec<Layer>,
+    embeddings: Embeddings,
+    layers: Vec<Block>,
     norm: Tensor,
     output: Linear,
+    /// The global layers' RoPE, and the sliding-window layers' (their own base) when there are any.
     rope: Rope,
+    rope_local: Option<Rope>,
     pub cache: KvCache,
     forward_passes: u64,
 }
 
 impl Model {
-    /// Loads a llama, qwen2 or qwen3 GGUF; every matrix keeps its stored quantisation.
+    /// Loads a llama, qwen2, qwen3 or gemma3 GGUF; every matrix keeps its stored quantisation.
     pub fn load(g: &mut GgufFile, path: MatmulPath) -> Result<Self, LoadError> {
         let config = LlamaConfig::from_gguf(g)?;
         let err = |e: candle_core::Error| LoadError::Other(format!("building the model: {e}"));
-        let dense = |g: &mut GgufFile, name: &str| -> Result<Tensor, LoadError> {
-            g.tensor(name)?.dequantize(&Device::Cpu).map_err(err)
-        };
-        let linear = |g: &mut GgufFile, name: &str| -> Result<Linear, LoadError> {
-            Linear::new(g.tensor(name)?, path).map_err(err)
-        };
-        let emb_q = g.tensor("token_embd.weight")?;
-        let tok_embeddings = emb_q.dequantize(&Device::Cpu).map_err(err)?;
-        let vocab_size = tok_embeddings.dim(0).map_err(err)?;
-        // Tied output embedding (SmolLM2) unless the file has its own output matrix.
+        let emb_q = Arc::new(g.tensor("token_embd.weight")?);
+        let embeddings = Embeddings::new(emb_q.clone(), config.embedding_scale()).map_err(err)?;
+        let vocab_size = embeddings.vocab_size();
+        // Tied output embedding (SmolLM2, Gemma) unless the file has its own output matrix.
         let output = if g.has_tensor("output.weight") {
-            linear(g, "output.weight")?
+            Linear::new(g.tensor("output.weight")?, path).map_err(err)?
         } else {
-            Linear::new(emb_q, path).map_err(err)?
+            Linear::shared(emb_q, path).map_err(err)?
         };
-        let mut layers = Vec::with_capacity(config.n_layer);
-        for i in 0..config.n_layer {
-            let p = |s: &str| format!("blk.{i}.{s}.weight");
-            let b = |s: &str| format!("blk.{i}.{s}.bias");
-            let bias = match config.arch {
-                Arch::Qwen2 => Some([
-                    dense(g, &b("attn_q"))?,
-                    dense(g, &b("attn_k"))?,
-                    dense(g, &b("attn_v"))?,
-                ]),
-                _ => None,
-            };
-            let qk_norm = match config.arch {
-                Arch::Qwen3 => Some([dense(g, &p("attn_q_norm"))?, dense(g, &p("attn_k_norm"))?]),
-                _ => None,
-            };
-            layers.push(Layer {
-                bias,
-                qk_norm,
-                attn_norm: dense(g, &p("attn_norm"))?,
-                wq: linear(g, &p("attn_q"))?,
-                wk: linear(g, &p("attn_k"))?,
-                wv: linear(g, &p("attn_v"))?,
-                wo: linear(g, &p("attn_output"))?,
-                ffn_norm: dense(g, &p("ffn_norm"))?,
-                w_gate: linear(g, &p("ffn_gate"))?,
-                w_up: linear(g, &p("ffn_up"))?,
-                w_down: linear(g, &p("ffn_down"))?,
-            });
-        }
-        let norm = dense(g, "output_norm.weight")?;
-        let rope = rope_tables(&config).map_err(err)?;
+        let layers = (0..config.n_layer)
+            .map(|i| Block::load(g, i, &config, path))
+            .collect::<Result<Vec<_>, _>>()?;
+        let norm = g
+            .tensor("output_norm.weight")?
+            .dequantize(&Device::Cpu)
+            .map_err(err)?;
+        let rope = rope_tables(&config, config.rope_base).map_err(err)?;
+        let rope_local = match config.sliding_window {
+            Some(_) => Some(rope_tables(&config, config.rope_base_local).map_err(err)?),
+            None => None,
+        };
         let cache = KvCache::new(
             config.n_layer,
             config.n_kv_head,
@@ -138,14 +104,26 @@ impl Model {
         Ok(Self {
             config,
             vocab_size,
-            tok_embeddings,
+            embeddings,
             layers,
             norm,
             output,
             rope,
+            rope_local,
             cache,
             forward_passes: 0,
         })
+    }
+
+    /// Gates every MLP with `activation` instead of the architecture's own. Only for comparing with
+    /// candle-transformers' `quantized_gemma3`, which gates Gemma 3 with SiLU (huggingface/candle#3745)
+    /// where the model, llama.cpp and we use GELU.
+    #[doc(hidden)]
+    pub fn with_activation(mut self, activation: Activation) -> Self {
+        self.layers
+            .iter_mut()
+            .for_each(|l| l.activation = activation);
+        self
     }
 
     pub fn forward_passes(&self) -> u64 {
@@ -193,17 +171,12 @@ impl Model {
                 .reserve(self.layers.len() * self.config.n_head * capture * kv_len);
         }
         let mut lens = Vec::new();
-        let ids = Tensor::new(tokens, &Device::Cpu)?;
-        let mut xs = self.tok_embeddings.index_select(&ids, 0)?; // [seq, n_embd]
+        let mut xs = self.embeddings.rows(tokens)?; // [seq, n_embd]
+        let eps = self.config.rms_eps;
         for li in 0..self.layers.len() {
-            let h = self.attention(li, &xs, index_pos, capture, &mut attention.data)?;
-            let xs_mid = (h + &xs)?;
-            let layer = &self.layers[li];
-            let x = candle_nn::ops::rms_norm(&xs_mid, &layer.ffn_norm, self.config.rms_eps)?;
-            let gate = candle_nn::ops::silu(&layer.w_gate.forward(&x)?)?;
-            let up = layer.w_up.forward(&x)?;
-            let y = layer.w_down.forward(&(gate * up)?)?;
-            xs = (y + xs_mid)?;
+            let a = self.attention(li, &xs, index_pos, capture, &mut attention.data)?;
+            let h = self.layers[li].join_attention(&xs, a, eps)?;
+            xs = self.layers[li].mlp(&h, eps)?;
             if opts.lens {
                 lens.push(self.head(&xs.i(seq - 1..seq)?)?);
             }
@@ -246,6 +219,7 @@ impl Model {
             n_head: c.n_head,
             n_kv_head: c.n_kv_head,
             head_dim: c.head_dim,
+            window: c.window(li),
         };
         let hd = c.head_dim;
         let seq = xs.dim(0)?;
@@ -273,8 +247,12 @@ impl Model {
             k = per_head(k, nk, c.n_kv_head)?;
         }
         let (mut q, mut k, v) = (rows(q)?, rows(k)?, rows(v)?);
-        self.rope.apply(&mut q, hd, c.n_head * hd, index_pos);
-        self.rope.apply(&mut k, hd, c.n_kv_head * hd, index_pos);
+        let rope = match (heads.window, &self.rope_local) {
+            (Some(_), Some(local)) => local,
+            _ => &self.rope,
+        };
+        rope.apply(&mut q, hd, c.n_head * hd, index_pos);
+        rope.apply(&mut k, hd, c.n_kv_head * hd, index_pos);
         let kv = self.cache.append(li, index_pos, &k, &v)?;
         let y = attention::attend(&q, &kv, heads, index_pos, capture, captured);
         layer
@@ -283,17 +261,17 @@ impl Model {
     }
 }
 
-/// RoPE angle tables for every position the model's context allows: theta_i = base^(-2i/d).
-/// Kept as candle computes them (`powf`, then `pos * theta` and `cos`/`sin` in f32), as
-/// candle-transformers' `quantized_llama` and `quantized_qwen2` do (`powf` in f32) and its
-/// `quantized_qwen3` (`powf` in f64, rounded to f32).
-fn rope_tables(c: &LlamaConfig) -> candle_core::Result<Rope> {
+/// RoPE angle tables of base `base` for every position the model's context allows:
+/// theta_i = base^(-2i/d). Kept as candle computes them (`powf`, then `pos * theta` and `cos`/`sin` in
+/// f32), as candle-transformers' `quantized_llama`, `quantized_qwen2` and `quantized_gemma3` do (`powf`
+/// in f32) and its `quantized_qwen3` (`powf` in f64, rounded to f32).
+fn rope_tables(c: &LlamaConfig, base: f32) -> candle_core::Result<Rope> {
     let d = c.rope_dim;
     let theta: Vec<f32> = (0..d)
         .step_by(2)
         .map(|i| match c.arch {
-            Arch::Qwen3 => 1f32 / (c.rope_base as f64).powf(i as f64 / d as f64) as f32,
-            _ => 1f32 / c.rope_base.powf(i as f32 / d as f32),
+            Arch::Qwen3 => 1f32 / (base as f64).powf(i as f64 / d as f64) as f32,
+            _ => 1f32 / base.powf(i as f32 / d as f32),
         })
         .collect();
     let theta = Tensor::new(theta.as_slice(), &Device::Cpu)?;

@@ -240,4 +240,15 @@ pub struct ModelInfo {
     /// Tokens that end a sequence (autoplay stops at them).
     pub eos_ids: Vec<u32>,
     pub load_ms: f64,
+    /// Per layer, a sliding-window layer's window (its queries see only the newest `w` keys, their
+    /// own included) or `None` for a layer that sees every earlier key. Empty: every layer sees all.
+    #[serde(default)]
+    pub windows: Vec<Option<usize>>,
+}
+
+impl ModelInfo {
+    /// Layer `layer`'s sliding window, if it has one.
+    pub fn window(&self, layer: usize) -> Option<usize> {
+        self.windows.get(layer).copied().flatten()
+    }
 }

@@ -79,7 +79,11 @@ fn panel_lines(
     let Some(probe) = Grid::fit(win, width, height, scroll) else {
         return vec![Line::styled("too small for the matrix", theme.dim)];
     };
-    let legend = legend(probe.numbers, width, theme);
+    let window = app
+        .model
+        .as_ref()
+        .and_then(|m| m.window(grid::focus(app, win).0));
+    let legend = legend(probe.numbers, window, width, theme);
     let hidden_lines = usize::from(probe.hidden > 0 || probe.newer > 0);
     let reserved = legend.len() + hidden_lines + 1;
     let Some(g) = Grid::fit(win, width, height.saturating_sub(reserved), scroll) else {
@@ -183,8 +187,9 @@ fn hidden_line(
 }
 
 /// What the cells mean: numbers are weights in %, shades a heat scale where blank is below the first
-/// shade; `·` is the causal mask. Wrapped to `width` between items.
-fn legend(numbers: bool, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+/// shade; `·` is the causal mask, and on a sliding-window layer the keys outside its window too.
+/// Wrapped to `width` between items.
+fn legend(numbers: bool, window: Option<usize>, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut items: Vec<Vec<Span<'static>>> = vec![];
     if numbers {
         items.push(vec![Span::styled("weights in %", theme.dim)]);
@@ -202,6 +207,12 @@ fn legend(numbers: bool, width: usize, theme: &Theme) -> Vec<Line<'static>> {
         Span::styled("·", theme.blocked),
         Span::styled(" masked (future)", theme.dim),
     ]);
+    if let Some(w) = window {
+        items.push(vec![
+            Span::styled("·", theme.blocked),
+            Span::styled(format!(" outside its window of {w} keys"), theme.dim),
+        ]);
+    }
     let mut lines = vec![];
     let mut line: Vec<Span<'static>> = vec![];
     let mut used = 0;

@@ -120,7 +120,7 @@ impl Grid {
 }
 
 /// The layer and the head (or the mean of heads, `None`) the panel shows.
-fn focus(app: &App, win: &AttentionWindow) -> (usize, Option<usize>) {
+pub fn focus(app: &App, win: &AttentionWindow) -> (usize, Option<usize>) {
     let layer = app.focus.layer.min(win.n_layer.saturating_sub(1));
     match app.focus.head {
         HeadSel::Mean => (layer, None),
@@ -227,8 +227,16 @@ pub fn query_row(
     Line::from(spans)
 }
 
-/// One cell. Every cell ends where its column label ends; glyph cells keep a gap column. A key after
-/// the query is masked: the model cannot look ahead.
+/// Whether the query of window row `r` cannot see absolute key `key`: a key after it (the model cannot
+/// look ahead), or, on a sliding-window layer, a key older than its window.
+fn masked(app: &App, win: &AttentionWindow, r: usize, key: usize) -> bool {
+    let pos = win.start + r;
+    let window = app.model.as_ref().and_then(|m| m.window(focus(app, win).0));
+    key > pos || window.is_some_and(|w| pos - key >= w)
+}
+
+/// One cell. Every cell ends where its column label ends; glyph cells keep a gap column. A masked key
+/// shows `·`.
 fn cell(
     app: &App,
     g: &Grid,
@@ -238,7 +246,7 @@ fn cell(
     theme: &Theme,
 ) -> Span<'static> {
     let cell = g.cell;
-    if key > win.start + r {
+    if masked(app, win, r, key) {
         let dot = if g.numbers {
             pad_left("·", cell)
         } else {

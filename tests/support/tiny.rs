@@ -34,7 +34,7 @@ fn byte_char(b: u8) -> char {
 }
 
 /// Deterministic pseudo-random values in about [-scale, scale].
-fn random(n: usize, seed: u64, scale: f32) -> Vec<f32> {
+pub fn random(n: usize, seed: u64, scale: f32) -> Vec<f32> {
     let mut s = seed
         .wrapping_mul(6364136223846793005)
         .wrapping_add(1442695040888963407);
@@ -48,12 +48,12 @@ fn random(n: usize, seed: u64, scale: f32) -> Vec<f32> {
         .collect()
 }
 
-fn qtensor(shape: (usize, usize), seed: u64, dtype: GgmlDType) -> QTensor {
+pub fn qtensor(shape: (usize, usize), seed: u64, dtype: GgmlDType) -> QTensor {
     let t = Tensor::from_vec(random(shape.0 * shape.1, seed, 0.5), shape, &Device::Cpu).unwrap();
     QTensor::quantize(&t, dtype).unwrap()
 }
 
-fn vector(v: Vec<f32>) -> QTensor {
+pub fn vector(v: Vec<f32>) -> QTensor {
     let n = v.len();
     QTensor::quantize(
         &Tensor::from_vec(v, n, &Device::Cpu).unwrap(),
@@ -62,7 +62,7 @@ fn vector(v: Vec<f32>) -> QTensor {
     .unwrap()
 }
 
-fn norm_of(n: usize, seed: u64) -> QTensor {
+pub fn norm_of(n: usize, seed: u64) -> QTensor {
     vector(random(n, seed, 0.2).into_iter().map(|x| 1.0 + x).collect())
 }
 

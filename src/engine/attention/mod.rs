@@ -6,7 +6,9 @@
 //! padded with masked zeros in lanes that shift with the padding. The differences are a few ulps, but
 //! the next layer rounds its input to 8 bits, and a flipped rounding grows through 30 layers into visibly
 //! different probabilities (up to 0.066 with the KV cache on and off before this kernel). Here, for query
-//! `i` at position `pos` and each head, keys `j = 0..=pos` (the causal mask is the loop bound):
+//! `i` at position `pos` and each head, keys `j = 0..=pos` (the causal mask is the loop bound; a
+//! sliding-window layer of window `w` starts the loop at `pos + 1 - w`, so its queries see the newest
+//! `w` keys, themselves included, as llama.cpp masks Gemma 3's local layers):
 //! - `s_j = dot(q, k_j) * (1/√d)`: 8 lanes of fused multiply-adds (element `e` into lane `e % 8`, in
 //!   order), then lanes `l + l+4`, `+2`, `+1`;
 //! - `p = softmax(s)` in f32: `max`, `e_j = exp(s_j - max)` with libm's bits (`expf.rs`), the sum in 32
@@ -34,18 +36,20 @@ const BLOCK_ROWS: usize = 16;
 /// Below this many multiply-adds a pass runs on the calling thread (the hand-off costs more).
 const PARALLEL_MIN_MACS: usize = 2 << 20;
 
-/// Head layout of one attention layer.
+/// Head layout of one attention layer, and how far back its queries see.
 #[derive(Debug, Clone, Copy)]
 pub struct Heads {
     pub n_head: usize,
     pub n_kv_head: usize,
     pub head_dim: usize,
+    /// A sliding-window layer's window (keys seen, the query's own included); `None`: all earlier keys.
+    pub window: Option<usize>,
 }
 
 /// One pass's attention: `q` is `[seq][n_head * head_dim]` (after RoPE) for positions `index_pos..`,
 /// `kv` holds positions `0..index_pos + seq`. Returns `[seq][n_head * head_dim]`. The probabilities of
 /// the last `capture` rows are appended to `captured` as `[head][row][kv_len]`, zero past each row's
-/// position (the causal mask).
+/// position (the causal mask) and before its window (a sliding-window layer).
 pub fn attend(
     q: &[f32],
     kv: &KvView,
@@ -202,6 +206,7 @@ impl Job<'_> {
             n_head,
             n_kv_head,
             head_dim: hd,
+            window,
         } = self.heads;
         let n_rep = n_head / n_kv_head;
         let kv_len = self.kv.k.len() / (n_kv_head * hd);
@@ -212,18 +217,21 @@ impl Job<'_> {
         let mut p = vec![0f32; kv_len];
         let exp_ok = expf::matches_libm::<A>();
         for (r, i) in rows.clone().enumerate() {
-            let n = self.index_pos + i + 1; // keys this row may see
+            let n = self.index_pos + i + 1; // keys up to this row's own position
+            let first = window.map_or(0, |w| n.saturating_sub(w)); // the first key it may see
             for h in 0..n_head {
                 let g = h / n_rep;
                 let q = &self.q[(i * n_head + h) * hd..][..hd];
-                let p = &mut p[..n];
+                let p = &mut p[first..n];
                 let stride = n_kv_head * hd;
-                arith.scores(q, &self.kv.k[g * hd..], stride, self.scale, p);
+                let at = first * stride + g * hd;
+                arith.scores(q, &self.kv.k[at..], stride, self.scale, p);
                 softmax(arith, p, exp_ok);
                 let out = &mut y[(r * n_head + h) * hd..][..hd];
-                weighted_sum::<A>(p, self.kv.v, (stride, g * hd), out);
+                weighted_sum::<A>(p, self.kv.v, (stride, at), out);
                 if i >= first_cap {
-                    probs[(h * cap_rows + i - first_cap) * kv_len..][..n].copy_from_slice(p);
+                    let row = &mut probs[(h * cap_rows + i - first_cap) * kv_len..];
+                    row[first..n].copy_from_slice(p);
                 }
             }
         }

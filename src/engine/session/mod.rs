@@ -108,7 +108,7 @@ pub enum SessionError {
     BadToken(u32),
     #[error("no branch with id {0}")]
     BadBranch(usize),
-    #[error("this model has no chat template; turn chat mode off")]
+    #[error("this model has no chat template (no `tokenizer.chat_template` in its GGUF): it is a base model, which continues text rather than answering turns. Turn chat mode off (drop --chat), or load an instruct model")]
     NoChatTemplate,
     #[error(transparent)]
     Load(#[from] LoadError),

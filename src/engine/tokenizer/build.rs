@@ -36,18 +36,20 @@ const EOT_NAMES: &[&str] = &[
 ];
 
 /// GGUF `token_type` values (llama.cpp's `llama_token_type`).
-const TYPE_CONTROL: i32 = 3;
-const TYPE_USER_DEFINED: i32 = 4;
+pub(super) const TYPE_CONTROL: i32 = 3;
+pub(super) const TYPE_USER_DEFINED: i32 = 4;
 
 impl Vocab {
-    /// Builds the tokenizer from `tokenizer.ggml.*` (gpt2-style BPE), choosing the pre-tokenizer by
-    /// `tokenizer.ggml.pre`.
+    /// Builds the tokenizer from `tokenizer.ggml.*`: gpt2-style BPE, its pre-tokenizer chosen by
+    /// `tokenizer.ggml.pre`, or a SentencePiece-style vocabulary (`spm.rs`).
     pub fn from_gguf(g: &GgufFile) -> Result<Vocab, LoadError> {
         let model = g.get_string("tokenizer.ggml.model").unwrap_or_default();
-        if model != "gpt2" {
-            return Err(LoadError::Tokenizer(format!(
-                "tokenizer model `{model}` in tokenizer.ggml.model is not supported (nexttoken builds gpt2-style BPE).\n  Pass the model's tokenizer.json with --tokenizer PATH."
-            )));
+        match model.as_str() {
+            "gpt2" => {}
+            "llama" => return Self::from_gguf_spm(g),
+            _ => return Err(LoadError::Tokenizer(format!(
+                "tokenizer model `{model}` in tokenizer.ggml.model is not supported (nexttoken builds gpt2-style BPE and SentencePiece-style `llama` vocabularies).\n  Pass the model's tokenizer.json with --tokenizer PATH."
+            ))),
         }
         let pre = g
             .get_string("tokenizer.ggml.pre")
@@ -156,7 +158,7 @@ impl Vocab {
 
     /// What both builders share: the display table, BOS and EOS (from the GGUF, so generation stops
     /// where the model expects, whichever tokenizer is used).
-    fn finish(tokenizer: Tokenizer, pieces: Vec<Piece>, g: &GgufFile) -> Vocab {
+    pub(super) fn finish(tokenizer: Tokenizer, pieces: Vec<Piece>, g: &GgufFile) -> Vocab {
         let views: Vec<TokenView> = pieces
             .iter()
             .enumerate()

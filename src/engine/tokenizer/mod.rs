@@ -7,13 +7,15 @@
 //! the table shows it as `<E6 97>` with kind `Bytes`, and [`StreamDecoder`] waits for the rest.
 //!
 //! Where the rest lives: `build.rs` builds a `Vocab` from the GGUF's `tokenizer.ggml.*` metadata or a
-//! tokenizer.json (and picks the pre-tokenizer); `bytes.rs` turns token strings into the bytes they
+//! tokenizer.json (and picks the pre-tokenizer), `spm.rs` the SentencePiece-style vocabularies (Gemma)
+//! from their scores; `bytes.rs` turns token strings into the bytes they
 //! stand for and the display table; `search.rs` is the vocabulary search; `stream.rs` the UTF-8-safe
 //! stream decoder.
 
 mod build;
 mod bytes;
 mod search;
+mod spm;
 mod stream;
 
 pub use stream::StreamDecoder;
