@@ -2,8 +2,8 @@
 //!
 //! Expected agreement: both paths quantise activations identically (bit for bit, see `quant::act`),
 //! compute the same exact integer block dots, and the fast kernels replay candle's float operations
-//! in candle's order (see `quant::scalar`). So the outputs are bit-identical: for Q4_1 always, for
-//! Q8_0 where candle uses its AVX2 kernel (x86 with AVX2+FMA). Elsewhere Q8_0 differs only in the
+//! in candle's order (see `quant::scalar`). So the outputs are bit-identical: for Q4_1 and Q5_0 always,
+//! for Q8_0 where candle uses its AVX2 kernel (x86 with AVX2+FMA). Elsewhere Q8_0 differs only in the
 //! order of 8 partial sums, and we allow `1e-5 * max|y|` (about 80 ulps at the output's scale).
 //! Bit-identity matters beyond neatness: a model re-quantises activations at every layer, so a 1-ulp
 //! difference can flip a rounding and grow through 30 layers into visibly different probabilities.
@@ -88,7 +88,7 @@ fn bit_identical(dtype: GgmlDType) -> bool {
     let candle_q8_0_is_avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
     #[cfg(not(target_arch = "x86_64"))]
     let candle_q8_0_is_avx2 = false;
-    dtype == GgmlDType::Q4_1 || candle_q8_0_is_avx2
+    matches!(dtype, GgmlDType::Q4_1 | GgmlDType::Q5_0) || candle_q8_0_is_avx2
 }
 
 fn bits(t: &Tensor) -> Vec<u32> {
@@ -99,7 +99,7 @@ fn bits(t: &Tensor) -> Vec<u32> {
 /// Shapes: `k` keeps an even number of blocks, which candle's Q4_1 dot asserts in debug builds.
 #[test]
 fn fast_matches_exact_on_random_weights() {
-    for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0] {
+    for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0, GgmlDType::Q5_0] {
         for (n, k) in [(48, 64), (40, 128), (576, 576)] {
             let w = quantized(n, k, dtype, n as u64 + k as u64);
             for rows in [1, 7, 64] {
@@ -122,7 +122,7 @@ fn batched_input_keeps_its_shape() {
 
 #[test]
 fn every_kernel_set_gives_identical_bits() {
-    for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0] {
+    for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0, GgmlDType::Q5_0] {
         let w = quantized(80, 192, dtype, 11);
         for rows in [1, 3, 7, 64, 70] {
             let xs = input(rows, 192, 5);
@@ -191,6 +191,25 @@ fn fast_matches_exact_on_real_weights() {
     }
 }
 
+/// Gemma 3's Q5_0 matrices (q, k, gate, up; 640 wide) and its Q8_0 embedding, fast against exact.
+#[test]
+fn fast_matches_exact_on_gemma_weights() {
+    let mut file = std::fs::File::open(support::gemma_model()).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    for name in [
+        "blk.0.attn_q.weight",
+        "blk.3.attn_k.weight",
+        "blk.7.ffn_gate.weight",
+        "blk.17.ffn_up.weight",
+    ] {
+        let w = content.tensor(&mut file, name, &Device::Cpu).unwrap();
+        assert_eq!(w.dtype(), GgmlDType::Q5_0, "{name}");
+        for rows in [1, 7, 64] {
+            check(&w, rows, 23);
+        }
+    }
+}
+
 #[test]
 fn strided_and_bf16_inputs_match_exact() {
     let w = quantized(48, 64, GgmlDType::Q4_1, 21);
@@ -215,7 +234,7 @@ fn strided_and_bf16_inputs_match_exact() {
 /// cannot change it. This is what lets the KV cache leave the numbers alone.
 #[test]
 fn each_row_is_independent_of_the_others() {
-    for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0] {
+    for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0, GgmlDType::Q5_0] {
         for (n, k) in [(80, 192), (576, 576)] {
             let w = quantized(n, k, dtype, 5);
             let mut paths: Vec<(String, Linear)> = Isa::all()

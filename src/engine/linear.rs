@@ -11,7 +11,7 @@ pub enum MatmulPath {
     /// candle's quantised matmul: activations rounded to 8 bits, as llama.cpp does. The reference path.
     #[default]
     Exact,
-    /// The fastest path: Q4_1 / Q8_0 weights regrouped in tiles, SIMD kernels, all cores for prefill
+    /// The fastest path: Q4_1 / Q8_0 / Q5_0 weights regrouped in tiles, SIMD kernels, all cores for prefill
     /// (`quant`). Same arithmetic in the same order as `Exact`, so the same bits (Q8_0 needs candle's
     /// AVX2 kernel to be the reference, i.e. x86 with AVX2+FMA; elsewhere Q8_0 agrees to rounding).
     /// Other dtypes (F32/F16, K-quants) fall back to candle's `QMatMul`.
@@ -29,7 +29,7 @@ enum Inner {
     /// candle's `QMatMul`: the `Exact` path, and `Fast` for dtypes without a fast kernel
     /// (F32/F16 weights go through candle's dense matmul there).
     Candle(QMatMul),
-    /// Q4_1 / Q8_0 weights in tiles, with SIMD kernels (`quant`).
+    /// Q4_1 / Q8_0 / Q5_0 weights in tiles, with SIMD kernels (`quant`).
     Tiled(TiledOp),
 }
 

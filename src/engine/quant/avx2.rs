@@ -158,3 +158,55 @@ pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
     }
     out
 }
+
+/// Q5_0 (unpacked to signed bytes) x Q8_0 for activation rows `c0..c0+C`; see `scalar::q5_0`. The
+/// integer dots are `q8_0`'s; the float part is one unfused `acc += (isum*dw)*da` a block.
+///
+/// # Safety
+/// As for `q4_1`.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn q5_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+    assert_eq!(tiles.len(), act.nb);
+    let (qs, d, _) = rows::<C>(act, c0);
+    let nb = act.nb;
+    let ones = _mm256_set1_epi16(1);
+    let mut out = [[0f32; TILE]; C];
+    for half in 0..2 {
+        let mut acc = [_mm256_setzero_ps(); C];
+        for (b, tile) in tiles.iter().enumerate() {
+            let dw = f16x8(&tile.d, half);
+            let mut isum = [_mm256_setzero_si256(); C];
+            for g in 0..8 {
+                let at = (g * TILE + 8 * half) * 4;
+                let v = &tile.qs[at..at + 32];
+                // SAFETY: `v` is 32 readable bytes (bounds-checked slice); `loadu` is unaligned.
+                let v = unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) };
+                let w_abs = _mm256_sign_epi8(v, v);
+                for (c, isum) in isum.iter_mut().enumerate() {
+                    // SAFETY: `rows` checked rows c0..c0+C exist, so block `c * nb + b` (b < nb) is
+                    // inside `act.qs` with `4g + 4 <= QK` bytes of it read; AVX2 per this fn's contract.
+                    let a = unsafe { bcast4(qs.add((c * nb + b) * QK + 4 * g)) };
+                    let a = _mm256_sign_epi8(a, v);
+                    let dot = _mm256_madd_epi16(_mm256_maddubs_epi16(w_abs, a), ones);
+                    *isum = _mm256_add_epi32(*isum, dot);
+                }
+            }
+            for (c, acc) in acc.iter_mut().enumerate() {
+                // SAFETY: `rows` checked rows c0..c0+C exist: index `c * nb + b` is inside `act.d`.
+                let da = unsafe { *d.add(c * nb + b) };
+                // candle's unfused `acc += (isum*dw)*da`
+                let t = _mm256_mul_ps(
+                    _mm256_mul_ps(_mm256_cvtepi32_ps(isum[c]), dw),
+                    _mm256_set1_ps(da),
+                );
+                *acc = _mm256_add_ps(*acc, t);
+            }
+        }
+        for (o, a) in out.iter_mut().zip(acc) {
+            let o = &mut o[8 * half..][..8];
+            // SAFETY: `o` is 8 writable floats (bounds-checked slice); `storeu` is unaligned.
+            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), a) };
+        }
+    }
+    out
+}

@@ -156,3 +156,14 @@ pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
         )
     }))
 }
+
+/// Q5_0 (unpacked to signed bytes) x Q8_0: the AVX2 kernel (every AVX-512 CPU has AVX2), whose bits
+/// are `scalar::q5_0`'s. A VNNI version would chain `vpdpbusd` over a block's 8 groups.
+///
+/// # Safety
+/// As for `q4_1` (AVX-512 VNNI CPUs have AVX2, FMA and F16C).
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+pub unsafe fn q5_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+    // SAFETY: every CPU with AVX-512 F/BW/VNNI has AVX2, FMA and F16C.
+    unsafe { super::avx2::q5_0::<C>(tiles, act, c0) }
+}

@@ -1,9 +1,14 @@
-//! Weight tiles: GGUF Q4_1 / Q8_0 rows regrouped 16 output rows at a time, so one SIMD lane is one output row.
+//! Weight tiles: GGUF Q4_1 / Q8_0 / Q5_0 rows regrouped 16 output rows at a time, so one SIMD lane is one
+//! output row.
 //!
 //! GGUF stores a matrix `W[n][k]` row by row, in blocks of 32 values:
 //! - Q4_1 block (20 bytes): f16 `d`, f16 `m`, 16 bytes of nibbles; value `x = d*q + m`, `q` in 0..16.
 //!   Byte `j` holds `q[j]` in its low nibble and `q[j+16]` in its high nibble.
 //! - Q8_0 block (34 bytes): f16 `d`, 32 signed bytes; value `x = d*q`.
+//! - Q5_0 block (22 bytes): f16 `d`, 4 bytes `qh` of high bits, 16 bytes of nibbles; value
+//!   `x = d*(q - 16)`, `q` in 0..32: byte `j`'s low nibble and bit `j` of `qh` make `q[j]`, its high
+//!   nibble and bit `j+16` make `q[j+16]`. Unpacked at load into a Q8_0 tile of the signed values
+//!   `q - 16` (34 bytes a block instead of 22), so the kernels take exact 8-bit dots as for Q8_0.
 //!
 //! A tile holds one 32-value block column of 16 consecutive rows. Its quants are laid out in 4-value
 //! groups, row-minor: `[group][row 0..16][4 bytes]`, so a 64-byte load is "4 k-values of 16 rows" and
@@ -21,6 +26,7 @@ pub const QK: usize = 32;
 
 const Q4_1_BYTES: usize = 20;
 const Q8_0_BYTES: usize = 34;
+const Q5_0_BYTES: usize = 22;
 
 /// One block column of 16 Q4_1 rows (320 bytes, the same size as the 16 GGUF blocks).
 #[derive(Clone, Copy)]
@@ -49,6 +55,8 @@ pub struct TileQ8_0 {
 pub enum Tiles {
     Q4_1(Vec<TileQ4_1>),
     Q8_0(Vec<TileQ8_0>),
+    /// Q5_0 weights unpacked to signed bytes in Q8_0 tiles (their own kernels: one float sum a block).
+    Q5_0(Vec<TileQ8_0>),
 }
 
 pub fn f16_to_f32(bits: u16) -> f32 {
@@ -126,11 +134,51 @@ pub fn pack_q8_0(raw: &[u8], n: usize, k: usize) -> Vec<TileQ8_0> {
     tiles
 }
 
+/// Unpacks the raw GGUF bytes of an `[n, k]` Q5_0 matrix (`k % 32 == 0`) into Q8_0 tiles of `q - 16`.
+pub fn pack_q5_0(raw: &[u8], n: usize, k: usize) -> Vec<TileQ8_0> {
+    let nb = k / QK;
+    assert_eq!(
+        raw.len(),
+        n * nb * Q5_0_BYTES,
+        "Q5_0 byte count for [{n}, {k}]"
+    );
+    let zero = TileQ8_0 {
+        d: [0; TILE],
+        qs: [0; TILE * QK],
+    };
+    let mut tiles = vec![zero; n.div_ceil(TILE) * nb];
+    tiles
+        .par_chunks_mut(nb)
+        .enumerate()
+        .for_each(|(t, tile_row)| {
+            for (r, row) in (t * TILE..n.min((t + 1) * TILE)).enumerate() {
+                let blocks =
+                    raw[row * nb * Q5_0_BYTES..][..nb * Q5_0_BYTES].chunks_exact(Q5_0_BYTES);
+                for (tile, block) in tile_row.iter_mut().zip(blocks) {
+                    tile.d[r] = u16_at(block, 0);
+                    let qh = u32::from_le_bytes([block[2], block[3], block[4], block[5]]);
+                    let nibbles = &block[6..22];
+                    for j in 0..QK {
+                        let nib = if j < 16 {
+                            nibbles[j] & 0x0F
+                        } else {
+                            nibbles[j - 16] >> 4
+                        };
+                        let q = nib | (((qh >> j) & 1) as u8) << 4;
+                        let (g, i) = (j / 4, j % 4);
+                        tile.qs[(g * TILE + r) * 4 + i] = (q as i8 - 16) as u8;
+                    }
+                }
+            }
+        });
+    tiles
+}
+
 impl Tiles {
     pub fn size_in_bytes(&self) -> usize {
         match self {
             Tiles::Q4_1(t) => std::mem::size_of_val(t.as_slice()),
-            Tiles::Q8_0(t) => std::mem::size_of_val(t.as_slice()),
+            Tiles::Q8_0(t) | Tiles::Q5_0(t) => std::mem::size_of_val(t.as_slice()),
         }
     }
 }

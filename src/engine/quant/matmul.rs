@@ -1,4 +1,4 @@
-//! `QMatrix`: a Q4_1 or Q8_0 weight matrix in tiles, and `xs @ W^T` over them on all threads.
+//! `QMatrix`: a Q4_1, Q8_0 or Q5_0 weight matrix in tiles, and `xs @ W^T` over them on all threads.
 //!
 //! One kernel family serves decode and prefill: rows are taken 1, 2, 4 or 8 at a time, so a weight
 //! tile is unpacked once per group of rows. There is no switch to a dense f32 gemm for prefill:
@@ -7,7 +7,7 @@
 //! shapes), need no second copy of the weights, and give `Exact`'s bits, which the f32 gemm would not.
 
 use super::act::{Act, ActKind};
-use super::layout::{pack_q4_1, pack_q8_0, Tiles, QK, TILE};
+use super::layout::{pack_q4_1, pack_q5_0, pack_q8_0, Tiles, QK, TILE};
 use super::{pool, scalar};
 use candle_core::quantized::{GgmlDType, QTensor};
 use std::sync::OnceLock;
@@ -85,6 +85,7 @@ impl QMatrix {
         let tiles = match w.dtype() {
             GgmlDType::Q4_1 => Tiles::Q4_1(pack_q4_1(&w.data()?, n, k)),
             GgmlDType::Q8_0 => Tiles::Q8_0(pack_q8_0(&w.data()?, n, k)),
+            GgmlDType::Q5_0 => Tiles::Q5_0(pack_q5_0(&w.data()?, n, k)),
             _ => return Ok(None),
         };
         Ok(Some(QMatrix { n, k, tiles }))
@@ -106,7 +107,7 @@ impl QMatrix {
     pub fn matmul(&self, xs: &[f32], m: usize, isa: Isa) -> Vec<f32> {
         let kind = match self.tiles {
             Tiles::Q4_1(_) => ActKind::Q8_1,
-            Tiles::Q8_0(_) => ActKind::Q8_0,
+            Tiles::Q8_0(_) | Tiles::Q5_0(_) => ActKind::Q8_0,
         };
         let (nb, n_tiles) = (self.k / QK, self.n.div_ceil(TILE));
         let chunks = m.div_ceil(ROW_CHUNK);
@@ -139,6 +140,7 @@ impl QMatrix {
                     match &self.tiles {
                         Tiles::Q4_1(w) => run_q4_1(isa, step, &w[t * nb..][..nb], act, c0, emit),
                         Tiles::Q8_0(w) => run_q8_0(isa, step, &w[t * nb..][..nb], act, c0, emit),
+                        Tiles::Q5_0(w) => run_q5_0(isa, step, &w[t * nb..][..nb], act, c0, emit),
                     }
                     c0 += step;
                 }
@@ -214,6 +216,17 @@ fn run_q4_1(
     emit: impl Fn(usize, &[f32; TILE]),
 ) {
     dispatch!(isa, step, q4_1, w, act, c0, emit)
+}
+
+fn run_q5_0(
+    isa: Isa,
+    step: usize,
+    w: &[super::layout::TileQ8_0],
+    act: &Act,
+    c0: usize,
+    emit: impl Fn(usize, &[f32; TILE]),
+) {
+    dispatch!(isa, step, q5_0, w, act, c0, emit)
 }
 
 fn run_q8_0(

@@ -1,4 +1,4 @@
-//! Fast quantised matmul kernels (Q4_1 and Q8_0 weights, 8-bit activations) and their threads.
+//! Fast quantised matmul kernels (Q4_1, Q8_0 and Q5_0 weights, 8-bit activations) and their threads.
 //!
 //! - `layout`: GGUF blocks regrouped into 16-row tiles (one SIMD lane per output row).
 //! - `act` (+ `act_x86`): activations quantised to Q8_1 / Q8_0 exactly as candle does.

@@ -7,6 +7,7 @@
 //!   `4g..4g+4` of each block, `lane_g = fma(dw*da, isum_g, lane_g)`; then the lanes are added as
 //!   `((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7))`. (candle without AVX2 sums in another order, so there
 //!   the two paths agree only to rounding.)
+//! - Q5_0 (`vec_dot_q5_0_q8_0`, scalar in candle): per block `acc += (isum*dw)*da`, unfused.
 //!
 //! The SIMD kernels do the same operations with one lane per output row.
 
@@ -74,4 +75,28 @@ pub fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; 
                 + ((l[1][r] + l[5][r]) + (l[3][r] + l[7][r]))
         })
     })
+}
+
+/// Q5_0 weights (one row tile, unpacked to signed bytes: `layout::pack_q5_0`) times Q8_0 activation
+/// rows `c0..c0+C`.
+pub fn q5_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+    let mut acc = [[0f32; TILE]; C];
+    for (b, tile) in tiles.iter().enumerate() {
+        let dw = scales(&tile.d);
+        for (c, acc) in acc.iter_mut().enumerate() {
+            let a = act.block(c0 + c, b);
+            let da = act.d[(c0 + c) * act.nb + b];
+            let mut isum = [0i32; TILE];
+            for (j, &x) in a.iter().enumerate() {
+                let (g, i) = (j / 4, j % 4);
+                for (r, isum) in isum.iter_mut().enumerate() {
+                    *isum += tile.qs[(g * TILE + r) * 4 + i] as i8 as i32 * x as i32;
+                }
+            }
+            for r in 0..TILE {
+                acc[r] += (isum[r] as f32 * dw[r]) * da;
+            }
+        }
+    }
+    acc
 }
