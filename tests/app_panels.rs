@@ -461,16 +461,3 @@ fn the_text_box_shows_line_breaks_and_how_forced_text_tokenises() {
     let s = screen_text(&app).join("\n");
     assert!(s.contains("→ 2 tokens: ⟨Ly⟩⟨on⟩"), "{s}");
 }
-
-#[test]
-fn the_penalty_window_is_shown_and_set_in_the_sampler_panel() {
-    let mut app = ready_app(100, 30);
-    key(&mut app, 's');
-    for _ in 0..5 {
-        press(&mut app, Key::Down);
-    }
-    assert!(screen_text(&app).join("\n").contains("penalty window"));
-    let cmds = press(&mut app, Key::Right);
-    assert_eq!(app.sampler.settings.penalty_last_n, 128, "64 → 128");
-    assert!(matches!(cmds.as_slice(), [Command::SetSampler(s)] if s.penalty_last_n == 128));
-}
