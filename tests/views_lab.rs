@@ -112,6 +112,40 @@ fn the_compare_view_opens_on_a_comparison_and_shows_both_paths() {
     }
 }
 
+/// KL both ways is on screen: in columns where the table has room, else on a line for the step at the
+/// top of the table, which ↑/↓ move.
+#[test]
+fn the_compare_view_shows_kl_both_ways() {
+    for w in [100, 160] {
+        let screen = screen_text(&compared(w, 30, false)).join("\n");
+        let head = screen.lines().find(|l| l.contains("step A")).unwrap();
+        assert!(head.contains("KL(A‖B) KL(B‖A)"), "{w}: {head}");
+        let row = screen.lines().find(|l| l.contains(" 2    ⟨↵⟩")).unwrap();
+        assert!(row.contains("0.172   0.196  0.049"), "{w}: {row}");
+        let screen = screen_text(&compared(w, 30, true)).join("\n");
+        assert!(screen.contains("KL(free‖ref) KL(ref‖free)"), "{screen}");
+    }
+    let mut app = compared(80, 24, false);
+    press(&mut app, Key::Down);
+    press(&mut app, Key::Down);
+    let screen = screen_text(&app).join("\n");
+    assert!(
+        !screen.contains("KL(A‖B) KL(B‖A)"),
+        "no room for columns at 80"
+    );
+    assert!(
+        screen.contains("step 2 (top row): KL(A‖B) 0.172 · KL(B‖A) 0.196 · JS 0.049"),
+        "{screen}"
+    );
+    let mut app = compared(80, 24, true);
+    press(&mut app, Key::Down);
+    let screen = screen_text(&app).join("\n");
+    assert!(
+        screen.contains("step 1 (top row): KL(free‖ref) 0.042 · KL(ref‖free) 0.048 · JS 0.012"),
+        "{screen}"
+    );
+}
+
 #[test]
 fn the_teacher_forcing_view_labels_the_reference() {
     for (w, h) in [(80, 24), (160, 48)] {
