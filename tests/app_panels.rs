@@ -461,3 +461,22 @@ fn the_text_box_shows_line_breaks_and_how_forced_text_tokenises() {
     let s = screen_text(&app).join("\n");
     assert!(s.contains("→ 2 tokens: ⟨Ly⟩⟨on⟩"), "{s}");
 }
+
+#[test]
+fn the_transcript_colour_key_shows_in_short_where_the_full_one_does_not_fit() {
+    let bottom = |w, h| {
+        let app = ready_app(w, h);
+        let screen = screen_text(&app);
+        screen
+            .into_iter()
+            .find(|l| l.contains("prompt 5 tokens"))
+            .unwrap()
+    };
+    let row = bottom(80, 24);
+    assert!(row.contains(" colour = p: ≥50% ≥20% ≥5% ≥1% <1% "), "{row}");
+    let row = bottom(100, 30);
+    assert!(
+        row.contains(" colour = p when chosen: ≥50% ≥20% ≥5% ≥1% <1% "),
+        "{row}"
+    );
+}
