@@ -219,7 +219,6 @@ impl SamplerArgs {
                 d.dry_sequence_breakers.clone(),
             ),
             seed: self.seed.unwrap_or(d.seed),
-            ..d
         };
         s.validate().map_err(|e| anyhow::anyhow!("--{e}"))?;
         Ok(s)

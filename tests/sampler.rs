@@ -170,7 +170,7 @@ fn only_tokens_inside_the_penalty_window_are_penalised() {
     assert_eq!(l[0], 3.0, "token 0 is outside the last 4: untouched");
     assert_eq!(l[1], 2.0 / 2.0 - 2.0 * 0.5 - 0.25, "twice inside");
     assert_eq!(l[2], 1.0 / 2.0 - 0.5 - 0.25, "once inside");
-    assert_eq!(l[3], -1.0 * 2.0 - 0.5 - 0.25, "negative: multiplied");
+    assert_eq!(l[3], -2.0 - 0.5 - 0.25, "negative: multiplied by 2");
     // One wider, the most recent 0 comes in: it counts once, not three times.
     let mut l = logits.to_vec();
     apply_penalties(

@@ -122,8 +122,10 @@ fn every_row_reaches_the_command_lines_limits_and_no_further() {
         }
     }
     // The range said is the one the command line refuses with.
-    let mut s = SamplerSettings::default();
-    s.repeat_penalty = 3.5;
+    let s = SamplerSettings {
+        repeat_penalty: 3.5,
+        ..SamplerSettings::default()
+    };
     let refused = s.validate().unwrap_err();
     assert!(
         refused.ends_with(&p::REPEAT_PENALTY.range_text()),
