@@ -111,9 +111,22 @@ pub struct SamplerArgs {
     /// [default: 0.05].
     #[arg(long)]
     pub min_p: Option<f32>,
-    /// Penalise tokens seen in the last 64: 1 is off, higher discourages repeats [default: 1, range 1 to 3].
+    /// Penalise tokens seen in the penalty window (--penalty-last-n): 1 is off, higher discourages
+    /// repeats [default: 1, range 1 to 3].
     #[arg(long)]
     pub repeat_penalty: Option<f32>,
+    /// Subtract this from a token's logit once per time it occurs in the penalty window; 0 is off,
+    /// negative encourages repeats [default: 0, range -2 to 2].
+    #[arg(long, allow_negative_numbers = true)]
+    pub frequency_penalty: Option<f32>,
+    /// Subtract this once from the logit of any token that occurs in the penalty window; 0 is off,
+    /// negative encourages repeats [default: 0, range -2 to 2].
+    #[arg(long, allow_negative_numbers = true)]
+    pub presence_penalty: Option<f32>,
+    /// How many recent tokens (prompt included) the repeat, frequency and presence penalties look at;
+    /// 0 turns them off [default: 64, range 0 to 131072].
+    #[arg(long, value_name = "N")]
+    pub penalty_last_n: Option<usize>,
     /// DRY ("don't repeat yourself"): lower a token that would extend a sequence already seen, by
     /// multiplier * base^(length - allowed length); 0 turns it off [default: 0, range 0 to 5; 0.8 is
     /// llama.cpp's suggestion].
@@ -194,6 +207,9 @@ impl SamplerArgs {
             top_p: self.top_p.unwrap_or(d.top_p),
             min_p: self.min_p.unwrap_or(d.min_p),
             repeat_penalty: self.repeat_penalty.unwrap_or(d.repeat_penalty),
+            frequency_penalty: self.frequency_penalty.unwrap_or(d.frequency_penalty),
+            presence_penalty: self.presence_penalty.unwrap_or(d.presence_penalty),
+            penalty_last_n: self.penalty_last_n.unwrap_or(d.penalty_last_n),
             dry_multiplier: self.dry_multiplier.unwrap_or(d.dry_multiplier),
             dry_base: self.dry_base.unwrap_or(d.dry_base),
             dry_allowed_length: self.dry_allowed_length.unwrap_or(d.dry_allowed_length),
@@ -203,7 +219,6 @@ impl SamplerArgs {
                 d.dry_sequence_breakers.clone(),
             ),
             seed: self.seed.unwrap_or(d.seed),
-            ..d
         };
         s.validate().map_err(|e| anyhow::anyhow!("--{e}"))?;
         Ok(s)

@@ -190,20 +190,71 @@ fn a_paste_types_into_the_search_box_and_searches_once() {
 
 /// An app with one generated branch of `len` tokens, so a new prompt would drop work.
 fn app_with_work(len: usize) -> nexttoken::app::App {
-    let mut app = ready_app(80, 24);
+    app_with_branches(80, 24, &[len])
+}
+
+/// A ready app whose tree holds one branch per entry of `lens`, that many generated tokens long.
+fn app_with_branches(width: u16, height: u16, lens: &[usize]) -> nexttoken::app::App {
+    let mut app = ready_app(width, height);
     let mut view = prefilled();
-    view.branches = vec![BranchInfo {
-        id: 9,
-        len,
-        fork_position: 5,
-        mean_logprob: -1.0,
-        preview: " Paris.".into(),
-        before_fork: PROMPT.into(),
-        after_fork: String::new(),
-        current: true,
-    }];
+    view.branches = lens
+        .iter()
+        .enumerate()
+        .map(|(i, &len)| BranchInfo {
+            id: 9 + i,
+            len,
+            fork_position: 5,
+            mean_logprob: -1.0,
+            preview: " Paris.".into(),
+            before_fork: PROMPT.into(),
+            after_fork: String::new(),
+            current: i == 0,
+        })
+        .collect();
     app.update(Msg::Engine(Event::Synced(view)));
     app
+}
+
+/// The screen's last row (the status line where messages and text boxes go).
+fn last_row(app: &nexttoken::app::App) -> String {
+    screen_text(app).pop().unwrap()
+}
+
+#[test]
+fn the_drop_warning_is_on_screen_while_the_prompt_is_edited() {
+    for width in [80, 100] {
+        let mut app = app_with_branches(width, 24, &[17, 4]);
+        key(&mut app, 'p');
+        typing(&mut app, "!");
+        assert!(last_row(&app).contains("prompt: line 1 of 1"));
+        press(&mut app, Key::Enter);
+        let row = last_row(&app);
+        assert!(
+            row.contains(
+                "new prompt drops 2 branches (longest 17 tokens): press enter again to go ahead"
+            ),
+            "{width} columns: {row:?}"
+        );
+        assert_eq!(app.mode, Mode::Prompt);
+        // Any other key takes the warning back and shows the text box's line again.
+        press(&mut app, Key::Left);
+        let row = last_row(&app);
+        assert!(row.contains("prompt: line 1 of 1"), "{row:?}");
+        assert!(!row.contains("press enter again"), "{row:?}");
+    }
+}
+
+#[test]
+fn the_chat_switch_warning_shows_the_key_to_press_whole() {
+    for width in [80, 100] {
+        let mut app = app_with_branches(width, 24, &[17, 4]);
+        key(&mut app, 'c');
+        let row = last_row(&app);
+        assert!(
+            row.contains("chat on drops 2 branches (longest 17 tokens): press c again to go ahead"),
+            "{width} columns: {row:?}"
+        );
+    }
 }
 
 #[test]
@@ -213,10 +264,7 @@ fn a_new_prompt_or_chat_switch_asks_before_dropping_work() {
     typing(&mut app, "!");
     assert_eq!(press(&mut app, Key::Enter), vec![], "the first Enter warns");
     let said = app.status.clone().unwrap().text;
-    assert!(
-        said.contains("drops 1 branch") && said.contains("7 generated tokens"),
-        "{said}"
-    );
+    assert!(said.contains("drops 1 branch (longest 7 tokens)"), "{said}");
     assert_eq!(
         app.mode,
         Mode::Prompt,
@@ -415,14 +463,20 @@ fn the_text_box_shows_line_breaks_and_how_forced_text_tokenises() {
 }
 
 #[test]
-fn the_penalty_window_is_shown_and_set_in_the_sampler_panel() {
-    let mut app = ready_app(100, 30);
-    key(&mut app, 's');
-    for _ in 0..5 {
-        press(&mut app, Key::Down);
-    }
-    assert!(screen_text(&app).join("\n").contains("penalty window"));
-    let cmds = press(&mut app, Key::Right);
-    assert_eq!(app.sampler.settings.penalty_last_n, 128, "64 → 128");
-    assert!(matches!(cmds.as_slice(), [Command::SetSampler(s)] if s.penalty_last_n == 128));
+fn the_transcript_colour_key_shows_in_short_where_the_full_one_does_not_fit() {
+    let bottom = |w, h| {
+        let app = ready_app(w, h);
+        let screen = screen_text(&app);
+        screen
+            .into_iter()
+            .find(|l| l.contains("prompt 5 tokens"))
+            .unwrap()
+    };
+    let row = bottom(80, 24);
+    assert!(row.contains(" colour = p: ≥50% ≥20% ≥5% ≥1% <1% "), "{row}");
+    let row = bottom(100, 30);
+    assert!(
+        row.contains(" colour = p when chosen: ≥50% ≥20% ≥5% ≥1% <1% "),
+        "{row}"
+    );
 }

@@ -126,6 +126,18 @@ fn out_of_range_sampler_values_are_refused_with_the_range() {
             &["trace", "--dry-sequence-breaker", ""][..],
             "use 1 to 40 bytes",
         ),
+        (
+            &["trace", "--frequency-penalty", "3"][..],
+            "frequency-penalty 3 is out of range: use -2 to 2 (0 turns it off)",
+        ),
+        (
+            &["trace", "--presence-penalty", "-2.5"][..],
+            "presence-penalty -2.5 is out of range: use -2 to 2 (0 turns it off)",
+        ),
+        (
+            &["trace", "--penalty-last-n", "200000"][..],
+            "penalty-last-n 200000 is out of range: use 0 to 131072 (0 turns the penalties off)",
+        ),
     ] {
         let out = nexttoken(args);
         assert_eq!(out.status.code(), Some(1), "{args:?}");
@@ -233,6 +245,43 @@ fn dry_flags_reach_the_trace_settings() {
         assert!(help.contains(flag), "trace --help lacks {flag}");
     }
     assert!(help.contains("[default: 1.75"), "{help}");
+}
+
+#[test]
+fn penalty_flags_reach_the_trace_settings() {
+    let out = nexttoken(&[
+        "trace",
+        "--steps",
+        "1",
+        "--frequency-penalty",
+        "0.5",
+        "--presence-penalty",
+        "-0.25",
+        "--penalty-last-n",
+        "16",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let first = stdout(&out).lines().next().unwrap().to_string();
+    let prefill: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let s = &prefill["sampler"];
+    assert_eq!(s["frequency_penalty"], 0.5);
+    assert_eq!(s["presence_penalty"], -0.25);
+    assert_eq!(s["penalty_last_n"], 16);
+    for sub in [
+        &["trace", "--help"][..],
+        &["compare", "--help"],
+        &["--help"],
+    ] {
+        let help = stdout(&nexttoken(sub));
+        for flag in [
+            "--frequency-penalty",
+            "--presence-penalty",
+            "--penalty-last-n",
+        ] {
+            assert!(help.contains(flag), "{sub:?} lacks {flag}");
+        }
+        assert!(help.contains("[default: 64, range 0 to 131072]"), "{help}");
+    }
 }
 
 /// `bench --depth` measures decode with a prompt already in the cache, as llama-bench's `-d`; a depth

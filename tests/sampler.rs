@@ -150,6 +150,62 @@ fn penalties_lower_repeated_tokens_and_can_rerank() {
     assert_eq!(l, vec![3.0, 2.9 - 1.5 - 0.25, -1.0]);
 }
 
+/// llama.cpp's `penalty_last_n`: the penalties count occurrences over the last N tokens only. Frequency
+/// subtracts count × f, presence subtracts p once if the count is above 0, and the repeat penalty divides
+/// (or multiplies) once; a token seen only before the window is left alone.
+#[test]
+fn only_tokens_inside_the_penalty_window_are_penalised() {
+    let logits = [3.0, 2.0, 1.0, -1.0];
+    // Oldest first: token 0 three times long ago, then 1, 2, 1, 3 in the last four.
+    let history = [0, 0, 0, 1, 2, 1, 3];
+    let window = SamplerSettings {
+        frequency_penalty: 0.5,
+        presence_penalty: 0.25,
+        repeat_penalty: 2.0,
+        penalty_last_n: 4,
+        ..plain()
+    };
+    let mut l = logits.to_vec();
+    apply_penalties(&mut l, &history, &window);
+    assert_eq!(l[0], 3.0, "token 0 is outside the last 4: untouched");
+    assert_eq!(l[1], 2.0 / 2.0 - 2.0 * 0.5 - 0.25, "twice inside");
+    assert_eq!(l[2], 1.0 / 2.0 - 0.5 - 0.25, "once inside");
+    assert_eq!(l[3], -2.0 - 0.5 - 0.25, "negative: multiplied by 2");
+    // One wider, the most recent 0 comes in: it counts once, not three times.
+    let mut l = logits.to_vec();
+    apply_penalties(
+        &mut l,
+        &history,
+        &SamplerSettings {
+            penalty_last_n: 5,
+            ..window.clone()
+        },
+    );
+    assert_eq!(l[0], 3.0 / 2.0 - 0.5 - 0.25);
+    // The whole history: all three count for frequency, presence still once.
+    let mut l = logits.to_vec();
+    apply_penalties(
+        &mut l,
+        &history,
+        &SamplerSettings {
+            penalty_last_n: 64,
+            ..window.clone()
+        },
+    );
+    assert_eq!(l[0], 3.0 / 2.0 - 3.0 * 0.5 - 0.25);
+    // A window of 0 turns every penalty off.
+    let mut l = logits.to_vec();
+    apply_penalties(
+        &mut l,
+        &history,
+        &SamplerSettings {
+            penalty_last_n: 0,
+            ..window
+        },
+    );
+    assert_eq!(l, logits.to_vec());
+}
+
 #[test]
 fn greedy_picks_the_argmax() {
     let logits = [0.1, 5.0, 4.9, -2.0];

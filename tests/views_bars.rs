@@ -103,11 +103,16 @@ fn penalised(settings: &SamplerSettings, tokens: &[TokenRecord]) -> Distribution
 }
 
 fn penalty_app(w: u16, h: u16) -> App {
-    let mut app = ready_app(w, h);
     let settings = SamplerSettings {
         repeat_penalty: 1.5,
         ..SamplerSettings::default()
     };
+    loop_app(w, h, settings)
+}
+
+/// The loop fixture with the next distribution from the chain under `settings`.
+fn loop_app(w: u16, h: u16, settings: SamplerSettings) -> App {
+    let mut app = ready_app(w, h);
     let mut view = prefilled();
     view.tokens = records(&LOOP, 10);
     view.prompt_len = 10;
@@ -144,6 +149,33 @@ fn bars_show_what_the_sampler_draws_from_with_the_model_beside() {
         assert!(s.contains("cut by top-p"), "cut rows say so");
         assert!(s.contains("◀"), "the planned token is marked");
         insta::assert_snapshot!(format!("bars_penalty_{w}x{h}"), s);
+    }
+}
+
+/// Greedy draws nothing: the sampler column shows the top row taken for certain and every other row
+/// cut, with the model's own probability still beside each.
+#[test]
+fn under_greedy_the_bars_show_the_top_row_taken_for_certain() {
+    for (w, h) in [(80, 24), (100, 30)] {
+        let settings = SamplerSettings {
+            greedy: true,
+            ..SamplerSettings::default()
+        };
+        let app = loop_app(w, h, settings);
+        let dist = &app.session.as_ref().unwrap().next;
+        let sampled: Vec<f32> = dist.candidates.iter().map(|c| c.sampled_prob).collect();
+        assert_eq!(sampled[0], 1.0, "{sampled:?}");
+        assert!(sampled[1..].iter().all(|&p| p == 0.0), "{sampled:?}");
+        let s = screen(&app);
+        let dogs = s.lines().find(|l| l.contains("⟨␣dogs⟩")).unwrap();
+        let raw = nexttoken::ui::fmt::pct(dist.candidates[0].prob);
+        assert!(raw.starts_with("98."), "{raw}");
+        assert!(dogs.contains("100%") && dogs.contains(&raw), "{dogs}");
+        assert!(dogs.find("100%") < dogs.find(&raw), "sampler first: {dogs}");
+        let cats = s.lines().find(|l| l.contains("⟨␣cats⟩")).unwrap();
+        assert!(cats.contains("cut by greedy"), "{cats}");
+        assert!(s.contains("greedy → ⟨␣dogs⟩"), "{s}");
+        insta::assert_snapshot!(format!("bars_greedy_{w}x{h}"), s);
     }
 }
 

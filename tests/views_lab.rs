@@ -112,6 +112,40 @@ fn the_compare_view_opens_on_a_comparison_and_shows_both_paths() {
     }
 }
 
+/// KL both ways is on screen: in columns where the table has room, else on a line for the step at the
+/// top of the table, which ↑/↓ move.
+#[test]
+fn the_compare_view_shows_kl_both_ways() {
+    for w in [100, 160] {
+        let screen = screen_text(&compared(w, 30, false)).join("\n");
+        let head = screen.lines().find(|l| l.contains("step A")).unwrap();
+        assert!(head.contains("KL(A‖B) KL(B‖A)"), "{w}: {head}");
+        let row = screen.lines().find(|l| l.contains(" 2    ⟨↵⟩")).unwrap();
+        assert!(row.contains("0.172   0.196  0.049"), "{w}: {row}");
+        let screen = screen_text(&compared(w, 30, true)).join("\n");
+        assert!(screen.contains("KL(free‖ref) KL(ref‖free)"), "{screen}");
+    }
+    let mut app = compared(80, 24, false);
+    press(&mut app, Key::Down);
+    press(&mut app, Key::Down);
+    let screen = screen_text(&app).join("\n");
+    assert!(
+        !screen.contains("KL(A‖B) KL(B‖A)"),
+        "no room for columns at 80"
+    );
+    assert!(
+        screen.contains("step 2 (top row): KL(A‖B) 0.172 · KL(B‖A) 0.196 · JS 0.049"),
+        "{screen}"
+    );
+    let mut app = compared(80, 24, true);
+    press(&mut app, Key::Down);
+    let screen = screen_text(&app).join("\n");
+    assert!(
+        screen.contains("step 1 (top row): KL(free‖ref) 0.042 · KL(ref‖free) 0.048 · JS 0.012"),
+        "{screen}"
+    );
+}
+
 #[test]
 fn the_teacher_forcing_view_labels_the_reference() {
     for (w, h) in [(80, 24), (160, 48)] {
@@ -179,12 +213,17 @@ fn the_compare_view_scrolls_and_closes() {
 
 /// An app whose generated text loops: "a b c d" four times after the prompt.
 fn looping_app(w: u16, h: u16) -> nexttoken::app::App {
+    looping_app_of(w, h, 16)
+}
+
+/// An app whose path ends in `n` generated tokens of the loop " and so on,".
+fn looping_app_of(w: u16, h: u16, n: usize) -> nexttoken::app::App {
     let mut app = ready_app(w, h);
     let mut view = app.session.clone().unwrap();
     let unit = [(301, " and"), (302, " so"), (303, " on"), (304, ",")];
-    for i in 0..16 {
+    for i in 0..n {
         let (id, text) = unit[i % 4];
-        let p = 0.3 + 0.04 * i as f32;
+        let p = (0.3 + 0.04 * i as f32).min(0.99);
         view.tokens.push(TokenRecord {
             token: tv(id, text),
             position: 5 + i,
@@ -192,11 +231,11 @@ fn looping_app(w: u16, h: u16) -> nexttoken::app::App {
             prob: p,
             logprob: p.ln(),
             rank: 0,
-            entropy: 3.0 - 0.18 * i as f32,
+            entropy: (3.0 - 0.18 * i as f32).max(0.1),
         });
     }
-    view.decode_ms = vec![10.0; 16];
-    view.decode_kv = vec![true; 16];
+    view.decode_ms = vec![10.0; n];
+    view.decode_kv = vec![true; n];
     app.update(Msg::Engine(Event::Synced(view)));
     app
 }
@@ -210,6 +249,32 @@ fn a_loop_is_named_in_the_status_bar_and_the_transcript() {
             screen.contains("loop: period 4, ×4.0, since step 0"),
             "{w}x{h}:\n{screen}"
         );
+    }
+}
+
+/// The loop alert (centred) and the scroll note (right) share the transcript's top border: neither
+/// is cut; the note shortens, then goes, to leave the alert whole.
+#[test]
+fn the_loop_alert_and_the_scroll_note_do_not_collide() {
+    for (w, h, note) in [
+        (120, 36, Some("↑9 · ↓8")),
+        (160, 48, Some("↓ 6 more below (end)")),
+        (80, 24, None),
+    ] {
+        let mut app = looping_app_of(w, h, 600);
+        press(&mut app, Key::PageUp);
+        let top = screen_text(&app).remove(0);
+        let alert = " loop: period 4, ×150.0, since step 0 ";
+        assert!(top.contains(alert), "{w}x{h}: {top}");
+        let after = top.split(alert).nth(1).unwrap();
+        assert!(
+            after.starts_with('─'),
+            "{w}x{h}, cut after the alert: {top}"
+        );
+        match note {
+            Some(n) => assert!(top.contains(&format!("─ {n} ")), "{w}x{h}: {top}"),
+            None => assert!(!top.contains("more"), "{w}x{h}: {top}"),
+        }
     }
 }
 

@@ -73,26 +73,30 @@ impl App {
         )
     }
 
-    /// Whether `action` may go ahead now: when it would drop generated work, the first press says what
-    /// and the second (the same action) confirms; any other key cancels (see `on_key`).
-    fn confirmed(&mut self, action: Action, what: &str) -> bool {
+    /// Whether `action` (a key of `mode`) may go ahead now: when it would drop generated work, the first press says what
+    /// and the second (the same action) confirms; any other key cancels (see `on_key`). While a text box
+    /// is open the status line shows this warning in place of the box's line (`ui/status.rs`).
+    fn confirmed(&mut self, mode: Mode, action: Action, what: &str) -> bool {
         let (branches, longest) = self.work_at_stake();
         if branches == 0 || self.confirm == Some(action) {
             self.confirm = None;
             return true;
         }
         self.confirm = Some(action);
-        let key = keymap::hint_key(self.mode, action);
+        // The key of the mode the action is pressed in (the editor has closed by now).
+        let key = keymap::hint_key(mode, action);
+        // Fits 80 columns, the key to press included (the status line is one line); any other key
+        // then says "kept as it was".
+        let noun = if branches == 1 { "branch" } else { "branches" };
         self.say(format!(
-            "{what} starts a new tree and drops {branches} branch(es) (the longest has {longest} \
-             generated tokens): press {key} again to go ahead, any other key to keep them"
+            "{what} drops {branches} {noun} (longest {longest} tokens): press {key} again to go ahead"
         ));
         false
     }
 
     /// Reads `text` as a new prompt (a new tree), after a confirming second press if work would go.
     pub(super) fn new_prompt(&mut self, text: String, chat: bool) -> Vec<Command> {
-        if !self.confirmed(Action::Submit, "reading a new prompt") {
+        if !self.confirmed(Mode::Prompt, Action::Submit, "new prompt") {
             // Stay in the editor with the text, so the second Enter confirms it.
             self.mode = Mode::Prompt;
             self.input.editor = super::editor::Editor::new(text);
@@ -119,7 +123,12 @@ impl App {
             self.say_error("this model has no chat template: a base model continues text, it does not take turns".into());
             return vec![];
         }
-        if !self.confirmed(Action::ToggleChat, "switching the chat template") {
+        let chat_switch = if self.prompt.chat {
+            "chat off"
+        } else {
+            "chat on"
+        };
+        if !self.confirmed(Mode::Normal, Action::ToggleChat, chat_switch) {
             return vec![];
         }
         self.read_prompt(self.prompt.text.clone(), !self.prompt.chat)

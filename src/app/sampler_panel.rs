@@ -1,6 +1,7 @@
-//! The sampler settings panel: its fields, how each one steps up and down, and how it reads.
+//! The sampler settings panel: its fields, how each one steps up and down within the ranges
+//! `SamplerSettings::validate` holds the command line to, and how it reads.
 
-use crate::protocol::SamplerSettings;
+use crate::protocol::{self as p, Bounds, SamplerSettings};
 
 /// One row of the sampler panel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,6 +11,8 @@ pub enum Field {
     TopP,
     MinP,
     RepeatPenalty,
+    FrequencyPenalty,
+    PresencePenalty,
     PenaltyWindow,
     DryMultiplier,
     DryBase,
@@ -22,12 +25,14 @@ pub enum Field {
 }
 
 /// The panel's rows, top to bottom.
-pub const FIELDS: [Field; 13] = [
+pub const FIELDS: [Field; 15] = [
     Field::Temperature,
     Field::TopK,
     Field::TopP,
     Field::MinP,
     Field::RepeatPenalty,
+    Field::FrequencyPenalty,
+    Field::PresencePenalty,
     Field::PenaltyWindow,
     Field::DryMultiplier,
     Field::DryBase,
@@ -41,8 +46,10 @@ pub const FIELDS: [Field; 13] = [
 /// DRY windows the dial steps through: off, a number of recent tokens, then -1 (the whole context).
 const DRY_WINDOW_STEPS: [i32; 9] = [0, 16, 32, 64, 128, 256, 512, 1024, -1];
 
-/// Penalty windows the dial steps through: how many recent tokens the penalties look at.
-const WINDOW_STEPS: [usize; 7] = [8, 16, 32, 64, 128, 256, 512];
+/// Penalty windows the dial steps through: off, then doubling up to the widest the settings accept.
+const WINDOW_STEPS: [usize; 16] = [
+    0, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131_072,
+];
 
 /// Top-k values the dial steps through (0 = off).
 const TOP_K_STEPS: [usize; 11] = [0, 1, 2, 3, 5, 10, 20, 40, 50, 100, 200];
@@ -55,6 +62,8 @@ impl Field {
             Field::TopP => "top-p",
             Field::MinP => "min-p",
             Field::RepeatPenalty => "repeat penalty",
+            Field::FrequencyPenalty => "frequency pen.",
+            Field::PresencePenalty => "presence pen.",
             Field::PenaltyWindow => "penalty window",
             Field::DryMultiplier => "DRY multiplier",
             Field::DryBase => "DRY base",
@@ -78,6 +87,11 @@ impl Field {
             Field::MinP => format!("{:.2}", s.min_p),
             Field::RepeatPenalty if s.repeat_penalty <= 1.0 => "off".into(),
             Field::RepeatPenalty => format!("{:.2}", s.repeat_penalty),
+            Field::FrequencyPenalty if s.frequency_penalty == 0.0 => "off".into(),
+            Field::FrequencyPenalty => format!("{:.2}", s.frequency_penalty),
+            Field::PresencePenalty if s.presence_penalty == 0.0 => "off".into(),
+            Field::PresencePenalty => format!("{:.2}", s.presence_penalty),
+            Field::PenaltyWindow if s.penalty_last_n == 0 => "off".into(),
             Field::PenaltyWindow => s.penalty_last_n.to_string(),
             Field::DryMultiplier if s.dry_multiplier == 0.0 => "off".into(),
             Field::DryMultiplier => format!("{:.2}", s.dry_multiplier),
@@ -106,7 +120,9 @@ impl Field {
             Field::TopP => "keeps the smallest set whose mass reaches p",
             Field::MinP => "drops tokens below min-p × the top probability",
             Field::RepeatPenalty => "makes tokens already seen less likely",
-            Field::PenaltyWindow => "how many recent tokens the penalty looks at",
+            Field::FrequencyPenalty => "subtracts this from a logit per time the token was seen",
+            Field::PresencePenalty => "subtracts this once from a token seen at all",
+            Field::PenaltyWindow => "how many recent tokens the penalties look at",
             Field::DryMultiplier => "DRY: lowers a token that would repeat a sequence",
             Field::DryBase => "DRY: the penalty grows by this per repeated token",
             Field::DryAllowedLength => "DRY: repeats this long go unpenalised",
@@ -117,75 +133,125 @@ impl Field {
         }
     }
 
-    /// Moves the setting one notch (`up` or down), clamped to a sensible range.
-    pub fn adjust(self, s: &mut SamplerSettings, up: bool) {
-        let dir = if up { 1.0 } else { -1.0 };
+    /// Moves the setting one notch (`up` or down), within the range `SamplerSettings::validate` holds
+    /// it to (`protocol::Bounds`). At a limit it stops, and the answer says the range.
+    pub fn adjust(self, s: &mut SamplerSettings, up: bool) -> Result<(), String> {
         match self {
-            Field::Temperature => {
-                s.temperature = round2((s.temperature + 0.1 * dir).clamp(0.1, 3.0));
+            Field::Temperature => notch(&mut s.temperature, 0.1, up, p::TEMPERATURE),
+            Field::TopK => {
+                let moved = dial(&mut s.top_k, &TOP_K_STEPS, up);
+                dial_stop(moved, "top-k", s.top_k, "--sample-top-k sets any k")
             }
-            Field::TopK => s.top_k = step_through(&TOP_K_STEPS, s.top_k, up),
+            Field::TopP => notch(&mut s.top_p, 0.05, up, p::TOP_P),
+            Field::MinP => notch(&mut s.min_p, 0.01, up, p::MIN_P),
+            Field::RepeatPenalty => notch(&mut s.repeat_penalty, 0.05, up, p::REPEAT_PENALTY),
+            Field::FrequencyPenalty => {
+                notch(&mut s.frequency_penalty, 0.1, up, p::FREQUENCY_PENALTY)
+            }
+            Field::PresencePenalty => notch(&mut s.presence_penalty, 0.1, up, p::PRESENCE_PENALTY),
             Field::PenaltyWindow => {
-                s.penalty_last_n = step_through(&WINDOW_STEPS, s.penalty_last_n, up)
+                let b = p::PENALTY_LAST_N;
+                let moved = dial(&mut s.penalty_last_n, &WINDOW_STEPS, up);
+                dial_stop(moved, b.name, s.penalty_last_n, &b.range_text())
             }
-            Field::TopP => s.top_p = round2((s.top_p + 0.05 * dir).clamp(0.05, 1.0)),
-            Field::MinP => s.min_p = round2((s.min_p + 0.01 * dir).clamp(0.0, 0.5)),
-            Field::RepeatPenalty => {
-                s.repeat_penalty = round2((s.repeat_penalty + 0.05 * dir).clamp(1.0, 2.0));
-            }
-            Field::DryMultiplier => {
-                s.dry_multiplier = round2((s.dry_multiplier + 0.1 * dir).clamp(0.0, 3.0));
-            }
-            Field::DryBase => s.dry_base = round2((s.dry_base + 0.05 * dir).clamp(1.0, 3.0)),
+            Field::DryMultiplier => notch(&mut s.dry_multiplier, 0.1, up, p::DRY_MULTIPLIER),
+            Field::DryBase => notch(&mut s.dry_base, 0.05, up, p::DRY_BASE),
             Field::DryAllowedLength => {
-                s.dry_allowed_length = if up {
-                    (s.dry_allowed_length + 1).min(10)
+                let b = p::DRY_ALLOWED_LENGTH;
+                let next = if up {
+                    s.dry_allowed_length.saturating_add(1)
                 } else {
-                    s.dry_allowed_length.saturating_sub(1).max(1)
-                }
+                    s.dry_allowed_length.saturating_sub(1)
+                };
+                set_within(&mut s.dry_allowed_length, next, b)
             }
-            Field::DryWindow => s.dry_penalty_last_n = step_dry_window(s.dry_penalty_last_n, up),
+            Field::DryWindow => {
+                // -1 (the whole context) sits above every width.
+                let b = p::DRY_PENALTY_LAST_N;
+                let key = |v: i32| if v < 0 { i64::MAX } else { v as i64 };
+                let mut now = key(s.dry_penalty_last_n);
+                let moved = dial(&mut now, &DRY_WINDOW_STEPS.map(key), up);
+                s.dry_penalty_last_n = if now == i64::MAX { -1 } else { now as i32 };
+                dial_stop(moved, b.name, s.dry_penalty_last_n, &b.range_text())
+            }
             // Text: set on the command line, shown here.
-            Field::DryBreakers => {}
-            Field::Greedy => s.greedy = !s.greedy,
+            Field::DryBreakers => Err("DRY breakers are set with --dry-sequence-breaker".into()),
+            Field::Greedy => {
+                s.greedy = !s.greedy;
+                Ok(())
+            }
             Field::Seed => {
-                s.seed = if up {
-                    s.seed.wrapping_add(1)
+                let next = if up {
+                    s.seed.checked_add(1)
                 } else {
-                    s.seed.saturating_sub(1)
+                    s.seed.checked_sub(1)
+                };
+                match next {
+                    Some(v) => {
+                        s.seed = v;
+                        Ok(())
+                    }
+                    None => Err(limit_note(
+                        "seed",
+                        s.seed,
+                        &format!("use 0 to {}", u64::MAX),
+                    )),
                 }
             }
         }
     }
 }
 
-/// The next value of a dial up or down from `now` (which may lie between steps).
-fn step_through(steps: &[usize], now: usize, up: bool) -> usize {
-    let i = steps
-        .iter()
-        .position(|&v| v >= now)
-        .unwrap_or(steps.len() - 1);
-    let i = if up {
-        (i + 1).min(steps.len() - 1)
-    } else {
-        i.saturating_sub(1)
-    };
-    steps[i]
+/// Moves a decimal setting by `step` (kept to two places), stopping at the ends of `b`.
+fn notch(v: &mut f32, step: f32, up: bool, b: Bounds<f32>) -> Result<(), String> {
+    let next = round2(*v + if up { step } else { -step });
+    set_within(v, next, b)
 }
 
-/// The next DRY window up or down: off, then wider, then the whole context (-1) at the top.
-fn step_dry_window(now: i32, up: bool) -> i32 {
-    let i = DRY_WINDOW_STEPS
-        .iter()
-        .position(|&v| v == now)
-        .or_else(|| DRY_WINDOW_STEPS.iter().position(|&v| v > now))
-        .unwrap_or(DRY_WINDOW_STEPS.len() - 1);
-    let i = if up {
-        (i + 1).min(DRY_WINDOW_STEPS.len() - 1)
+/// Sets `v` to `next` held within `b`; when the range held it back, says where it stopped and the range.
+fn set_within<T: PartialOrd + Copy + std::fmt::Display>(
+    v: &mut T,
+    next: T,
+    b: Bounds<T>,
+) -> Result<(), String> {
+    let held = b.clamp(next);
+    let at_limit = held != next || held == *v;
+    *v = held;
+    if at_limit {
+        Err(limit_note(b.name, held, &b.range_text()))
     } else {
-        i.saturating_sub(1)
+        Ok(())
+    }
+}
+
+/// "temperature stops at 5: use 0 to 5 (0 means greedy)".
+fn limit_note(name: &str, at: impl std::fmt::Display, range: &str) -> String {
+    format!("{name} stops at {at}: {range}")
+}
+
+/// Moves `now` to the next value of the dial `steps` up or down; a value between steps goes to the
+/// neighbouring step. False when there is none: `now` is at (or beyond) the dial's end and stays.
+fn dial<T: PartialOrd + Copy>(now: &mut T, steps: &[T], up: bool) -> bool {
+    let next = if up {
+        steps.iter().find(|&&v| v > *now)
+    } else {
+        steps.iter().rev().find(|&&v| v < *now)
     };
-    DRY_WINDOW_STEPS[i]
+    next.map(|&v| *now = v).is_some()
+}
+
+/// A dial that did not move, said with where it stopped and the range.
+fn dial_stop(
+    moved: bool,
+    name: &str,
+    at: impl std::fmt::Display,
+    range: &str,
+) -> Result<(), String> {
+    if moved {
+        Ok(())
+    } else {
+        Err(limit_note(name, at, range))
+    }
 }
 
 /// A breaker as the panel shows it: a newline as ↵, a tab as ⇥.
@@ -208,12 +274,20 @@ pub fn summary(s: &SamplerSettings) -> String {
         Field::TopP,
         Field::MinP,
         Field::RepeatPenalty,
+        Field::FrequencyPenalty,
+        Field::PresencePenalty,
         Field::DryMultiplier,
     ] {
         let v = f.value(s);
         if v != "off" {
-            let name = f.name().replace("repeat penalty", "rep");
-            parts.push(format!("{} {v}", name.replace("DRY multiplier", "DRY")));
+            let name = match f {
+                Field::RepeatPenalty => "rep",
+                Field::FrequencyPenalty => "freq",
+                Field::PresencePenalty => "pres",
+                Field::DryMultiplier => "DRY",
+                _ => f.name(),
+            };
+            parts.push(format!("{name} {v}"));
         }
     }
     parts.join(" ")

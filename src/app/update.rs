@@ -225,9 +225,15 @@ impl App {
             Action::CompareBranch => return self.compare_with_selected(),
             Action::OpenReference => self.open_text(Mode::Reference, String::new()),
             Action::Decrease | Action::Increase => {
-                FIELDS[self.sampler.field]
+                let before = self.sampler.settings.clone();
+                let limit = FIELDS[self.sampler.field]
                     .adjust(&mut self.sampler.settings, action == Action::Increase);
-                return self.send_settings();
+                if let Err(note) = limit {
+                    self.say(note);
+                }
+                if self.sampler.settings != before {
+                    return self.send_settings();
+                }
             }
             Action::ResetSampler => {
                 self.sampler.settings = SamplerSettings::default();

@@ -37,7 +37,8 @@ pub struct ChainOutput {
     /// Shannon entropy of the raw distribution, in nats.
     pub entropy: f32,
     pub stages: Vec<StageReport>,
-    /// Final (post-chain, renormalised) probability of each `shown` id; 0 where a stage cut it.
+    /// Final (post-chain, renormalised) probability of each `shown` id; 0 where a stage cut it. Greedy
+    /// draws nothing: 1 for the top token, 0 for every other.
     pub final_probs: Vec<f32>,
     pub planned: u32,
     pub planned_prob: f32,
@@ -107,11 +108,20 @@ pub fn run_chain_with(
         (None, Some(_)) => (logits, lse),
     });
     let stages = stage_reports(logits, lse, before_dry, &tempered, &cuts, &shown);
-    let final_probs = cuts.kept_probs(&tempered, &shown, cuts.n_m, cuts.mass_m);
     let greedy = s.greedy || s.temperature <= 0.0;
     // Every stage keeps a prefix of `sorted`, so its first token is the argmax of the penalised logits.
     let draw = (!greedy).then(|| draw_from(&tempered, &cuts, u));
     let planned = draw.as_ref().map_or(cuts.sorted[0], |d| d.token_id);
+    // What the last step takes from: the kept distribution for a draw; greedy takes the top for certain.
+    let (final_probs, planned_prob) = if greedy {
+        let certain = shown.iter().map(|&t| f32::from(u8::from(t == planned)));
+        (certain.collect(), 1.0)
+    } else {
+        (
+            cuts.kept_probs(&tempered, &shown, cuts.n_m, cuts.mass_m),
+            tempered.prob(planned) / cuts.mass_m,
+        )
+    };
     ChainOutput {
         shown,
         lse,
@@ -119,7 +129,7 @@ pub fn run_chain_with(
         stages,
         final_probs,
         planned,
-        planned_prob: tempered.prob(planned) / cuts.mass_m,
+        planned_prob,
         draw,
     }
 }

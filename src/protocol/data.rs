@@ -30,7 +30,8 @@ pub struct Candidate {
     /// Probability under the raw model (softmax of the logits, temperature 1).
     pub prob: f32,
     pub logprob: f32,
-    /// Probability after the whole sampler chain (0 when a stage cut it).
+    /// Probability after the whole sampler chain (0 when a stage cut it); greedy takes the top row for
+    /// certain, so then 1 for it and 0 for every other.
     pub sampled_prob: f32,
     /// 0-based rank in the whole raw distribution (how many tokens the model finds likelier).
     #[serde(default)]

@@ -95,83 +95,106 @@ impl Default for SamplerSettings {
 pub const DRY_MAX_ALLOWED_LENGTH: usize = 20;
 /// The widest `dry_penalty_last_n` the settings accept (beyond any context this app loads).
 pub const DRY_MAX_LAST_N: i32 = 131_072;
+/// The widest `penalty_last_n` the settings accept (as wide as DRY's window).
+pub const PENALTY_MAX_LAST_N: usize = DRY_MAX_LAST_N as usize;
 /// The longest DRY sequence breaker, in bytes (llama.cpp cuts longer ones to this).
 pub const DRY_MAX_BREAKER_BYTES: usize = 40;
 
+/// One setting's valid range, named as its flag is. `validate`, the command line and the sampler panel
+/// all read these, so a value one accepts the others accept.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bounds<T> {
+    /// The flag's name without `--` ("temperature").
+    pub name: &'static str,
+    pub lo: T,
+    pub hi: T,
+    /// What the special values mean, for the message ("0 means greedy").
+    pub note: &'static str,
+}
+
+impl<T: PartialOrd + Copy + std::fmt::Display> Bounds<T> {
+    /// "use 0 to 5 (0 means greedy)".
+    pub fn range_text(&self) -> String {
+        format!("use {} to {} ({})", self.lo, self.hi, self.note)
+    }
+
+    /// `value` held within the range.
+    pub fn clamp(&self, value: T) -> T {
+        if value < self.lo {
+            self.lo
+        } else if value > self.hi {
+            self.hi
+        } else {
+            value
+        }
+    }
+
+    /// The error for a value outside the range ("temperature 100 is out of range: use 0 to 5 (...)").
+    pub fn check(&self, value: T) -> Result<(), String> {
+        if value >= self.lo && value <= self.hi {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} {value} is out of range: {}",
+                self.name,
+                self.range_text()
+            ))
+        }
+    }
+}
+
+const fn bounds<T>(name: &'static str, lo: T, hi: T, note: &'static str) -> Bounds<T> {
+    Bounds { name, lo, hi, note }
+}
+
+pub const TEMPERATURE: Bounds<f32> = bounds("temperature", 0.0, 5.0, "0 means greedy");
+pub const TOP_P: Bounds<f32> = bounds("top-p", 0.01, 1.0, "1 turns it off");
+pub const MIN_P: Bounds<f32> = bounds("min-p", 0.0, 0.99, "0 turns it off");
+pub const REPEAT_PENALTY: Bounds<f32> = bounds("repeat-penalty", 1.0, 3.0, "1 turns it off");
+pub const FREQUENCY_PENALTY: Bounds<f32> = bounds("frequency-penalty", -2.0, 2.0, "0 turns it off");
+pub const PRESENCE_PENALTY: Bounds<f32> = bounds("presence-penalty", -2.0, 2.0, "0 turns it off");
+pub const PENALTY_LAST_N: Bounds<usize> = bounds(
+    "penalty-last-n",
+    0,
+    PENALTY_MAX_LAST_N,
+    "0 turns the penalties off",
+);
+pub const DRY_MULTIPLIER: Bounds<f32> = bounds("dry-multiplier", 0.0, 5.0, "0 turns DRY off");
+pub const DRY_BASE: Bounds<f32> = bounds(
+    "dry-base",
+    1.0,
+    5.0,
+    "the penalty grows by this factor per repeated token",
+);
+pub const DRY_ALLOWED_LENGTH: Bounds<usize> = bounds(
+    "dry-allowed-length",
+    1,
+    DRY_MAX_ALLOWED_LENGTH,
+    "repeats this long go unpenalised",
+);
+pub const DRY_PENALTY_LAST_N: Bounds<i32> = bounds(
+    "dry-penalty-last-n",
+    -1,
+    DRY_MAX_LAST_N,
+    "-1 means the whole context, 0 turns DRY off",
+);
+
 impl SamplerSettings {
-    /// Checks every setting against its valid range, shared by the command line and the sampler panel.
-    /// The error names the setting as a flag would ("temperature 100 is out of range: ...").
+    /// Checks every setting against its valid range (the `Bounds` above), shared by the command line
+    /// and the sampler panel. The error names the setting as a flag would ("temperature 100 is out of
+    /// range: ...").
     pub fn validate(&self) -> Result<(), String> {
-        let checks: [(&str, f32, f32, f32, &str); 8] = [
-            ("temperature", self.temperature, 0.0, 5.0, "0 means greedy"),
-            ("top-p", self.top_p, 0.01, 1.0, "1 turns it off"),
-            ("min-p", self.min_p, 0.0, 0.99, "0 turns it off"),
-            (
-                "repeat-penalty",
-                self.repeat_penalty,
-                1.0,
-                3.0,
-                "1 turns it off",
-            ),
-            (
-                "frequency-penalty",
-                self.frequency_penalty,
-                -2.0,
-                2.0,
-                "0 turns it off",
-            ),
-            (
-                "presence-penalty",
-                self.presence_penalty,
-                -2.0,
-                2.0,
-                "0 turns it off",
-            ),
-            (
-                "dry-multiplier",
-                self.dry_multiplier,
-                0.0,
-                5.0,
-                "0 turns DRY off",
-            ),
-            (
-                "dry-base",
-                self.dry_base,
-                1.0,
-                5.0,
-                "the penalty grows by this factor per repeated token",
-            ),
-        ];
-        for (name, value, lo, hi, note) in checks {
-            if !(lo..=hi).contains(&value) {
-                return Err(format!(
-                    "{name} {value} is out of range: use {lo} to {hi} ({note})"
-                ));
-            }
-        }
-        let ints: [(&str, i64, i64, i64, &str); 2] = [
-            (
-                "dry-allowed-length",
-                self.dry_allowed_length as i64,
-                1,
-                DRY_MAX_ALLOWED_LENGTH as i64,
-                "repeats this long go unpenalised",
-            ),
-            (
-                "dry-penalty-last-n",
-                self.dry_penalty_last_n as i64,
-                -1,
-                DRY_MAX_LAST_N as i64,
-                "-1 means the whole context, 0 turns DRY off",
-            ),
-        ];
-        for (name, value, lo, hi, note) in ints {
-            if !(lo..=hi).contains(&value) {
-                return Err(format!(
-                    "{name} {value} is out of range: use {lo} to {hi} ({note})"
-                ));
-            }
-        }
+        TEMPERATURE.check(self.temperature)?;
+        TOP_P.check(self.top_p)?;
+        MIN_P.check(self.min_p)?;
+        REPEAT_PENALTY.check(self.repeat_penalty)?;
+        FREQUENCY_PENALTY.check(self.frequency_penalty)?;
+        PRESENCE_PENALTY.check(self.presence_penalty)?;
+        PENALTY_LAST_N.check(self.penalty_last_n)?;
+        DRY_MULTIPLIER.check(self.dry_multiplier)?;
+        DRY_BASE.check(self.dry_base)?;
+        DRY_ALLOWED_LENGTH.check(self.dry_allowed_length)?;
+        DRY_PENALTY_LAST_N.check(self.dry_penalty_last_n)?;
         for b in &self.dry_sequence_breakers {
             if b.is_empty() || b.len() > DRY_MAX_BREAKER_BYTES {
                 return Err(format!(

@@ -1,7 +1,9 @@
 //! The compare view (`=` on a branch, or a teacher-forcing run from `r`): two paths side by side,
-//! aligned step by step, with each token's log-prob and entropy, the divergence between the two
-//! next-token distributions over the whole vocabulary, a chart of both log-prob series and the
-//! divergence, and the sequence totals. Every figure comes from the engine's `Comparison`.
+//! aligned step by step, with each token's log-prob and entropy, the divergences between the two
+//! next-token distributions over the whole vocabulary (Jensen–Shannon, and KL both ways: in columns
+//! where there is room, else for the table's top row on a line of its own), a chart of both log-prob
+//! series and the divergence (`compare_chart.rs`), and the sequence totals. Every figure comes from
+//! the engine's `Comparison`.
 
 use super::fmt::{fit, pad, quoted_token, visible};
 use super::help::panel_hints;
@@ -12,11 +14,8 @@ use crate::app::App;
 use crate::protocol::{AlignedStep, Comparison, PathToken};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
-use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{
-    Axis, Block, Chart, Dataset, GraphType, LegendPosition, Paragraph, Sparkline,
-};
+use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
@@ -58,7 +57,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(Paragraph::new(hints), foot);
         return;
     };
-    let summary = summary_lines(c, app.lab.reference, w, theme);
+    let mut summary = summary_lines(c, app.lab.reference, w, theme);
+    if kl_width(w, app.lab.reference).is_none() {
+        summary.insert(0, kl_line(c, app.lab.scroll, app.lab.reference, w, theme));
+    }
     let chart_rows = if inner.height >= 18 {
         CHART_ROWS.min(inner.height / 3)
     } else {
@@ -88,7 +90,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     );
     draw_table(frame, table, c, app.lab.scroll, app.lab.reference, theme);
     if chart_rows > 0 {
-        draw_chart(frame, chart, c, app.lab.reference, theme);
+        super::compare_chart::draw(frame, chart, c, app.lab.reference, theme);
     }
     frame.render_widget(Paragraph::new(summary), sum);
     frame.render_widget(Paragraph::new(hints), foot);
@@ -135,6 +137,45 @@ fn path_texts(c: &Comparison, reference: bool, w: usize, theme: &Theme) -> Vec<L
     ]
 }
 
+/// The KL columns' headers: KL(A‖B) is what B's distribution costs where A's is the truth.
+fn kl_heads(reference: bool) -> [&'static str; 2] {
+    if reference {
+        ["KL(free‖ref)", "KL(ref‖free)"]
+    } else {
+        ["KL(A‖B)", "KL(B‖A)"]
+    }
+}
+
+/// The width of each KL column when the table has room for both (tokens kept at 10 cells or more).
+fn kl_width(w: usize, reference: bool) -> Option<usize> {
+    let kw = kl_heads(reference)[0].width() + 1;
+    (w >= 5 + 2 * (10 + 14) + 6 + 11 + 2 * kw).then_some(kw)
+}
+
+/// A divergence to three places, right-aligned in `k` cells; `—` where a path had ended.
+fn num(x: Option<f64>, k: usize) -> String {
+    x.map_or(format!("{:>k$}", "—"), |x| format!("{x:>k$.3}"))
+}
+
+/// Where the table has no KL columns: KL both ways and JS for the step at the top of the table.
+fn kl_line(
+    c: &Comparison,
+    scroll: usize,
+    reference: bool,
+    w: usize,
+    theme: &Theme,
+) -> Line<'static> {
+    let [ab, ba] = kl_heads(reference);
+    let text = c.steps.get(scroll).map_or(String::new(), |s| {
+        let (kab, kba, js) = (num(s.kl_ab, 0), num(s.kl_ba, 0), num(s.js, 0));
+        format!(
+            "step {} (top row): {ab} {kab} · {ba} {kba} · JS {js}",
+            s.step
+        )
+    });
+    Line::styled(fit(&text, w), theme.text)
+}
+
 /// Widths of the table's columns: token, then its figures.
 fn token_width(w: usize) -> usize {
     // step(5) + 2 × (mark, token, figures: token + 14) + separators (6) + JS, bar, top (11)
@@ -150,8 +191,11 @@ fn draw_table(
     theme: &Theme,
 ) {
     let w = area.width as usize;
-    let tw = token_width(w);
+    let kw = kl_width(w, reference);
+    let tw = token_width(w - kw.map_or(0, |k| 2 * k));
     let (na, nb) = names(reference);
+    let [kl_ab, kl_ba] = kl_heads(reference);
+    let kl_head = kw.map_or(String::new(), |k| format!("{kl_ab:>k$}{kl_ba:>k$} "));
     let figures = |name: &str| {
         if reference && name == "reference" {
             format!("{} {:>6} {:>5}", pad(name, tw + 1), "p", "rank")
@@ -160,7 +204,7 @@ fn draw_table(
         }
     };
     let head = format!(
-        "{} {} │ {} │ {:>6} top",
+        "{} {} │ {} │ {kl_head}{:>6} top",
         pad("step", 4),
         figures(na),
         figures(nb),
@@ -184,6 +228,10 @@ fn draw_table(
         spans.push(Span::styled(" │ ", theme.dim));
         spans.extend(cell(s.b.as_ref(), tw, reference, theme));
         spans.push(Span::styled(" │ ", theme.dim));
+        if let Some(k) = kw {
+            let text = format!("{}{} ", num(s.kl_ab, k), num(s.kl_ba, k));
+            spans.push(Span::styled(text, theme.text));
+        }
         match s.js {
             Some(js) => {
                 spans.push(Span::styled(format!("{js:>6.3}"), theme.text));
@@ -233,76 +281,6 @@ fn cell(t: Option<&PathToken>, tw: usize, reference: bool, theme: &Theme) -> Vec
         Span::styled(pad(&fit(&quoted_token(&t.token), tw), tw), style),
         Span::styled(figures, theme.text),
     ]
-}
-
-/// Both log-prob series over the steps, and the divergence under them.
-fn draw_chart(frame: &mut Frame, area: Rect, c: &Comparison, reference: bool, theme: &Theme) {
-    let [left, right] =
-        Layout::horizontal([Constraint::Percentage(70), Constraint::Percentage(30)]).areas(area);
-    let series = |pick: &dyn Fn(&AlignedStep) -> Option<&PathToken>| -> Vec<(f64, f64)> {
-        c.steps
-            .iter()
-            .filter_map(|s| pick(s).map(|t| (s.step as f64, t.logprob.max(-20.0))))
-            .collect()
-    };
-    let a = series(&|s| s.a.as_ref());
-    let b = series(&|s| s.b.as_ref());
-    let low = a
-        .iter()
-        .chain(&b)
-        .map(|p| p.1)
-        .fold(0.0f64, f64::min)
-        .floor()
-        .min(-1.0);
-    let x_max = c.steps.len().saturating_sub(1).max(1) as f64;
-    let (na, nb) = names(reference);
-    let chart = Chart::new(vec![
-        Dataset::default()
-            .name(format!("{na} log p"))
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(theme.key)
-            .data(&a),
-        Dataset::default()
-            .name(format!("{nb} log p"))
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(theme.planned)
-            .data(&b),
-    ])
-    .block(Block::new().title(Span::styled(
-        format!(" log p per step: {na} and {nb} "),
-        theme.dim,
-    )))
-    .legend_position(Some(LegendPosition::BottomRight))
-    .hidden_legend_constraints((Constraint::Percentage(100), Constraint::Percentage(100)))
-    .x_axis(
-        Axis::default()
-            .bounds([0.0, x_max])
-            .labels(vec![
-                Span::raw("0"),
-                Span::raw(format!("step {}", x_max as usize)),
-            ])
-            .style(theme.dim),
-    )
-    .y_axis(
-        Axis::default()
-            .bounds([low, 0.0])
-            .labels(vec![Span::raw(format!("{low:.0}")), Span::raw("0")])
-            .style(theme.dim),
-    );
-    frame.render_widget(chart, left);
-    // The divergence per step, in thousandths of a nat, as a sparkline.
-    let js: Vec<u64> = c
-        .steps
-        .iter()
-        .map(|s| (s.js.unwrap_or(0.0) * 1000.0).round() as u64)
-        .collect();
-    let block = Block::bordered()
-        .border_style(theme.border)
-        .title(Span::styled(" JS per step ", theme.dim));
-    let spark = Sparkline::default().block(block).data(&js).style(theme.bar);
-    frame.render_widget(spark, right);
 }
 
 /// The sequence view: each path's total log-prob and how it got there; where the paths rejoin.

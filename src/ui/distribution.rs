@@ -134,10 +134,14 @@ impl Columns {
     }
 }
 
-/// The stage that cut candidate `i` (its first stage with probability 0), if any.
+/// The stage that cut candidate `i` (its first stage with probability 0), if any. Greedy takes the
+/// top row whatever the cut-offs keep, so under greedy every other row is cut by greedy.
 pub fn cut_by(dist: &Distribution, i: usize) -> Option<&str> {
     if dist.candidates[i].sampled_prob > 0.0 {
         return None;
+    }
+    if dist.draw.is_none() {
+        return Some("greedy");
     }
     let stage = dist
         .stages

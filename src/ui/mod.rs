@@ -5,6 +5,7 @@ pub mod attention_grid;
 pub mod branches;
 pub mod chain;
 pub mod compare;
+mod compare_chart;
 pub mod distribution;
 pub mod fmt;
 pub mod head_map;

@@ -76,10 +76,16 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
     items.push(Span::styled(model.to_string(), theme.title));
     let top = fit_items(items, area.width as usize, theme);
-    let bottom = if app.mode.is_text_input() {
+    // A pending "press again" stands in for the text line: it is what the next key decides.
+    let pending = app.confirm.is_some() && app.status.is_some();
+    let bottom = if app.mode.is_text_input() && !pending {
         text_line(frame, area, app, theme)
     } else if let Some(msg) = &app.status {
-        let style = if msg.error { theme.error } else { theme.info };
+        let style = if msg.error || pending {
+            theme.error
+        } else {
+            theme.info
+        };
         Line::styled(format!(" {}", msg.text), style)
     } else if app.mode == Mode::Normal {
         hints(area.width as usize, theme)

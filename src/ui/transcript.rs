@@ -31,19 +31,21 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         " prompt {} tokens · {} generated ",
         session.prompt_len, generated
     );
-    // The colour key, where the border has room for it beside the counts.
-    let (lead, tail) = if theme.has_color() {
-        (" colour = p when chosen: ", " ")
+    // The colour key, where the border has room for it beside the counts: in full, else short.
+    let forms = if theme.has_color() {
+        [(" colour = p when chosen: ", " "), (" colour = p: ", " ")]
     } else {
-        (" ", " when chosen ")
+        [(" ", " when chosen "), (" ", " ")]
     };
-    let mut key = vec![Span::styled(lead, theme.dim)];
-    key.extend(super::legend::prob_key(theme));
-    key.push(Span::styled(tail, theme.dim));
-    let key = Line::from(key).right_aligned();
-    let fits = counts.width() + key.width() + 4 <= area.width as usize;
-    block = block.title_bottom(Line::styled(counts, theme.dim));
-    if fits {
+    block = block.title_bottom(Line::styled(counts.clone(), theme.dim));
+    let room = (area.width as usize).saturating_sub(counts.width() + 4);
+    let key = forms.iter().map(|&(lead, tail)| {
+        let mut key = vec![Span::styled(lead, theme.dim)];
+        key.extend(super::legend::prob_key(theme));
+        key.push(Span::styled(tail, theme.dim));
+        Line::from(key).right_aligned()
+    });
+    if let Some(key) = key.into_iter().find(|k| k.width() <= room) {
         block = block.title_bottom(key);
     }
     let inner = block.inner(area);
@@ -55,31 +57,37 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let rows = wrap(&chunks(session, theme), inner.width as usize);
     let skip = first_shown(rows.len(), text_height, app.screen.scroll_back);
     let below = rows.len().saturating_sub(skip + text_height);
-    let mut top_right = vec![];
-    for (n, dir, action) in [
-        (skip, "above", Action::ScrollUp),
-        (below, "below", Action::ScrollBottom),
+    // The scroll note at the top right, from the fullest form to the shortest.
+    let mut notes = [vec![], vec![], vec![]];
+    for (n, arrow, dir, action) in [
+        (skip, "↑", "above", Action::ScrollUp),
+        (below, "↓", "below", Action::ScrollBottom),
     ] {
         if n > 0 {
             let key = hint_key(Mode::Normal, action);
-            top_right.push(format!(
-                "{} {n} more {dir} ({key})",
-                if dir == "above" { "↑" } else { "↓" }
-            ));
+            notes[0].push(format!("{arrow} {n} more {dir} ({key})"));
+            notes[1].push(format!("{arrow} {n} more {dir}"));
+            notes[2].push(format!("{arrow}{n}"));
         }
     }
     if app.prompt.chat {
-        top_right.push("chat template".into());
+        notes[0].push("chat template".into());
+        notes[1].push("chat template".into());
+        notes[2].push("chat".into());
     }
-    let loop_alert =
-        crate::app::lab::tip_loop(session).map(|c| super::repetition::alert(&c, session));
-    if !top_right.is_empty() {
-        let title = format!(" {} ", top_right.join(" · "));
-        block = block.title_top(Line::styled(title, theme.dim).right_aligned());
+    let notes = notes.map(|n| match n.is_empty() {
+        true => String::new(),
+        false => format!(" {} ", n.join(" · ")),
+    });
+    let alert = crate::app::lab::tip_loop(session)
+        .map(|c| format!(" {} ", super::repetition::alert(&c, session)));
+    let (alert, note) = top_notes(area.width as usize, alert, &notes);
+    if !note.is_empty() {
+        block = block.title_top(Line::styled(note, theme.dim).right_aligned());
     }
-    if let Some(alert) = loop_alert {
+    if let Some(alert) = alert {
         // The repeated spans are underlined; the loop at the tip is named on the border.
-        block = block.title_top(Line::styled(format!(" {alert} "), theme.error).centered());
+        block = block.title_top(Line::styled(alert, theme.error).centered());
     }
     frame.render_widget(block, area);
     let mut shown: Vec<Line> = rows
@@ -93,6 +101,30 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
     shown.push(info_line(app.last_generated(), theme));
     frame.render_widget(Paragraph::new(shown), inner);
+}
+
+/// The top border's notes, made not to collide: the loop alert centred (after the panel's title) and
+/// the first form of the scroll note that leaves it whole at the right. When none does, the alert
+/// stays and the note goes; when the alert cannot fit beside the title, it goes (the status bar has it).
+fn top_notes(width: usize, alert: Option<String>, notes: &[String]) -> (Option<String>, String) {
+    let inner = width.saturating_sub(2);
+    let title = " Transcript ".width() + 1;
+    let fits = |alert: &str, note: &str| {
+        let start = inner.saturating_sub(alert.width()) / 2;
+        let gap = usize::from(!note.is_empty());
+        start >= title && start + alert.width() + gap + note.width() <= inner
+    };
+    match alert {
+        Some(a) if fits(&a, "") => {
+            let note = notes
+                .iter()
+                .find(|n| fits(&a, n))
+                .cloned()
+                .unwrap_or_default();
+            (Some(a), note)
+        }
+        _ => (None, notes[0].clone()),
+    }
 }
 
 /// How many lines the transcript wraps to at this width (for scrolling in `update`).
