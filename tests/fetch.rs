@@ -18,7 +18,7 @@ fn make_wheel(dir: &Path, payload: &[u8]) -> PathBuf {
 }
 
 fn write_wheel(path: &Path, payload: &[u8]) -> PathBuf {
-    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
     let opts = zip::write::SimpleFileOptions::default();
     zip.start_file("pkg-0.1.dist-info/METADATA", opts).unwrap();
     zip.write_all(b"Name: pkg\n").unwrap();

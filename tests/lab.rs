@@ -444,3 +444,29 @@ fn trace_reports_the_greedy_loop() {
     // The first step is no loop.
     assert_eq!(steps[0]["repetition"], Value::Null);
 }
+
+/// In the real greedy loop the engine names the token that goes on with it and its fate: greedy takes
+/// it for certain; a repeat penalty of 2 (no forward pass) leaves its raw figures and demotes it.
+#[test]
+fn the_loop_token_and_its_fate_come_with_the_distribution() {
+    let mut s = greedy();
+    s.prefill_text("The capital of France is", false).unwrap();
+    for _ in 0..48 {
+        s.step(Choice::Sample).unwrap();
+    }
+    let ids = s.tokens();
+    let cycle = tip_cycle(&ids).expect("greedy loops here");
+    let d = s.distribution().unwrap();
+    let next = d.loop_next.clone().expect("the loop token's fate");
+    assert_eq!(next.token.id, ids[ids.len() - cycle.period]);
+    assert_eq!((next.sampled_rank, next.sampled_prob), (0, 1.0), "{next:?}");
+    let passes = s.forward_passes();
+    let mut settings = s.settings().clone();
+    settings.repeat_penalty = 2.0;
+    s.set_settings(settings);
+    let after = s.distribution().unwrap().loop_next.expect("still looping");
+    assert_eq!(s.forward_passes(), passes, "no forward pass");
+    assert_eq!((after.prob, after.rank), (next.prob, next.rank));
+    assert!(after.sampled_rank > 0, "{after:?}");
+    assert_eq!(after.sampled_prob, 0.0, "greedy takes another token");
+}

@@ -290,3 +290,49 @@ fn top_p_over_a_large_flat_vocabulary_sorts_beyond_the_first_block() {
     );
     assert_eq!(stage(&out, "top-p").kept, 1800);
 }
+
+/// A token's fate, asked alone, is what the whole chain (every id shown) makes of it: its position by
+/// penalised score, and its final probability (0 where a stage cuts it), under each kind of setting.
+#[test]
+fn a_tokens_fate_matches_the_full_chain() {
+    use nexttoken::engine::sampler::{fate, rank_of, DryBreakers};
+    let n = 40;
+    let logits: Vec<f32> = (0..n)
+        .map(|i| ((i * 7919 % 23) as f32 * 0.37).sin() * 4.0)
+        .collect();
+    let history: Vec<u32> = vec![3, 9, 3, 17, 9, 3, 25];
+    let mut settings = vec![plain()];
+    settings.push(SamplerSettings {
+        greedy: true,
+        repeat_penalty: 1.5,
+        ..plain()
+    });
+    settings.push(SamplerSettings {
+        temperature: 0.7,
+        top_k: 12,
+        repeat_penalty: 1.3,
+        ..plain()
+    });
+    settings.push(SamplerSettings {
+        top_p: 0.8,
+        frequency_penalty: 0.4,
+        presence_penalty: 0.2,
+        ..plain()
+    });
+    settings.push(SamplerSettings {
+        min_p: 0.05,
+        temperature: 1.4,
+        ..plain()
+    });
+    for s in &settings {
+        let full = run_chain(&logits, &history, s, n, 0.5);
+        for id in 0..n as u32 {
+            let f = fate(&logits, &history, s, &DryBreakers::none(), id);
+            let row = full.shown.iter().position(|&x| x == id).unwrap();
+            assert_eq!(f.sampled_rank, row, "{s:?} id {id}");
+            assert_eq!(f.sampled_prob, full.final_probs[row], "{s:?} id {id}");
+            assert_eq!(f.rank, rank_of(&logits, id));
+            assert_eq!(f.prob, full.raw_prob(&logits, id));
+        }
+    }
+}

@@ -99,6 +99,7 @@ fn penalised(settings: &SamplerSettings, tokens: &[TokenRecord]) -> Distribution
         planned: view(out.planned),
         planned_prob: out.planned_prob,
         draw: out.draw.clone(),
+        loop_next: None,
     }
 }
 

@@ -295,6 +295,31 @@ fn the_repetition_panel_charts_the_trap() {
     }
 }
 
+/// With the engine's figures for the loop token, the panel shows it before and after the chain even
+/// when a penalty pushed it far below the rows on screen.
+#[test]
+fn the_loop_token_shows_before_and_after_the_penalties_wherever_it_ranks() {
+    let mut app = looping_app(100, 30);
+    let mut view = app.session.clone().unwrap();
+    view.next.loop_next = Some(nexttoken::protocol::LoopNext {
+        token: tv(301, " and"),
+        prob: 0.981,
+        rank: 0,
+        sampled_prob: 0.0,
+        sampled_rank: 39,
+    });
+    app.update(Msg::Engine(Event::Synced(view.clone())));
+    press(&mut app, Key::Tab);
+    press(&mut app, Key::Tab);
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains("next ⟨␣and⟩ model 98.1% #1"), "{screen}");
+    assert!(screen.contains("→ sampler: cut (#40 by score)"), "{screen}");
+    view.next.loop_next.as_mut().unwrap().sampled_prob = 0.052;
+    app.update(Msg::Engine(Event::Synced(view)));
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains("→ sampler 5.2% #40"), "{screen}");
+}
+
 #[test]
 fn repeated_trigrams_are_underlined_and_nothing_else() {
     use ratatui::style::Modifier;

@@ -13,6 +13,7 @@
 //! percent of the forward pass (see `nexttoken bench`).
 
 mod dry;
+mod fate;
 mod penalties;
 mod row;
 
@@ -20,6 +21,7 @@ pub use dry::{
     apply_dry, dry_on, dry_penalties, dry_penalty, dry_repeats, DryBreakers, MAX_BREAKER_BYTES,
     MAX_TAIL_TOKENS,
 };
+pub use fate::{fate, Fate};
 pub use penalties::apply_penalties;
 pub use row::{entropy, lse_entropy, rank_of, softmax, top_n};
 

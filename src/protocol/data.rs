@@ -77,6 +77,21 @@ pub struct Distribution {
     pub planned: TokenView,
     pub planned_prob: f32,
     pub draw: Option<Draw>,
+    /// When the path ends in a loop, the token that would go on with it, before and after the chain,
+    /// wherever it ranks (the penalties may push it far below the candidates shown).
+    #[serde(default)]
+    pub loop_next: Option<LoopNext>,
+}
+
+/// The loop-continuing token's figures: raw probability and rank, and what the sampler makes of it
+/// (ranks 0-based; `sampled_prob` 0 when a cut-off drops it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopNext {
+    pub token: TokenView,
+    pub prob: f32,
+    pub rank: usize,
+    pub sampled_prob: f32,
+    pub sampled_rank: usize,
 }
 
 /// How a committed token was chosen.

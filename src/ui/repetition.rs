@@ -85,24 +85,39 @@ fn status_lines(view: &SessionView, w: usize, theme: &Theme, hidden: bool) -> Ve
         ));
         return lines;
     }
-    // The loop goes on with the token one period back.
+    // The loop goes on with the token one period back; the engine gives its figures wherever it ranks.
     let next_id = view.tokens[view.tokens.len() - c.period].token.id;
+    // A view without them (an older saved session) still has the rows on screen.
     let shown = &view.next.candidates;
-    match shown.iter().position(|x| x.token.id == next_id) {
-        Some(row) => {
+    let fate = match view
+        .next
+        .loop_next
+        .as_ref()
+        .filter(|n| n.token.id == next_id)
+    {
+        Some(x) => Some((
+            x.token.clone(),
+            x.prob,
+            x.rank,
+            x.sampled_prob,
+            x.sampled_rank,
+        )),
+        None => shown.iter().position(|x| x.token.id == next_id).map(|row| {
             let x = &shown[row];
+            (x.token.clone(), x.prob, x.rank, x.sampled_prob, row)
+        }),
+    };
+    match fate {
+        Some((token, prob, rank, sampled_prob, sampled_rank)) => {
             lines.push(Line::from(vec![
                 Span::styled("next ", theme.dim),
-                Span::styled(quoted_token(&x.token), theme.planned),
-                Span::styled(
-                    format!(" model {} #{}", pct(x.prob), x.rank + 1),
-                    theme.text,
-                ),
+                Span::styled(quoted_token(&token), theme.planned),
+                Span::styled(format!(" model {} #{}", pct(prob), rank + 1), theme.text),
             ]));
-            let after = if x.sampled_prob > 0.0 {
-                format!("sampler {} #{}", pct(x.sampled_prob), row + 1)
+            let after = if sampled_prob > 0.0 {
+                format!("sampler {} #{}", pct(sampled_prob), sampled_rank + 1)
             } else {
-                format!("sampler: cut (#{} by score)", row + 1)
+                format!("sampler: cut (#{} by score)", sampled_rank + 1)
             };
             lines.push(Line::styled(fit(&format!("  → {after}"), w), theme.text));
         }

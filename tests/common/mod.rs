@@ -196,6 +196,7 @@ pub fn distribution(
             token_id: cands[rank].0,
             rank,
         }),
+        loop_next: None,
     }
 }
 

@@ -2,6 +2,7 @@
 
 use super::SessionError;
 use super::{ChainOutput, Result, Session, ATTENTION_KEEP};
+use crate::engine::sampler;
 use crate::protocol::*;
 
 impl Session {
@@ -34,7 +35,30 @@ impl Session {
             planned: self.vocab.view(out.planned),
             planned_prob: out.planned_prob,
             draw: out.draw.clone(),
+            loop_next: self.loop_next(logits),
         }
+    }
+
+    /// The loop at the tip, if the path ends in one: the token one period back goes on with it, and
+    /// its fate in the chain (one more pass over the vocabulary, only while looping).
+    fn loop_next(&self, logits: &[f32]) -> Option<LoopNext> {
+        let history = self.tokens();
+        let cycle = crate::analysis::tip_cycle(&history)?;
+        let id = history[history.len() - cycle.period];
+        // The breakers the chain just used (built by `dry_breakers` when DRY is on), or none.
+        let none = sampler::DryBreakers::none();
+        let breakers = match &self.dry_breakers {
+            Some((built_for, b)) if *built_for == self.settings.dry_sequence_breakers => b.as_ref(),
+            _ => &none,
+        };
+        let f = sampler::fate(logits, &history, &self.settings, breakers, id);
+        Some(LoopNext {
+            token: self.vocab.view(id),
+            prob: f.prob,
+            rank: f.rank,
+            sampled_prob: f.sampled_prob,
+            sampled_rank: f.sampled_rank,
+        })
     }
 
     /// Attention over the last `attention_window` positions, every layer and head.
