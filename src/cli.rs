@@ -285,6 +285,24 @@ pub struct CompareArgs {
     /// from the same start (path A).
     #[arg(long)]
     pub reference: Option<String>,
+    /// A/B: a second model (a GGUF path, or a name `fetch` knows) with the same vocabulary reads model
+    /// A's path; both next-token distributions are compared at every step.
+    #[arg(long, conflicts_with_all = ["reference", "force", "requant_b"])]
+    pub model_b: Option<PathBuf>,
+    /// A/B: model B is model A re-quantised at load: q8_0, q4_0, q3_k, q2_k, or exact (the same
+    /// weights in f32, without 8-bit activations). Rows that are not a multiple of 256 fall back to
+    /// q4_0 for the K-quants.
+    #[arg(long, value_parser = requant_name, conflicts_with_all = ["reference", "force"])]
+    pub requant_b: Option<String>,
+}
+
+/// A re-quantisation `--requant-b` knows, or the error listing them.
+fn requant_name(name: &str) -> Result<String, String> {
+    use crate::engine::requant::Requant;
+    match Requant::from_name(name) {
+        Some(r) => Ok(r.name().to_string()),
+        None => Err(format!("use one of {}", Requant::NAMES.join(", "))),
+    }
 }
 
 #[derive(Debug, Args, Clone)]

@@ -12,6 +12,7 @@
 //! | [`tui`] | the terminal: setup and restore, the input thread, the event loop |
 //! | [`trace`] | `nexttoken trace`: JSON Lines of a session, no terminal |
 //! | [`compare`] | `nexttoken compare`: two paths aligned step by step (forced token or teacher forcing against free running) |
+//! | [`compare_ab`] | `nexttoken compare --model-b / --requant-b`: two models at the same step of one path |
 //! | [`lesson`] | lessons as TOML files: the format, the seven built-ins, the step runner, `nexttoken lesson list` and `check` |
 //! | [`export`] | `nexttoken export`: a saved session as a handout, one self-contained HTML page or Markdown |
 //! | [`bench`] | `nexttoken bench`: prefill and decode speed, llama-bench style |
@@ -35,6 +36,7 @@ pub mod app;
 pub mod bench;
 pub mod cli;
 pub mod compare;
+pub mod compare_ab;
 pub mod engine;
 pub mod export;
 pub mod lesson;

@@ -6,7 +6,9 @@ use nexttoken::cli::{Cli, Cmd};
 use nexttoken::engine::fetch;
 use nexttoken::engine::gguf::{GgufFile, LlamaConfig};
 use nexttoken::engine::load::{load_session, LoadOptions};
+use nexttoken::engine::requant::Requant;
 use nexttoken::engine::session::SessionOptions;
+use nexttoken::engine::twin::{Twin, TwinSpec};
 use std::path::PathBuf;
 
 fn main() {
@@ -65,7 +67,29 @@ fn run(cli: Cli) -> Result<()> {
             let opts = SessionOptions::default();
             let (mut session, _) = load_session(&path, &load, settings, opts, &mut |_| {})?;
             let stdout = std::io::stdout();
-            nexttoken::compare::run(&mut session, args, &mut stdout.lock())
+            let b_path = match &args.model_b {
+                Some(b) => Some(fetch::resolve_model(Some(b))?),
+                None => None,
+            };
+            let spec = match (&b_path, &args.requant_b) {
+                (Some(b), _) => Some(TwinSpec::File(b)),
+                (None, Some(r)) => Requant::from_name(r).map(TwinSpec::Requant),
+                (None, None) => None,
+            };
+            match spec {
+                Some(spec) => {
+                    let mut twin = Twin::load(&path, &spec, load.matmul)?;
+                    let a = path.file_name().unwrap_or_default().to_string_lossy();
+                    nexttoken::compare_ab::run(
+                        &mut session,
+                        &mut twin,
+                        &a,
+                        args,
+                        &mut stdout.lock(),
+                    )
+                }
+                None => nexttoken::compare::run(&mut session, args, &mut stdout.lock()),
+            }
         }
         Some(Cmd::Lesson(args)) => nexttoken::lesson::check::run_cli(&cli.model, args),
         Some(Cmd::Export(args)) => {

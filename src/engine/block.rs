@@ -8,7 +8,11 @@
 
 use super::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use super::linear::{Linear, MatmulPath};
+use candle_core::quantized::QTensor;
 use candle_core::{Device, Result, Tensor};
+
+/// What happens to each weight matrix as it is loaded: `Some` replaces it, `None` keeps it as stored.
+pub type WeightMap<'a> = dyn FnMut(&QTensor) -> Result<Option<QTensor>> + 'a;
 
 /// The MLP's gate activation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,12 +45,14 @@ pub struct Block {
 }
 
 impl Block {
-    /// Block `i` of a file of architecture `c.arch`; every matrix keeps its stored quantisation.
+    /// Block `i` of a file of architecture `c.arch`; every matrix goes through `map` (the identity
+    /// keeps its stored quantisation; `requant` re-quantises it).
     pub fn load(
         g: &mut GgufFile,
         i: usize,
         c: &LlamaConfig,
         path: MatmulPath,
+        map: &mut WeightMap,
     ) -> std::result::Result<Self, LoadError> {
         let err = |e: candle_core::Error| LoadError::Other(format!("building the model: {e}"));
         let p = |s: &str| format!("blk.{i}.{s}.weight");
@@ -76,7 +82,9 @@ impl Block {
         let attn_norm = dense(&p("attn_norm"))?;
         let ffn_norm = dense(&p("ffn_norm"))?;
         let mut linear = |name: &str| -> std::result::Result<Linear, LoadError> {
-            Linear::new(g.tensor(name)?, path).map_err(err)
+            let w = g.tensor(name)?;
+            let w = map(&w).map_err(err)?.unwrap_or(w);
+            Linear::new(w, path).map_err(err)
         };
         Ok(Self {
             attn_norm,

@@ -12,10 +12,12 @@ pub mod linear;
 pub mod load;
 pub mod model;
 pub mod quant;
+pub mod requant;
 pub mod sampler;
 pub mod session;
 pub mod session_file;
 pub mod tokenizer;
+pub mod twin;
 pub mod worker;
 
 /// Sets the worker threads for the model's matrix work (default: all cores). Call before loading.

@@ -14,11 +14,12 @@
 //! keys, RoPE base 10⁴) with one global layer (RoPE base 10⁶).
 
 use super::attention::{self, Heads, Rope};
-use super::block::{Activation, Block};
+use super::block::{Activation, Block, WeightMap};
 use super::embedding::Embeddings;
 use super::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use super::kv_cache::KvCache;
 use super::linear::{Linear, MatmulPath};
+use super::requant::{requantize, Requant, RequantReport};
 use candle_core::{DType, Device, IndexOp, Tensor};
 use std::sync::Arc;
 use std::time::Instant;
@@ -72,6 +73,27 @@ pub struct Model {
 impl Model {
     /// Loads a llama, qwen2, qwen3 or gemma3 GGUF; every matrix keeps its stored quantisation.
     pub fn load(g: &mut GgufFile, path: MatmulPath) -> Result<Self, LoadError> {
+        Self::load_with(g, path, &mut |_| Ok(None))
+    }
+
+    /// Loads the file with every weight matrix re-quantised to `to` (the embedding lookup excepted: it
+    /// is a table read, not a matmul). The report says which types the matrices got.
+    pub fn load_requantized(
+        g: &mut GgufFile,
+        path: MatmulPath,
+        to: Requant,
+    ) -> Result<(Self, RequantReport), LoadError> {
+        let mut report = RequantReport::default();
+        let model = Self::load_with(g, path, &mut |w| requantize(w, to, &mut report).map(Some))?;
+        Ok((model, report))
+    }
+
+    /// Loads the file, each weight matrix through `map`.
+    fn load_with(
+        g: &mut GgufFile,
+        path: MatmulPath,
+        map: &mut WeightMap,
+    ) -> Result<Self, LoadError> {
         let config = LlamaConfig::from_gguf(g)?;
         let err = |e: candle_core::Error| LoadError::Other(format!("building the model: {e}"));
         let emb_q = Arc::new(g.tensor("token_embd.weight")?);
@@ -79,12 +101,16 @@ impl Model {
         let vocab_size = embeddings.vocab_size();
         // Tied output embedding (SmolLM2, Gemma) unless the file has its own output matrix.
         let output = if g.has_tensor("output.weight") {
-            Linear::new(g.tensor("output.weight")?, path).map_err(err)?
+            let w = g.tensor("output.weight")?;
+            Linear::new(map(&w).map_err(err)?.unwrap_or(w), path).map_err(err)?
         } else {
-            Linear::shared(emb_q, path).map_err(err)?
+            match map(&emb_q).map_err(err)? {
+                Some(w) => Linear::new(w, path).map_err(err)?,
+                None => Linear::shared(emb_q, path).map_err(err)?,
+            }
         };
         let layers = (0..config.n_layer)
-            .map(|i| Block::load(g, i, &config, path))
+            .map(|i| Block::load(g, i, &config, path, map))
             .collect::<Result<Vec<_>, _>>()?;
         let norm = g
             .tensor("output_norm.weight")?

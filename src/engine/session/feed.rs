@@ -128,6 +128,11 @@ impl Session {
         }
     }
 
+    /// The raw logits for the token after the tip (re-fed if they were dropped).
+    pub fn tip_logits(&mut self) -> Result<Arc<Vec<f32>>> {
+        Ok(self.chain()?.1)
+    }
+
     /// The tip's logits (re-fed if they were dropped) run through the sampler chain. Memoised per tip and
     /// settings: a step reuses the chain its previous report already ran.
     pub(super) fn chain(&mut self) -> Result<(Arc<ChainOutput>, Arc<Vec<f32>>)> {
