@@ -20,6 +20,7 @@ use nexttoken::engine::linear::MatmulPath;
 use nexttoken::engine::model::{ForwardOptions, Model};
 use nexttoken::engine::tokenizer::Vocab;
 use std::path::Path;
+use support::tiny::max_diff;
 use support::tiny_gemma::{self, BYTES};
 
 const PROMPT: [u32; 7] = [2, 265, 266, 270, 274, 4, 268];
@@ -48,14 +49,6 @@ fn candle_logits(m: &mut quantized_gemma3::ModelWeights, tokens: &[u32], pos: us
         .unwrap();
     let out = m.forward(&input, pos).unwrap();
     out.flatten_all().unwrap().to_vec1::<f32>().unwrap()
-}
-
-fn max_diff(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
 }
 
 /// The window is wider than every sequence here, so candle's mask (which differs from llama.cpp's past

@@ -13,18 +13,10 @@ use nexttoken::engine::linear::MatmulPath;
 use nexttoken::engine::model::{ForwardOptions, Model};
 use nexttoken::engine::tokenizer::Vocab;
 use std::path::Path;
-use support::tiny;
+use support::tiny::{self, max_diff};
 
 const PROMPT: [u32; 7] = [5, 17, 200, 33, 90, 256, 12];
 const STEPS: [u32; 3] = [1, 44, 3];
-
-fn max_diff(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
-}
 
 fn ours(path: &Path, matmul: MatmulPath) -> Model {
     Model::load(&mut GgufFile::open(path).unwrap(), matmul).unwrap()

@@ -93,8 +93,7 @@ pub fn run_chain_with(
     u: f32,
 ) -> ChainOutput {
     let (lse, entropy) = lse_entropy(logits);
-    let pen = penalised(logits, history, s);
-    let dried = dried(pen.as_deref().unwrap_or(logits), history, s, breakers);
+    let (pen, dried) = penalty_rows(logits, history, s, breakers);
     let tempered = Tempered::new(
         logits,
         lse,
@@ -134,6 +133,19 @@ pub fn run_chain_with(
         planned_prob,
         draw,
     }
+}
+
+/// Steps 1 and 1b: the row after the repetition penalties, and after DRY, each `None` when it does
+/// not change the row before it.
+fn penalty_rows(
+    logits: &[f32],
+    history: &[u32],
+    s: &SamplerSettings,
+    breakers: &DryBreakers,
+) -> (Option<Vec<f32>>, Option<Vec<f32>>) {
+    let pen = penalised(logits, history, s);
+    let dried = dried(pen.as_deref().unwrap_or(logits), history, s, breakers);
+    (pen, dried)
 }
 
 /// Step 1b: DRY over the penalised row, only when it is on and penalises some token this step.

@@ -171,12 +171,33 @@ pub fn write_with(dir: &Path, arch: &str, pre: &str) -> PathBuf {
             qtensor((DIM, N_FF), seed + 8, GgmlDType::Q4_1),
         ));
     }
-    let path = dir.join(format!("tiny-{arch}-{pre}.gguf"));
-    let mut f = std::fs::File::create(&path).unwrap();
+    write_gguf(
+        &dir.join(format!("tiny-{arch}-{pre}.gguf")),
+        &metadata,
+        &tensors,
+    )
+}
+
+/// Writes a GGUF of these metadata and tensors at `path`; returns the path.
+pub fn write_gguf(
+    path: &Path,
+    metadata: &[(String, Value)],
+    tensors: &[(String, QTensor)],
+) -> PathBuf {
+    let mut f = std::fs::File::create(path).unwrap();
     let md: Vec<(&str, &Value)> = metadata.iter().map(|(k, v)| (k.as_str(), v)).collect();
     let ts: Vec<(&str, &QTensor)> = tensors.iter().map(|(k, v)| (k.as_str(), v)).collect();
     gguf_file::write(&mut f, &md, &ts).unwrap();
-    path
+    path.to_path_buf()
+}
+
+/// The largest absolute difference between two logits rows of the same length.
+pub fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
 }
 
 /// The standard tiny llama.

@@ -7,8 +7,8 @@
 //! `▁t` (-2) and `th` (-5), then `▁the` (-0.5). Merging the lowest score first, or the leftmost pair,
 //! would give other pieces.
 
-use super::tiny::{norm_of, qtensor};
-use candle_core::quantized::gguf_file::{self, Value};
+use super::tiny::{norm_of, qtensor, write_gguf};
+use candle_core::quantized::gguf_file::Value;
 use candle_core::quantized::{GgmlDType, QTensor};
 use std::path::{Path, PathBuf};
 
@@ -147,10 +147,9 @@ pub fn write(dir: &Path, window: u32) -> PathBuf {
             qtensor((DIM, N_FF), seed + 8, GgmlDType::Q4_1),
         ));
     }
-    let path = dir.join(format!("tiny-gemma3-w{window}.gguf"));
-    let mut f = std::fs::File::create(&path).unwrap();
-    let md: Vec<(&str, &Value)> = metadata.iter().map(|(k, v)| (k.as_str(), v)).collect();
-    let ts: Vec<(&str, &QTensor)> = tensors.iter().map(|(k, v)| (k.as_str(), v)).collect();
-    gguf_file::write(&mut f, &md, &ts).unwrap();
-    path
+    write_gguf(
+        &dir.join(format!("tiny-gemma3-w{window}.gguf")),
+        &metadata,
+        &tensors,
+    )
 }

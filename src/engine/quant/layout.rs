@@ -69,105 +69,92 @@ fn u16_at(bytes: &[u8], at: usize) -> u16 {
 
 /// Regroups the raw GGUF bytes of an `[n, k]` Q4_1 matrix (`k % 32 == 0`).
 pub fn pack_q4_1(raw: &[u8], n: usize, k: usize) -> Vec<TileQ4_1> {
-    let nb = k / QK;
-    assert_eq!(
-        raw.len(),
-        n * nb * Q4_1_BYTES,
-        "Q4_1 byte count for [{n}, {k}]"
-    );
     let zero = TileQ4_1 {
         d: [0; TILE],
         m: [0; TILE],
         qs: [0; TILE * QK / 2],
     };
-    let mut tiles = vec![zero; n.div_ceil(TILE) * nb];
-    // One row tile per task: load time matters (the app starts with it), and this is ~1 ms/MB.
-    tiles
-        .par_chunks_mut(nb)
-        .enumerate()
-        .for_each(|(t, tile_row)| {
-            for (r, row) in (t * TILE..n.min((t + 1) * TILE)).enumerate() {
-                let blocks =
-                    raw[row * nb * Q4_1_BYTES..][..nb * Q4_1_BYTES].chunks_exact(Q4_1_BYTES);
-                for (tile, block) in tile_row.iter_mut().zip(blocks) {
-                    tile.d[r] = u16_at(block, 0);
-                    tile.m[r] = u16_at(block, 2);
-                    for p in 0..4 {
-                        let dst = (p * TILE + r) * 4;
-                        tile.qs[dst..dst + 4].copy_from_slice(&block[4 + 4 * p..][..4]);
-                    }
-                }
-            }
-        });
-    tiles
+    pack(raw, (n, k), (Q4_1_BYTES, "Q4_1"), zero, |tile, r, block| {
+        tile.d[r] = u16_at(block, 0);
+        tile.m[r] = u16_at(block, 2);
+        for p in 0..4 {
+            let dst = (p * TILE + r) * 4;
+            tile.qs[dst..dst + 4].copy_from_slice(&block[4 + 4 * p..][..4]);
+        }
+    })
 }
+
+const ZERO_Q8_0: TileQ8_0 = TileQ8_0 {
+    d: [0; TILE],
+    qs: [0; TILE * QK],
+};
 
 /// Regroups the raw GGUF bytes of an `[n, k]` Q8_0 matrix (`k % 32 == 0`).
 pub fn pack_q8_0(raw: &[u8], n: usize, k: usize) -> Vec<TileQ8_0> {
-    let nb = k / QK;
-    assert_eq!(
-        raw.len(),
-        n * nb * Q8_0_BYTES,
-        "Q8_0 byte count for [{n}, {k}]"
-    );
-    let zero = TileQ8_0 {
-        d: [0; TILE],
-        qs: [0; TILE * QK],
-    };
-    let mut tiles = vec![zero; n.div_ceil(TILE) * nb];
-    tiles
-        .par_chunks_mut(nb)
-        .enumerate()
-        .for_each(|(t, tile_row)| {
-            for (r, row) in (t * TILE..n.min((t + 1) * TILE)).enumerate() {
-                let blocks =
-                    raw[row * nb * Q8_0_BYTES..][..nb * Q8_0_BYTES].chunks_exact(Q8_0_BYTES);
-                for (tile, block) in tile_row.iter_mut().zip(blocks) {
-                    tile.d[r] = u16_at(block, 0);
-                    for g in 0..8 {
-                        let dst = (g * TILE + r) * 4;
-                        tile.qs[dst..dst + 4].copy_from_slice(&block[2 + 4 * g..][..4]);
-                    }
-                }
+    pack(
+        raw,
+        (n, k),
+        (Q8_0_BYTES, "Q8_0"),
+        ZERO_Q8_0,
+        |tile, r, block| {
+            tile.d[r] = u16_at(block, 0);
+            for g in 0..8 {
+                let dst = (g * TILE + r) * 4;
+                tile.qs[dst..dst + 4].copy_from_slice(&block[2 + 4 * g..][..4]);
             }
-        });
-    tiles
+        },
+    )
 }
 
 /// Unpacks the raw GGUF bytes of an `[n, k]` Q5_0 matrix (`k % 32 == 0`) into Q8_0 tiles of `q - 16`.
 pub fn pack_q5_0(raw: &[u8], n: usize, k: usize) -> Vec<TileQ8_0> {
+    pack(
+        raw,
+        (n, k),
+        (Q5_0_BYTES, "Q5_0"),
+        ZERO_Q8_0,
+        |tile, r, block| {
+            tile.d[r] = u16_at(block, 0);
+            let qh = u32::from_le_bytes([block[2], block[3], block[4], block[5]]);
+            let nibbles = &block[6..22];
+            for j in 0..QK {
+                let nib = if j < 16 {
+                    nibbles[j] & 0x0F
+                } else {
+                    nibbles[j - 16] >> 4
+                };
+                let q = nib | (((qh >> j) & 1) as u8) << 4;
+                tile.qs[((j / 4) * TILE + r) * 4 + j % 4] = (q as i8 - 16) as u8;
+            }
+        },
+    )
+}
+
+/// The tiles of an `[n, k]` matrix of `bytes`-byte blocks: `fill(tile, r, block)` puts one GGUF block
+/// into row `r` of its tile. One row tile per task: load time matters (the app starts with it), and
+/// this is ~1 ms/MB.
+fn pack<T: Copy + Send>(
+    raw: &[u8],
+    (n, k): (usize, usize),
+    (bytes, name): (usize, &str),
+    zero: T,
+    fill: impl Fn(&mut T, usize, &[u8]) + Sync,
+) -> Vec<T> {
     let nb = k / QK;
     assert_eq!(
         raw.len(),
-        n * nb * Q5_0_BYTES,
-        "Q5_0 byte count for [{n}, {k}]"
+        n * nb * bytes,
+        "{name} byte count for [{n}, {k}]"
     );
-    let zero = TileQ8_0 {
-        d: [0; TILE],
-        qs: [0; TILE * QK],
-    };
     let mut tiles = vec![zero; n.div_ceil(TILE) * nb];
     tiles
         .par_chunks_mut(nb)
         .enumerate()
         .for_each(|(t, tile_row)| {
             for (r, row) in (t * TILE..n.min((t + 1) * TILE)).enumerate() {
-                let blocks =
-                    raw[row * nb * Q5_0_BYTES..][..nb * Q5_0_BYTES].chunks_exact(Q5_0_BYTES);
+                let blocks = raw[row * nb * bytes..][..nb * bytes].chunks_exact(bytes);
                 for (tile, block) in tile_row.iter_mut().zip(blocks) {
-                    tile.d[r] = u16_at(block, 0);
-                    let qh = u32::from_le_bytes([block[2], block[3], block[4], block[5]]);
-                    let nibbles = &block[6..22];
-                    for j in 0..QK {
-                        let nib = if j < 16 {
-                            nibbles[j] & 0x0F
-                        } else {
-                            nibbles[j - 16] >> 4
-                        };
-                        let q = nib | (((qh >> j) & 1) as u8) << 4;
-                        let (g, i) = (j / 4, j % 4);
-                        tile.qs[(g * TILE + r) * 4 + i] = (q as i8 - 16) as u8;
-                    }
+                    fill(tile, r, block);
                 }
             }
         });

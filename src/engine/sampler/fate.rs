@@ -2,7 +2,7 @@
 //! after the penalties, DRY and the cut-offs. The repetition panel asks it of the token that would go
 //! on with a loop, which the penalties may push far below the rows on screen.
 
-use super::{dried, lse_entropy, penalised, rank_of, Cutoffs, DryBreakers, Tempered};
+use super::{lse_entropy, penalty_rows, rank_of, Cutoffs, DryBreakers, Tempered};
 use crate::protocol::SamplerSettings;
 
 /// One token's figures before and after the chain (ranks 0-based).
@@ -27,8 +27,7 @@ pub fn fate(
     id: u32,
 ) -> Fate {
     let (lse, _) = lse_entropy(logits);
-    let pen = penalised(logits, history, s);
-    let dried = dried(pen.as_deref().unwrap_or(logits), history, s, breakers);
+    let (pen, dried) = penalty_rows(logits, history, s, breakers);
     let tempered = Tempered::new(
         logits,
         lse,

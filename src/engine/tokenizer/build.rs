@@ -36,8 +36,8 @@ const EOT_NAMES: &[&str] = &[
 ];
 
 /// GGUF `token_type` values (llama.cpp's `llama_token_type`).
-pub(super) const TYPE_CONTROL: i32 = 3;
-pub(super) const TYPE_USER_DEFINED: i32 = 4;
+const TYPE_CONTROL: i32 = 3;
+const TYPE_USER_DEFINED: i32 = 4;
 
 impl Vocab {
     /// Builds the tokenizer from `tokenizer.ggml.*`: gpt2-style BPE, its pre-tokenizer chosen by
@@ -60,8 +60,6 @@ impl Vocab {
         let types = g
             .get_i32_array("tokenizer.ggml.token_type")
             .unwrap_or_default();
-        let type_of = |id: usize| types.get(id).copied().unwrap_or(1);
-
         let mut vocab = tokenizers::models::bpe::Vocab::default();
         for (id, t) in tokens.iter().enumerate() {
             vocab.entry(t.clone()).or_insert(id as u32);
@@ -83,37 +81,8 @@ impl Vocab {
         tokenizer.with_pre_tokenizer(Some(pre_tokenizer));
         tokenizer.with_decoder(Some(ByteLevelDecoder::default()));
 
-        // Control tokens are matched in the text before pre-tokenisation, so a chat-rendered
-        // `<|im_start|>` becomes one id. User-defined tokens are matched too (as llama.cpp does).
-        let added: Vec<AddedToken> = tokens
-            .iter()
-            .enumerate()
-            .filter_map(|(id, t)| match type_of(id) {
-                TYPE_CONTROL => Some(AddedToken::from(t.clone(), true)),
-                TYPE_USER_DEFINED => Some(AddedToken::from(t.clone(), false).normalized(false)),
-                _ => None,
-            })
-            .collect();
-        tokenizer.add_special_tokens(&added);
-
-        let pieces = tokens
-            .iter()
-            .enumerate()
-            .map(|(id, t)| match type_of(id) {
-                TYPE_CONTROL => Piece {
-                    bytes: t.as_bytes().to_vec(),
-                    special: true,
-                },
-                TYPE_USER_DEFINED => Piece {
-                    bytes: t.as_bytes().to_vec(),
-                    special: false,
-                },
-                _ => Piece {
-                    bytes: byte_level_bytes(t),
-                    special: false,
-                },
-            })
-            .collect();
+        add_marked_tokens(&mut tokenizer, &tokens, &types);
+        let pieces = pieces(&tokens, &types, byte_level_bytes);
         Ok(Self::finish(tokenizer, pieces, g))
     }
 
@@ -223,6 +192,54 @@ fn pre_tokenizer(pre: &str) -> Result<PreTokenizerWrapper, LoadError> {
         }
         other => return Err(LoadError::UnknownPreTokenizer(other.into())),
     })
+}
+
+/// The type of token `id` (`tokenizer.ggml.token_type`; normal when the file says nothing).
+fn type_of(types: &[i32], id: usize) -> i32 {
+    types.get(id).copied().unwrap_or(1)
+}
+
+/// Control tokens are matched in the text before anything else, so a chat-rendered `<|im_start|>`
+/// becomes one id; user-defined tokens (Gemma's runs of spaces) are matched too, on the raw text, as
+/// llama.cpp does.
+pub(super) fn add_marked_tokens(tokenizer: &mut Tokenizer, tokens: &[String], types: &[i32]) {
+    let added: Vec<AddedToken> = tokens
+        .iter()
+        .enumerate()
+        .filter_map(|(id, t)| match type_of(types, id) {
+            TYPE_CONTROL => Some(AddedToken::from(t.clone(), true)),
+            TYPE_USER_DEFINED => Some(AddedToken::from(t.clone(), false).normalized(false)),
+            _ => None,
+        })
+        .collect();
+    tokenizer.add_special_tokens(&added);
+}
+
+/// The bytes each token stands for: a control or user-defined token's own text (a control token is
+/// special), any other's through `text_bytes` (byte-level or SentencePiece spelling).
+pub(super) fn pieces(
+    tokens: &[String],
+    types: &[i32],
+    text_bytes: impl Fn(&str) -> Vec<u8>,
+) -> Vec<Piece> {
+    tokens
+        .iter()
+        .enumerate()
+        .map(|(id, t)| match type_of(types, id) {
+            TYPE_CONTROL => Piece {
+                bytes: t.as_bytes().to_vec(),
+                special: true,
+            },
+            TYPE_USER_DEFINED => Piece {
+                bytes: t.as_bytes().to_vec(),
+                special: false,
+            },
+            _ => Piece {
+                bytes: text_bytes(t),
+                special: false,
+            },
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -11,16 +11,16 @@
 //! ranked by the merged piece's score: BPE then applies the best-scoring available merge first, which is
 //! SentencePiece's rule. That is how Hugging Face converts these vocabularies too.
 
-use super::build::{TYPE_CONTROL, TYPE_USER_DEFINED};
+use super::build::{add_marked_tokens, pieces};
 use super::bytes::sentencepiece_bytes;
-use super::{Piece, Vocab};
+use super::Vocab;
 use crate::engine::gguf::{GgufFile, LoadError};
 use tokenizers::decoders::byte_fallback::ByteFallback;
 use tokenizers::decoders::fuse::Fuse;
 use tokenizers::decoders::sequence::Sequence as DecoderSequence;
 use tokenizers::models::bpe::BPE;
 use tokenizers::normalizers::{Prepend, Replace, Sequence as NormalizerSequence};
-use tokenizers::{AddedToken, DecoderWrapper, NormalizerWrapper, Tokenizer};
+use tokenizers::{DecoderWrapper, NormalizerWrapper, Tokenizer};
 
 /// The piece SentencePiece writes for a space.
 const SPACE: &str = "\u{2581}";
@@ -42,7 +42,6 @@ impl Vocab {
         let types = g
             .get_i32_array("tokenizer.ggml.token_type")
             .unwrap_or_default();
-        let type_of = |id: usize| types.get(id).copied().unwrap_or(1);
 
         let mut vocab = tokenizers::models::bpe::Vocab::default();
         for (id, t) in tokens.iter().enumerate() {
@@ -73,31 +72,8 @@ impl Vocab {
             DecoderWrapper::Fuse(Fuse::new()),
         ])));
 
-        let added: Vec<AddedToken> = tokens
-            .iter()
-            .enumerate()
-            .filter_map(|(id, t)| match type_of(id) {
-                TYPE_CONTROL => Some(AddedToken::from(t.clone(), true)),
-                TYPE_USER_DEFINED => Some(AddedToken::from(t.clone(), false).normalized(false)),
-                _ => None,
-            })
-            .collect();
-        tokenizer.add_special_tokens(&added);
-
-        let pieces = tokens
-            .iter()
-            .enumerate()
-            .map(|(id, t)| match type_of(id) {
-                TYPE_CONTROL => Piece {
-                    bytes: t.as_bytes().to_vec(),
-                    special: true,
-                },
-                _ => Piece {
-                    bytes: sentencepiece_bytes(t),
-                    special: false,
-                },
-            })
-            .collect();
+        add_marked_tokens(&mut tokenizer, &tokens, &types);
+        let pieces = pieces(&tokens, &types, sentencepiece_bytes);
         Ok(Self::finish(tokenizer, pieces, g))
     }
 }
