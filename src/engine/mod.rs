@@ -2,6 +2,7 @@
 
 pub mod attention;
 pub mod block;
+pub mod catalog;
 pub mod chat;
 pub mod config;
 pub mod embedding;

@@ -26,7 +26,7 @@ pub use penalties::apply_penalties;
 pub use row::{entropy, lse_entropy, rank_of, softmax, top_n};
 
 use crate::protocol::{Draw, SamplerSettings, StageReport};
-use penalties::penalised;
+use penalties::penalty_rows;
 use row::{lse_scaled, max_of};
 
 /// The chain's result over one logits row.
@@ -133,38 +133,6 @@ pub fn run_chain_with(
         planned_prob,
         draw,
     }
-}
-
-/// Steps 1 and 1b: the row after the repetition penalties, and after DRY, each `None` when it does
-/// not change the row before it.
-fn penalty_rows(
-    logits: &[f32],
-    history: &[u32],
-    s: &SamplerSettings,
-    breakers: &DryBreakers,
-) -> (Option<Vec<f32>>, Option<Vec<f32>>) {
-    let pen = penalised(logits, history, s);
-    let dried = dried(pen.as_deref().unwrap_or(logits), history, s, breakers);
-    (pen, dried)
-}
-
-/// Step 1b: DRY over the penalised row, only when it is on and penalises some token this step.
-fn dried(
-    row: &[f32],
-    history: &[u32],
-    s: &SamplerSettings,
-    breakers: &DryBreakers,
-) -> Option<Vec<f32>> {
-    let penalties = dry_penalties(history, s, breakers);
-    (!penalties.is_empty()).then(|| {
-        let mut out = row.to_vec();
-        for (t, p) in penalties {
-            if let Some(l) = out.get_mut(t as usize) {
-                *l -= p;
-            }
-        }
-        out
-    })
 }
 
 /// Step 2: the penalised row at temperature `t`, the distribution every cut-off works on. It keeps only

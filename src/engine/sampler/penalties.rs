@@ -1,6 +1,7 @@
-//! Step 1 of the chain: the repetition (CTRL, Keskar et al. 2019), frequency and presence penalties over
-//! the last `penalty_last_n` tokens, with llama.cpp's semantics.
+//! Steps 1 and 1b of the chain: the repetition (CTRL, Keskar et al. 2019), frequency and presence
+//! penalties over the last `penalty_last_n` tokens, with llama.cpp's semantics; then DRY over that row.
 
+use super::{dry_penalties, DryBreakers};
 use crate::protocol::SamplerSettings;
 use std::collections::HashMap;
 
@@ -42,5 +43,37 @@ pub(super) fn penalised(logits: &[f32], history: &[u32], s: &SamplerSettings) ->
         let mut pen = logits.to_vec();
         apply_penalties(&mut pen, history, s);
         pen
+    })
+}
+
+/// Steps 1 and 1b: the row after the repetition penalties, and after DRY, each `None` when it does
+/// not change the row before it.
+pub(super) fn penalty_rows(
+    logits: &[f32],
+    history: &[u32],
+    s: &SamplerSettings,
+    breakers: &DryBreakers,
+) -> (Option<Vec<f32>>, Option<Vec<f32>>) {
+    let pen = penalised(logits, history, s);
+    let dried = dried(pen.as_deref().unwrap_or(logits), history, s, breakers);
+    (pen, dried)
+}
+
+/// Step 1b: DRY over the penalised row, only when it is on and penalises some token this step.
+fn dried(
+    row: &[f32],
+    history: &[u32],
+    s: &SamplerSettings,
+    breakers: &DryBreakers,
+) -> Option<Vec<f32>> {
+    let penalties = dry_penalties(history, s, breakers);
+    (!penalties.is_empty()).then(|| {
+        let mut out = row.to_vec();
+        for (t, p) in penalties {
+            if let Some(l) = out.get_mut(t as usize) {
+                *l -= p;
+            }
+        }
+        out
     })
 }

