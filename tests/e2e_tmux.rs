@@ -320,3 +320,41 @@ fn a_lesson_in_presenter_mode_steps_to_the_loop() {
     );
     t.keys(&["q"]);
 }
+
+/// Gemma 3 in the real terminal: its distribution, steps, the attention over its 18 layers with the
+/// sliding window named, the logit lens, and chat mode refused on the base model with the reason.
+#[test]
+fn gemma_3_steps_with_its_panels() {
+    let model = support::gemma_model();
+    let bin = env!("CARGO_BIN_EXE_nexttoken");
+    let cmd = format!(
+        "'{bin}' --model '{}' --prompt 'The capital of France is' --greedy",
+        model.display()
+    );
+    let t = Tmux::start(&cmd, 120, 36);
+    let s = t.wait_for("Gemma's first distribution", 180, |s| {
+        s.contains("⟨␣Paris⟩") && step_counter(s) == Some(0)
+    });
+    assert!(s.contains("<bos>The capital of France is"), "{s}");
+    assert!(s.to_lowercase().contains("gemma 3 270m"), "{s}");
+    t.keys(&["Space"]);
+    t.wait_for("step 1", 60, |s| step_counter(s) == Some(1));
+    t.keys(&["Space"]);
+    let s = t.wait_for("step 2", 60, |s| step_counter(s) == Some(2));
+    assert!(
+        s.contains("the capital"),
+        "greedy writes \" the capital\":\n{s}"
+    );
+    assert!(s.contains("layer 1/18"), "{s}");
+    assert!(s.contains("outside its window of 512 keys"), "{s}");
+    t.keys(&["L"]);
+    t.wait_for("the logit lens", 60, |s| s.contains("Logit lens"));
+    // `L` closes the lens (a bare Escape followed by a key would reach the app as Alt+key).
+    t.keys(&["L"]);
+    t.wait_for("the main screen", 30, |s| s.contains("Next token"));
+    t.keys(&["c"]);
+    t.wait_for("chat refused on a base model", 30, |s| {
+        s.contains("no chat template")
+    });
+    t.keys(&["q"]);
+}
