@@ -337,19 +337,8 @@ fn timings(o: &mut String, h: &Handout) {
         }
     }
     o.push_str("</tbody>\n</table>\n");
-    let _ = writeln!(
-        o,
-        "<p>Time to the first token: {:.2} ms (prefill and the first sampling).</p>",
-        t.ttft_ms
-    );
-    if let Some(r) = t.decode_over_prefill() {
-        let _ = writeln!(o, "<p>One generated token costs <b>{r:.1}×</b> a prompt token (median decode pass against prefill per token): the prompt's tokens share one pass, each generated token needs its own.</p>");
-    }
-    if let Some(r) = t.uncached_over_cached() {
-        let _ = writeln!(
-            o,
-            "<p>Without the KV cache a step costs <b>{r:.1}×</b> a step with it (medians).</p>"
-        );
+    for p in super::timing_text::sentences(t, |s| format!("<b>{s}</b>")) {
+        let _ = writeln!(o, "<p>{p}</p>");
     }
     o.push_str("<p class=\"note\">Decode figures cover every generated token of the tree that had a pass of its own.</p>\n</section>\n");
 }

@@ -283,18 +283,7 @@ fn timings(o: &mut String, h: &Handout) {
             );
         }
     }
-    let _ = writeln!(
-        o,
-        "\nTime to the first token: {:.2} ms (prefill and the first sampling).",
-        t.ttft_ms
-    );
-    if let Some(r) = t.decode_over_prefill() {
-        let _ = writeln!(o, "\nOne generated token costs **{r:.1}×** a prompt token (median decode pass against prefill per token): the prompt's tokens share one pass, each generated token needs its own.");
-    }
-    if let Some(r) = t.uncached_over_cached() {
-        let _ = writeln!(
-            o,
-            "\nWithout the KV cache a step costs **{r:.1}×** a step with it (medians)."
-        );
+    for p in super::timing_text::sentences(t, |s| format!("**{s}**")) {
+        let _ = writeln!(o, "\n{p}");
     }
 }

@@ -5,6 +5,7 @@
 pub mod facts;
 pub mod html;
 pub mod markdown;
+pub mod timing_text;
 
 use crate::engine::session_file::{self, SavedSession, SessionFileError};
 use anyhow::{bail, Result};
