@@ -17,24 +17,14 @@ use candle_transformers::models::quantized_gemma3;
 use nexttoken::engine::block::Activation;
 use nexttoken::engine::gguf::{Arch, GgufFile, LlamaConfig};
 use nexttoken::engine::linear::MatmulPath;
-use nexttoken::engine::model::{ForwardOptions, Model};
+use nexttoken::engine::model::ForwardOptions;
 use nexttoken::engine::tokenizer::Vocab;
 use std::path::Path;
-use support::tiny::max_diff;
+use support::tiny::{logits, max_diff, ours};
 use support::tiny_gemma::{self, BYTES};
 
 const PROMPT: [u32; 7] = [2, 265, 266, 270, 274, 4, 268];
 const STEPS: [u32; 3] = [262, 267, 10];
-
-fn ours(path: &Path, matmul: MatmulPath) -> Model {
-    Model::load(&mut GgufFile::open(path).unwrap(), matmul).unwrap()
-}
-
-fn logits(m: &mut Model, tokens: &[u32], pos: usize) -> Vec<f32> {
-    m.forward(tokens, pos, ForwardOptions::default())
-        .unwrap()
-        .logits
-}
 
 fn theirs(path: &Path) -> quantized_gemma3::ModelWeights {
     let mut file = std::fs::File::open(path).unwrap();

@@ -13,20 +13,10 @@ use nexttoken::engine::linear::MatmulPath;
 use nexttoken::engine::model::{ForwardOptions, Model};
 use nexttoken::engine::tokenizer::Vocab;
 use std::path::Path;
-use support::tiny::{self, max_diff};
+use support::tiny::{self, logits, max_diff, ours};
 
 const PROMPT: [u32; 7] = [5, 17, 200, 33, 90, 256, 12];
 const STEPS: [u32; 3] = [1, 44, 3];
-
-fn ours(path: &Path, matmul: MatmulPath) -> Model {
-    Model::load(&mut GgufFile::open(path).unwrap(), matmul).unwrap()
-}
-
-fn logits(m: &mut Model, tokens: &[u32], pos: usize) -> Vec<f32> {
-    m.forward(tokens, pos, ForwardOptions::default())
-        .unwrap()
-        .logits
-}
 
 /// candle-transformers' model of either architecture, behind one call.
 enum Theirs {

@@ -191,6 +191,21 @@ pub fn write_gguf(
     path.to_path_buf()
 }
 
+/// Our model from the file at `path`, on the matmul path `matmul`.
+pub fn ours(
+    path: &Path,
+    matmul: nexttoken::engine::linear::MatmulPath,
+) -> nexttoken::engine::model::Model {
+    let mut g = nexttoken::engine::gguf::GgufFile::open(path).unwrap();
+    nexttoken::engine::model::Model::load(&mut g, matmul).unwrap()
+}
+
+/// The last position's logits after feeding `tokens` at positions `pos..`.
+pub fn logits(m: &mut nexttoken::engine::model::Model, tokens: &[u32], pos: usize) -> Vec<f32> {
+    let opts = nexttoken::engine::model::ForwardOptions::default();
+    m.forward(tokens, pos, opts).unwrap().logits
+}
+
 /// The largest absolute difference between two logits rows of the same length.
 pub fn max_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());

@@ -207,38 +207,25 @@ macro_rules! dispatch {
     }};
 }
 
-fn run_q4_1(
-    isa: Isa,
-    step: usize,
-    w: &[super::layout::TileQ4_1],
-    act: &Act,
-    c0: usize,
-    emit: impl Fn(usize, &[f32; TILE]),
-) {
-    dispatch!(isa, step, q4_1, w, act, c0, emit)
+/// One function per weight format, each running its kernels through `dispatch!`.
+macro_rules! runner {
+    ($name:ident, $kernel:ident, $tile:ty) => {
+        fn $name(
+            isa: Isa,
+            step: usize,
+            w: &[$tile],
+            act: &Act,
+            c0: usize,
+            emit: impl Fn(usize, &[f32; TILE]),
+        ) {
+            dispatch!(isa, step, $kernel, w, act, c0, emit)
+        }
+    };
 }
 
-fn run_q5_0(
-    isa: Isa,
-    step: usize,
-    w: &[super::layout::TileQ8_0],
-    act: &Act,
-    c0: usize,
-    emit: impl Fn(usize, &[f32; TILE]),
-) {
-    dispatch!(isa, step, q5_0, w, act, c0, emit)
-}
-
-fn run_q8_0(
-    isa: Isa,
-    step: usize,
-    w: &[super::layout::TileQ8_0],
-    act: &Act,
-    c0: usize,
-    emit: impl Fn(usize, &[f32; TILE]),
-) {
-    dispatch!(isa, step, q8_0, w, act, c0, emit)
-}
+runner!(run_q4_1, q4_1, super::layout::TileQ4_1);
+runner!(run_q5_0, q5_0, super::layout::TileQ8_0);
+runner!(run_q8_0, q8_0, super::layout::TileQ8_0);
 
 /// The output matrix, written concurrently by work items that own disjoint (row, column-tile) cells.
 #[derive(Clone, Copy)]
