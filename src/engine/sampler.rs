@@ -26,7 +26,7 @@ pub use penalties::apply_penalties;
 pub use row::{entropy, lse_entropy, rank_of, softmax, top_n};
 
 use crate::protocol::{Draw, SamplerSettings, StageReport};
-use penalties::penalty_rows;
+use penalties::PenaltyRows;
 use row::{lse_scaled, max_of};
 
 /// The chain's result over one logits row.
@@ -93,17 +93,12 @@ pub fn run_chain_with(
     u: f32,
 ) -> ChainOutput {
     let (lse, entropy) = lse_entropy(logits);
-    let (pen, dried) = penalty_rows(logits, history, s, breakers);
-    let tempered = Tempered::new(
-        logits,
-        lse,
-        dried.as_deref().or(pen.as_deref()),
-        s.temperature,
-    );
+    let rows = PenaltyRows::new(logits, history, s, breakers);
+    let tempered = Tempered::new(logits, lse, rows.base(), s.temperature);
     let cuts = Cutoffs::find(&tempered, s, shown_n);
     let shown: Vec<u32> = cuts.sorted.iter().take(shown_n).cloned().collect();
     // With DRY on, the penalties stage shows the row before DRY (one more normaliser when both apply).
-    let before_dry = dry_on(s).then(|| match (&pen, &dried) {
+    let before_dry = dry_on(s).then(|| match (&rows.pen, &rows.dried) {
         (_, None) => (tempered.base, tempered.lse_pen),
         (Some(p), Some(_)) => (p.as_slice(), lse_scaled(p, 1.0)),
         (None, Some(_)) => (logits, lse),

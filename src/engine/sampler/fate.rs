@@ -2,7 +2,7 @@
 //! after the penalties, DRY and the cut-offs. The repetition panel asks it of the token that would go
 //! on with a loop, which the penalties may push far below the rows on screen.
 
-use super::{lse_entropy, penalty_rows, rank_of, Cutoffs, DryBreakers, Tempered};
+use super::{lse_entropy, rank_of, Cutoffs, DryBreakers, PenaltyRows, Tempered};
 use crate::protocol::SamplerSettings;
 
 /// One token's figures before and after the chain (ranks 0-based).
@@ -27,13 +27,8 @@ pub fn fate(
     id: u32,
 ) -> Fate {
     let (lse, _) = lse_entropy(logits);
-    let (pen, dried) = penalty_rows(logits, history, s, breakers);
-    let tempered = Tempered::new(
-        logits,
-        lse,
-        dried.as_deref().or(pen.as_deref()),
-        s.temperature,
-    );
+    let rows = PenaltyRows::new(logits, history, s, breakers);
+    let tempered = Tempered::new(logits, lse, rows.base(), s.temperature);
     // Ties rank by lower id first, as the chain's sorted order does.
     let b = tempered.base[id as usize];
     let sampled_rank = tempered

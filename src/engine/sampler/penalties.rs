@@ -46,17 +46,29 @@ pub(super) fn penalised(logits: &[f32], history: &[u32], s: &SamplerSettings) ->
     })
 }
 
-/// Steps 1 and 1b: the row after the repetition penalties, and after DRY, each `None` when it does
-/// not change the row before it.
-pub(super) fn penalty_rows(
-    logits: &[f32],
-    history: &[u32],
-    s: &SamplerSettings,
-    breakers: &DryBreakers,
-) -> (Option<Vec<f32>>, Option<Vec<f32>>) {
-    let pen = penalised(logits, history, s);
-    let dried = dried(pen.as_deref().unwrap_or(logits), history, s, breakers);
-    (pen, dried)
+/// Steps 1 and 1b: the row after the repetition penalties (`pen`), and after DRY (`dried`), each `None`
+/// when it does not change the row before it.
+pub(super) struct PenaltyRows {
+    pub pen: Option<Vec<f32>>,
+    pub dried: Option<Vec<f32>>,
+}
+
+impl PenaltyRows {
+    pub fn new(
+        logits: &[f32],
+        history: &[u32],
+        s: &SamplerSettings,
+        breakers: &DryBreakers,
+    ) -> Self {
+        let pen = penalised(logits, history, s);
+        let dried = dried(pen.as_deref().unwrap_or(logits), history, s, breakers);
+        PenaltyRows { pen, dried }
+    }
+
+    /// The last row a penalty changed, if any: what temperature and the cut-offs work on.
+    pub fn base(&self) -> Option<&[f32]> {
+        self.dried.as_deref().or(self.pen.as_deref())
+    }
 }
 
 /// Step 1b: DRY over the penalised row, only when it is on and penalises some token this step.

@@ -57,13 +57,8 @@ impl Vocab {
         let pre_tokenizer = pre_tokenizer(&pre)?;
         let tokens = g.get_string_array("tokenizer.ggml.tokens")?;
         let merges = g.get_string_array("tokenizer.ggml.merges")?;
-        let types = g
-            .get_i32_array("tokenizer.ggml.token_type")
-            .unwrap_or_default();
-        let mut vocab = tokenizers::models::bpe::Vocab::default();
-        for (id, t) in tokens.iter().enumerate() {
-            vocab.entry(t.clone()).or_insert(id as u32);
-        }
+        let types = token_types(g);
+        let vocab = vocab_of(&tokens);
         let merges: Vec<(String, String)> = merges
             .iter()
             .filter_map(|m| {
@@ -192,6 +187,21 @@ fn pre_tokenizer(pre: &str) -> Result<PreTokenizerWrapper, LoadError> {
         }
         other => return Err(LoadError::UnknownPreTokenizer(other.into())),
     })
+}
+
+/// Each token's type (`tokenizer.ggml.token_type`; empty when the file says nothing).
+pub(super) fn token_types(g: &GgufFile) -> Vec<i32> {
+    g.get_i32_array("tokenizer.ggml.token_type")
+        .unwrap_or_default()
+}
+
+/// Token text to id; a text listed twice belongs to its first id.
+pub(super) fn vocab_of(tokens: &[String]) -> tokenizers::models::bpe::Vocab {
+    let mut vocab = tokenizers::models::bpe::Vocab::default();
+    for (id, t) in tokens.iter().enumerate() {
+        vocab.entry(t.clone()).or_insert(id as u32);
+    }
+    vocab
 }
 
 /// The type of token `id` (`tokenizer.ggml.token_type`; normal when the file says nothing).

@@ -11,7 +11,7 @@
 //! ranked by the merged piece's score: BPE then applies the best-scoring available merge first, which is
 //! SentencePiece's rule. That is how Hugging Face converts these vocabularies too.
 
-use super::build::{add_marked_tokens, pieces};
+use super::build::{add_marked_tokens, pieces, token_types, vocab_of};
 use super::bytes::sentencepiece_bytes;
 use super::Vocab;
 use crate::engine::gguf::{GgufFile, LoadError};
@@ -39,16 +39,11 @@ impl Vocab {
                 tokens.len()
             )));
         }
-        let types = g
-            .get_i32_array("tokenizer.ggml.token_type")
-            .unwrap_or_default();
-
-        let mut vocab = tokenizers::models::bpe::Vocab::default();
-        for (id, t) in tokens.iter().enumerate() {
-            vocab.entry(t.clone()).or_insert(id as u32);
-        }
+        let types = token_types(g);
+        let vocab = vocab_of(&tokens);
+        let merges = merges(&tokens, &scores, &vocab);
         let bpe = BPE::builder()
-            .vocab_and_merges(vocab.clone(), merges(&tokens, &scores, &vocab))
+            .vocab_and_merges(vocab, merges)
             .byte_fallback(true)
             .unk_token(unk_token(g, &tokens))
             .build()
