@@ -267,10 +267,12 @@ fn force_a_token_then_compare_both_paths_and_see_the_loop() {
     });
     // x compares the path on screen with the path it left.
     t.keys(&["x"]);
-    let s = t.wait_for("the compare view", 60, |s| s.contains("Compare paths"));
+    // Wait for the whole view: a capture can catch a frame half drawn over the main screen.
+    let s = t.wait_for("the compare view", 60, |s| {
+        s.contains("Compare paths") && s.contains("fork at step 0")
+    });
     assert!(s.contains("⟨␣Paris⟩"), "the path left is shown:\n{s}");
     assert!(s.contains("⚑⟨"), "the forced token is marked:\n{s}");
-    assert!(s.contains("fork at step 0"), "{s}");
     t.keys(&["Escape"]);
     t.wait_for("the main screen again", 30, |s| {
         !s.contains("Compare paths")
