@@ -29,6 +29,8 @@ pub struct Cli {
     pub theme: Option<Theme>,
     #[command(flatten)]
     pub classroom: ClassroomArgs,
+    #[command(flatten)]
+    pub ab: AbArgs,
     /// Open a saved session (from the `S` key or `trace --save`) instead of reading the prompt.
     #[arg(long, value_name = "FILE")]
     pub load: Option<PathBuf>,
@@ -279,21 +281,41 @@ pub struct CompareArgs {
     pub steps: Option<usize>,
     /// Path B: at generated step STEP take this text (`STEP:TEXT`) or token id (`STEP:ID`) instead of
     /// the sampler's choice, then run free. Repeatable; path A runs free throughout.
-    #[arg(long, conflicts_with = "reference")]
+    #[arg(long, conflicts_with_all = ["reference", "model_b", "requant_b"])]
     pub force: Vec<String>,
     /// Teacher-force this continuation (path B) and score each of its tokens, against free running
     /// from the same start (path A).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["model_b", "requant_b"])]
     pub reference: Option<String>,
+    #[command(flatten)]
+    pub ab: AbArgs,
+}
+
+/// A/B: a second model beside the first at every step of the first one's path.
+#[derive(Debug, Args, Clone, Default)]
+pub struct AbArgs {
     /// A/B: a second model (a GGUF path, or a name `fetch` knows) with the same vocabulary reads model
     /// A's path; both next-token distributions are compared at every step.
-    #[arg(long, conflicts_with_all = ["reference", "force", "requant_b"])]
+    #[arg(long, conflicts_with = "requant_b")]
     pub model_b: Option<PathBuf>,
     /// A/B: model B is model A re-quantised at load: q8_0, q4_0, q3_k, q2_k, or exact (the same
     /// weights in f32, without 8-bit activations). Rows that are not a multiple of 256 fall back to
     /// q4_0 for the K-quants.
-    #[arg(long, value_parser = requant_name, conflicts_with_all = ["reference", "force"])]
+    #[arg(long, value_parser = requant_name)]
     pub requant_b: Option<String>,
+}
+
+impl AbArgs {
+    /// Model B, if one was asked for: `--model-b` resolved as `--model` is (a known name is fetched
+    /// when missing).
+    pub fn spec(&self) -> anyhow::Result<Option<crate::engine::twin::TwinSpec>> {
+        use crate::engine::{fetch, requant::Requant, twin::TwinSpec};
+        Ok(match (&self.model_b, &self.requant_b) {
+            (Some(b), _) => Some(TwinSpec::File(fetch::resolve_model(Some(b))?)),
+            (None, Some(r)) => Requant::from_name(r).map(TwinSpec::Requant),
+            (None, None) => None,
+        })
+    }
 }
 
 /// A re-quantisation `--requant-b` knows, or the error listing them.

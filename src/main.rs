@@ -6,9 +6,8 @@ use nexttoken::cli::{Cli, Cmd};
 use nexttoken::engine::fetch;
 use nexttoken::engine::gguf::{GgufFile, LlamaConfig};
 use nexttoken::engine::load::{load_session, LoadOptions};
-use nexttoken::engine::requant::Requant;
 use nexttoken::engine::session::SessionOptions;
-use nexttoken::engine::twin::{Twin, TwinSpec};
+use nexttoken::engine::twin::Twin;
 use std::path::PathBuf;
 
 fn main() {
@@ -67,15 +66,7 @@ fn run(cli: Cli) -> Result<()> {
             let opts = SessionOptions::default();
             let (mut session, _) = load_session(&path, &load, settings, opts, &mut |_| {})?;
             let stdout = std::io::stdout();
-            let b_path = match &args.model_b {
-                Some(b) => Some(fetch::resolve_model(Some(b))?),
-                None => None,
-            };
-            let spec = match (&b_path, &args.requant_b) {
-                (Some(b), _) => Some(TwinSpec::File(b)),
-                (None, Some(r)) => Requant::from_name(r).map(TwinSpec::Requant),
-                (None, None) => None,
-            };
+            let spec = args.ab.spec()?;
             match spec {
                 Some(spec) => {
                     let mut twin = Twin::load(&path, &spec, load.matmul)?;

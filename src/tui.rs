@@ -43,6 +43,8 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
         .as_deref()
         .map(crate::lesson::load)
         .transpose()?;
+    // Model B's file is found (a known name fetched) before the screen is taken over too.
+    let twin = cli.ab.spec()?;
     let pause_above = cli.classroom.pause_above;
     if let Some(level) = pause_above.filter(|l| !(*l > 0.0 && l.is_finite())) {
         anyhow::bail!("--pause-above {level}: expected an entropy in nats above 0, e.g. 2.0");
@@ -59,6 +61,7 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
             top_k_shown: TOP_K_SHOWN,
             attention_window: ATTENTION_WINDOW,
             kv_cache: true,
+            twin,
         },
         move |ev| {
             let _ = engine_tx.send(Msg::Engine(ev));

@@ -172,7 +172,7 @@ fn a_long_prompt_is_read_in_chunks_and_can_be_cancelled_between_them() {
         prompt: long.into(),
         chat: false,
     };
-    serve(&mut s, &mut None, cmd, &cancel, &|e| {
+    serve(&mut s, &mut None, None, cmd, &cancel, &|e| {
         if matches!(e, Event::Prefilling { done: 8, .. }) {
             cancel.store(true, Ordering::Relaxed); // Esc, while the second chunk is read
         }

@@ -145,6 +145,10 @@ impl App {
             .focus
             .layer
             .min(view.attention.n_layer.saturating_sub(1));
+        // The first view with model B beside it opens the A/B panel: that is what --model-b asked for.
+        if self.session.is_none() && view.ab.is_some() {
+            self.screen.side = super::SidePanel::ModelB;
+        }
         self.session = Some(view);
         self.screen.scroll_back = 0;
     }

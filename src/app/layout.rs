@@ -15,6 +15,8 @@ pub struct Areas {
     pub timing: Option<Rect>,
     /// The repetition panel, when `Tab` chose it: in the attention panel's place.
     pub repetition: Option<Rect>,
+    /// The A/B panel (model B beside model A), when `Tab` chose it: in the attention panel's place.
+    pub model_b: Option<Rect>,
     /// Two lines at the bottom: status and key hints (or the text being typed).
     pub status: Rect,
     /// Where panels that open over the screen go (sampler settings, branches, search hits).
@@ -71,6 +73,7 @@ fn presenter(app: &App, body: Rect, status: Rect) -> Areas {
         attention: pick(super::SidePanel::Attention),
         timing: pick(super::SidePanel::Timing),
         repetition: pick(super::SidePanel::Repetition),
+        model_b: pick(super::SidePanel::ModelB),
         status,
         overlay: distribution,
         narration: None,
@@ -88,12 +91,14 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
         let [distribution, timing] =
             Layout::vertical([Constraint::Fill(1), Constraint::Length(18)]).areas(right);
         let loops = app.screen.side == super::SidePanel::Repetition;
+        let b = app.screen.side == super::SidePanel::ModelB && app.has_model_b();
         Areas {
             transcript,
             distribution,
-            attention: (!loops).then_some(attention),
+            attention: (!loops && !b).then_some(attention),
             timing: Some(timing),
             repetition: loops.then_some(attention),
+            model_b: b.then_some(attention),
             status,
             overlay: attention,
             narration: None,
@@ -105,11 +110,16 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
         let [distribution, side] =
             Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(lower);
         // The sampler chain needs a column per stage: it takes the whole width.
-        let (distribution, attention, timing, repetition) = match app.screen.side {
-            _ if app.screen.show_chain => (lower, None, None, None),
-            super::SidePanel::Attention => (distribution, Some(side), None, None),
-            super::SidePanel::Timing => (distribution, None, Some(side), None),
-            super::SidePanel::Repetition => (distribution, None, None, Some(side)),
+        let (distribution, attention, timing, repetition, model_b) = match app.screen.side {
+            _ if app.screen.show_chain => (lower, None, None, None, None),
+            super::SidePanel::Timing => (distribution, None, Some(side), None, None),
+            super::SidePanel::Repetition => (distribution, None, None, Some(side), None),
+            super::SidePanel::ModelB if app.has_model_b() => {
+                (distribution, None, None, None, Some(side))
+            }
+            super::SidePanel::Attention | super::SidePanel::ModelB => {
+                (distribution, Some(side), None, None, None)
+            }
         };
         Areas {
             transcript,
@@ -117,6 +127,7 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
             attention,
             timing,
             repetition,
+            model_b,
             status,
             overlay: side,
             narration: None,

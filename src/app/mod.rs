@@ -89,6 +89,8 @@ pub enum SidePanel {
     Timing,
     /// The loop at the tip and the chart of the trap closing (`ui/repetition.rs`).
     Repetition,
+    /// Model B beside model A (`ui/model_b.rs`); `Tab` offers it only when a model B is loaded.
+    ModelB,
 }
 
 /// What the engine is doing, for the spinner.
@@ -339,6 +341,11 @@ impl App {
             ms if ms >= 1000 => format!("1 per {}s", ms / 1000),
             ms => format!("{}/s", 1000 / ms),
         }
+    }
+
+    /// Whether a model B is loaded beside the session's (the A/B panel has something to show).
+    pub fn has_model_b(&self) -> bool {
+        self.session.as_ref().is_some_and(|s| s.ab.is_some())
     }
 
     pub fn n_layer(&self) -> usize {

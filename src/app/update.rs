@@ -142,18 +142,22 @@ impl App {
             }
             Action::PrevHead | Action::NextHead => self.cycle_head(action == Action::NextHead),
             Action::NextPanel if self.presenter.on => {
+                let b = self.has_model_b();
                 self.presenter.side = match self.presenter.side {
                     None => Some(SidePanel::Attention),
                     Some(SidePanel::Attention) => Some(SidePanel::Timing),
                     Some(SidePanel::Timing) => Some(SidePanel::Repetition),
-                    Some(SidePanel::Repetition) => None,
+                    Some(SidePanel::Repetition) if b => Some(SidePanel::ModelB),
+                    Some(SidePanel::Repetition | SidePanel::ModelB) => None,
                 }
             }
             Action::NextPanel => {
+                let b = self.has_model_b();
                 self.screen.side = match self.screen.side {
                     SidePanel::Attention => SidePanel::Timing,
                     SidePanel::Timing => SidePanel::Repetition,
-                    SidePanel::Repetition => SidePanel::Attention,
+                    SidePanel::Repetition if b => SidePanel::ModelB,
+                    SidePanel::Repetition | SidePanel::ModelB => SidePanel::Attention,
                 }
             }
             Action::ToggleChat => return self.toggle_chat(),

@@ -1,5 +1,6 @@
 //! The engine: everything that touches candle or tokenizers. Never imports the terminal layer.
 
+pub mod ab;
 pub mod attention;
 pub mod block;
 pub mod catalog;

@@ -7,15 +7,22 @@ use super::gguf::{GgufFile, LoadError};
 use super::linear::MatmulPath;
 use super::model::{ForwardOptions, Model};
 use super::requant::Requant;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Which model B is.
-#[derive(Debug, Clone)]
-pub enum TwinSpec<'a> {
+#[derive(Debug, Clone, PartialEq)]
+pub enum TwinSpec {
     /// Model A's own file, re-quantised.
     Requant(Requant),
     /// Another GGUF with the same vocabulary.
-    File(&'a Path),
+    File(PathBuf),
+}
+
+/// Positions model B reads in one pass when it scores many at once (`rows_from`).
+pub const ROWS_PER_PASS: usize = 64;
+
+fn common_prefix(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 pub struct Twin {
@@ -63,6 +70,39 @@ impl Twin {
         })
     }
 
+    /// B's logits after each prefix `ids[..p]` for `p` in `first..=ids.len()` (`first >= 1`), one
+    /// row per prefix, oldest first. Re-reads from the longest prefix its cache already holds (never
+    /// later than `first - 1`), in chunks of [`ROWS_PER_PASS`] so that a long path with a large
+    /// vocabulary does not hold every row's logits twice.
+    pub fn rows_from(&mut self, ids: &[u32], first: usize) -> candle_core::Result<Vec<Vec<f32>>> {
+        if first == 0 || first > ids.len() {
+            candle_core::bail!("model B reads prefixes 1..={}, not from {first}", ids.len());
+        }
+        let mut from = common_prefix(&self.fed, ids).min(first - 1);
+        let vocab = self.model.vocab_size;
+        let mut rows = Vec::with_capacity(ids.len() + 1 - first);
+        while from < ids.len() {
+            let to = (from + ROWS_PER_PASS).min(ids.len());
+            let opts = ForwardOptions {
+                all_logits: true,
+                ..ForwardOptions::default()
+            };
+            let out = self.model.forward(&ids[from..to], from, opts)?;
+            // Row r is the prefix ids[..from + r + 1].
+            for (r, row) in out.logits.chunks_exact(vocab).enumerate() {
+                if from + r + 1 >= first {
+                    rows.push(row.to_vec());
+                }
+            }
+            self.fed = ids[..to].to_vec();
+            from = to;
+        }
+        if let Some(last) = rows.last() {
+            self.logits = last.clone();
+        }
+        Ok(rows)
+    }
+
     /// B's logits for the token after `ids` (which must not be empty).
     pub fn logits_after(&mut self, ids: &[u32]) -> candle_core::Result<&[f32]> {
         if ids.is_empty() {
@@ -70,13 +110,7 @@ impl Twin {
         }
         if self.fed != ids {
             // Keep the cache for the common prefix, but always feed at least the last token.
-            let common = self
-                .fed
-                .iter()
-                .zip(ids)
-                .take_while(|(a, b)| a == b)
-                .count()
-                .min(ids.len() - 1);
+            let common = common_prefix(&self.fed, ids).min(ids.len() - 1);
             let out = self
                 .model
                 .forward(&ids[common..], common, ForwardOptions::default())?;

@@ -5,7 +5,9 @@
 use super::linear::MatmulPath;
 use super::load::{load_session, LoadOptions};
 use super::panic_text;
+use super::ab::AbTracker;
 use super::session::{Choice, Session, SessionOptions};
+use super::twin::{Twin, TwinSpec};
 use crate::lesson::Track;
 use crate::protocol::{Command, Event, Failure, LessonStepView, SamplerSettings};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -26,6 +28,8 @@ pub struct EngineConfig {
     /// Positions in the attention window sent with each step.
     pub attention_window: usize,
     pub kv_cache: bool,
+    /// Model B for the A/B view (`--model-b`, `--requant-b`), loaded after model A.
+    pub twin: Option<TwinSpec>,
 }
 
 /// The front end's hold on the engine thread: where commands go, the cancel flag, and the thread to
@@ -72,7 +76,7 @@ pub fn spawn(config: EngineConfig, sink: impl Fn(Event) + Send + 'static) -> Eng
 }
 
 fn run(config: EngineConfig, cmd_rx: Receiver<Command>, cancel: &AtomicBool, send: &dyn Fn(Event)) {
-    let Some(mut session) = load(&config, send) else {
+    let Some((mut session, mut ab)) = load(&config, send) else {
         return;
     };
     let mut lesson = None;
@@ -80,11 +84,11 @@ fn run(config: EngineConfig, cmd_rx: Receiver<Command>, cancel: &AtomicBool, sen
         if cmd == Command::Quit {
             break;
         }
-        serve(&mut session, &mut lesson, cmd, cancel, send);
+        serve(&mut session, &mut lesson, ab.as_mut(), cmd, cancel, send);
     }
 }
 
-fn load(config: &EngineConfig, send: &dyn Fn(Event)) -> Option<Session> {
+fn load(config: &EngineConfig, send: &dyn Fn(Event)) -> Option<(Session, Option<AbTracker>)> {
     let opts = SessionOptions {
         top_k_shown: config.top_k_shown,
         attention_window: config.attention_window,
@@ -105,10 +109,10 @@ fn load(config: &EngineConfig, send: &dyn Fn(Event)) -> Option<Session> {
             &mut progress,
         )
     }));
-    let reason = match loaded {
-        Ok(Ok((session, info))) => {
+    let reason = match loaded.map(|l| l.map_err(anyhow::Error::from).and_then(|a| load_b(config, send, a))) {
+        Ok(Ok((session, info, ab))) => {
             send(Event::Loaded(info));
-            return Some(session);
+            return Some((session, ab));
         }
         Ok(Err(e)) => e.to_string(),
         Err(panic) => format!("internal error: {}", panic_text(&panic)),
@@ -120,12 +124,45 @@ fn load(config: &EngineConfig, send: &dyn Fn(Event)) -> Option<Session> {
     None
 }
 
+/// Model B, when the config names one, loaded once model A is.
+fn load_b(
+    config: &EngineConfig,
+    send: &dyn Fn(Event),
+    (session, info): (Session, crate::protocol::ModelInfo),
+) -> anyhow::Result<(Session, crate::protocol::ModelInfo, Option<AbTracker>)> {
+    let Some(spec) = &config.twin else {
+        return Ok((session, info, None));
+    };
+    send(Event::Loading(match spec {
+        TwinSpec::Requant(r) => format!("model B: re-quantising to {}", r.name()),
+        TwinSpec::File(p) => format!("model B: {}", p.display()),
+    }));
+    let twin = Twin::load(&config.model_path, spec, MatmulPath::Fast)
+        .map_err(|e| anyhow::anyhow!("model B: {e}"))?;
+    Ok((session, info, Some(AbTracker::new(twin, config.top_k_shown))))
+}
+
+/// Puts model B's view of the current path on a closing event that carries the session's view or a
+/// step (`ab` stays `None` on the others).
+fn attach_ab(event: &mut Event, ab: &mut AbTracker, session: &mut Session) {
+    let slot = match event {
+        Event::Synced(v) => &mut v.ab,
+        Event::Stepped(r) => &mut r.ab,
+        Event::LessonStep(l) => &mut l.view.ab,
+        Event::Compared { view: Some(v), .. } => &mut v.ab,
+        _ => return,
+    };
+    *slot = Some(ab.view(session));
+}
+
 /// Carries out one command and sends its events: any progress, then exactly one closing event. A
 /// prefill stops between chunks once `cancel` is raised (it is lowered when the prefill starts).
-/// `lesson` is the lesson the TUI has open, if any (`OpenLesson` sets it).
+/// `lesson` is the lesson the TUI has open, if any (`OpenLesson` sets it). With model B (`ab`), the
+/// closing event that carries a view or a step also carries B's view of the path.
 pub fn serve(
     session: &mut Session,
     lesson: &mut Option<Track>,
+    ab: Option<&mut AbTracker>,
     cmd: Command,
     cancel: &AtomicBool,
     send: &dyn Fn(Event),
@@ -149,7 +186,13 @@ pub fn serve(
         cmd => handle(session, cmd, cancel, send),
     }));
     let reason = match result {
-        Ok(Ok(closing)) => return send(closing),
+        Ok(Ok(mut closing)) => {
+            if let Some(ab) = ab {
+                // B failing never fails A's command: `AbTracker::view` reports it inside the view.
+                let _ = catch_unwind(AssertUnwindSafe(|| attach_ab(&mut closing, ab, session)));
+            }
+            return send(closing);
+        }
         Ok(Err(e)) => e.to_string(),
         Err(panic) => format!("internal error: {}", panic_text(&panic)),
     };

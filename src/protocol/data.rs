@@ -194,6 +194,9 @@ pub struct StepReport {
     pub attention: AttentionWindow,
     /// The branch list after the step (the current branch grows with every step).
     pub branches: Vec<BranchInfo>,
+    /// Model B along the path after the step, when one is loaded (`--model-b`, `--requant-b`).
+    #[serde(default)]
+    pub ab: Option<super::AbView>,
 }
 
 /// One leaf of the branch tree, for the branch list.
@@ -236,6 +239,10 @@ pub struct SessionView {
     /// knows it (a loaded session, a lesson's prompt); `None` for a tree built from ids.
     #[serde(default)]
     pub typed_prompt: Option<(String, bool)>,
+    /// Model B along the current path, when one is loaded (`--model-b`, `--requant-b`); the engine
+    /// thread adds it to each view it sends.
+    #[serde(default)]
+    pub ab: Option<super::AbView>,
 }
 
 /// Facts about the loaded model.

@@ -18,5 +18,6 @@ impl SessionView {
         self.attention = report.attention.clone();
         self.last_pass = report.pass.clone();
         self.branches = report.branches.clone();
+        self.ab = report.ab.clone();
     }
 }

@@ -11,12 +11,14 @@
 //! no command in flight and so closes none. Before its reply a command may send *progress* events (`Prefilling`,
 //! `Forcing`), which change nothing. `tests/worker.rs` holds each command to its sequence below.
 
+mod ab;
 mod data;
 mod fold;
 mod inspect;
 mod lab;
 mod settings;
 
+pub use ab::*;
 pub use data::*;
 pub use inspect::*;
 pub use lab::*;

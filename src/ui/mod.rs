@@ -12,6 +12,7 @@ pub mod head_map;
 pub mod help;
 pub mod legend;
 pub mod lens;
+pub mod model_b;
 pub mod narration;
 pub mod overlays;
 pub mod predict;
@@ -52,6 +53,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
     if let Some(r) = areas.repetition {
         repetition::draw(frame, clip(r), app, &theme);
+    }
+    if let Some(b) = areas.model_b {
+        model_b::draw(frame, clip(b), app, &theme);
     }
     if let Some(n) = areas.narration {
         narration::draw(frame, clip(n), app, &theme);

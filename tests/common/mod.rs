@@ -305,6 +305,7 @@ pub fn prefilled() -> SessionView {
         branches: vec![],
         settings,
         typed_prompt: None,
+        ab: None,
     }
 }
 
@@ -328,6 +329,7 @@ pub fn step_after_is(rank: usize, source: Source, kv_on: bool, ms: f64) -> StepR
         next: distribution(6, &AFTER_PARIS, &settings, 0.23),
         attention: attention(6),
         branches: vec![],
+        ab: None,
     }
 }
 
@@ -356,6 +358,7 @@ pub fn later_step(position: usize, text: &str, p: f32, kv_on: bool, ms: f64) -> 
         next: distribution(position + 1, &AFTER_PARIS, &settings, 0.3),
         attention: attention(position + 1),
         branches: vec![],
+        ab: None,
     }
 }
 

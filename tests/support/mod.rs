@@ -86,6 +86,22 @@ pub fn events_in_lesson(
 ) -> Vec<nexttoken::protocol::Event> {
     let sent = std::cell::RefCell::new(Vec::new());
     let cancel = std::sync::atomic::AtomicBool::new(false);
-    nexttoken::engine::worker::serve(s, lesson, cmd, &cancel, &|e| sent.borrow_mut().push(e));
+    nexttoken::engine::worker::serve(s, lesson, None, cmd, &cancel, &|e| {
+        sent.borrow_mut().push(e)
+    });
+    sent.into_inner()
+}
+
+/// As [`events`], with model B beside the session (the A/B view).
+pub fn events_ab(
+    s: &mut nexttoken::engine::session::Session,
+    ab: &mut nexttoken::engine::ab::AbTracker,
+    cmd: nexttoken::protocol::Command,
+) -> Vec<nexttoken::protocol::Event> {
+    let sent = std::cell::RefCell::new(Vec::new());
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    nexttoken::engine::worker::serve(s, &mut None, Some(ab), cmd, &cancel, &|e| {
+        sent.borrow_mut().push(e)
+    });
     sent.into_inner()
 }

@@ -292,6 +292,7 @@ impl Session {
             next,
             attention: self.window(),
             branches: self.branches(),
+            ab: None,
         })
     }
 

@@ -87,6 +87,19 @@ impl Session {
         Ok(LogProbs::from_logits(&logits))
     }
 
+    /// The raw logits after the current path's first `p` tokens: the distribution for position `p`
+    /// (`1 <= p <= len`). A dropped row is recomputed with one pass; the tree is unchanged.
+    pub fn logits_at(&mut self, p: usize) -> Result<Arc<Vec<f32>>> {
+        if p == 0 || p > self.path.len() {
+            return Err(SessionError::Internal(format!(
+                "no distribution at position {p} of a path of {}",
+                self.path.len()
+            )));
+        }
+        let path = self.path.clone();
+        self.logits_after(&path, p - 1)
+    }
+
     /// The logits stored on `path[k]`; if they were dropped, one pass over the path recomputes them.
     fn logits_after(&mut self, path: &[usize], k: usize) -> Result<Arc<Vec<f32>>> {
         if let Some(l) = &self.nodes[path[k]].logits {

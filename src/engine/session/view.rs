@@ -180,6 +180,7 @@ impl Session {
             branches: self.branches(),
             settings: self.settings.clone(),
             typed_prompt: self.typed_prompt(),
+            ab: None,
         })
     }
 }

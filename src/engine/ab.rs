@@ -1,0 +1,147 @@
+//! The A/B view on the engine thread: model B (`twin`) beside the session's model A, and at every
+//! position of A's current path the two next-token distributions compared over the whole vocabulary.
+//!
+//! The figures of a position depend only on the tokens before it, so they are kept by that prefix:
+//! stepping on, rewinding or switching back to a branch costs B one pass for the new tip at most, and
+//! a path that arrived many tokens at once (a loaded session, a lesson) is read by B in one pass.
+
+use super::sampler::top_n;
+use super::session::Session;
+use super::twin::Twin;
+use crate::analysis::{Divergence, LogProbs};
+use crate::protocol::{AbCandidate, AbStep, AbView};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+pub struct AbTracker {
+    twin: Twin,
+    /// B's candidates listed at the tip.
+    top: usize,
+    /// Each position's figures, by a hash of the tokens before it.
+    steps: HashMap<u64, AbStep>,
+    /// The tip's candidates, for the prefix they were computed after.
+    next: Option<(u64, Vec<AbCandidate>, f32)>,
+    /// B's whole distribution at the last tip it read: once the path steps on, B's probability of the
+    /// token taken there comes from it without another pass.
+    tip_row: Option<(u64, LogProbs)>,
+}
+
+fn key(prefix: &[u32]) -> u64 {
+    let mut h = DefaultHasher::new();
+    prefix.hash(&mut h);
+    h.finish()
+}
+
+impl AbTracker {
+    pub fn new(twin: Twin, top: usize) -> AbTracker {
+        AbTracker {
+            twin,
+            top,
+            steps: HashMap::new(),
+            next: None,
+            tip_row: None,
+        }
+    }
+
+    pub fn label(&self) -> &str {
+        &self.twin.label
+    }
+
+    /// B beside the session's current path, from the first generated token's distribution to the
+    /// tip's. Never fails: when B's pass (or a recomputed row of A's) fails, the view says why in
+    /// `error` and holds what it had. The session's tree and path are unchanged.
+    pub fn view(&mut self, session: &mut Session) -> AbView {
+        let mut view = AbView {
+            label: self.twin.label.clone(),
+            detail: self.twin.detail.clone(),
+            steps: vec![],
+            next: vec![],
+            next_entropy: 0.0,
+            error: None,
+        };
+        let ids = session.tokens();
+        if ids.is_empty() {
+            return view;
+        }
+        let first = session.prompt_len().max(1);
+        if let Err(e) = self.fill(session, &ids, first) {
+            view.error = Some(format!("model B: {e}"));
+        }
+        view.steps = (first..=ids.len())
+            .map_while(|p| self.steps.get(&key(&ids[..p])).cloned())
+            .collect();
+        if let Some((k, next, entropy)) = &self.next {
+            if *k == key(&ids) {
+                view.next = next.clone();
+                view.next_entropy = *entropy;
+            }
+        }
+        view
+    }
+
+    /// Computes the figures of every position from `first` to the tip that lacks them. A position
+    /// kept from when it was the tip learns B's view of the token taken there from B's last tip row,
+    /// or is read again.
+    fn fill(&mut self, session: &mut Session, ids: &[u32], first: usize) -> anyhow::Result<()> {
+        let tip_key = key(ids);
+        let mut missing = None;
+        for p in first..=ids.len() {
+            let k = key(&ids[..p]);
+            let Some(step) = self.steps.get_mut(&k) else {
+                missing = Some(p);
+                break;
+            };
+            if p < ids.len() && step.b_chosen.is_none() {
+                match &self.tip_row {
+                    Some((rk, b)) if *rk == k => {
+                        step.b_chosen = Some((b.logprob(ids[p]).exp() as f32, b.rank(ids[p])));
+                    }
+                    _ => {
+                        missing = Some(p);
+                        break;
+                    }
+                }
+            }
+        }
+        let tip_done = matches!(&self.next, Some((k, ..)) if *k == tip_key);
+        let Some(from) = missing.or((!tip_done).then_some(ids.len())) else {
+            return Ok(());
+        };
+        let rows = self.twin.rows_from(ids, from)?;
+        for (p, b_logits) in (from..=ids.len()).zip(&rows) {
+            let a_logits = session.logits_at(p)?;
+            let (a, b) = (LogProbs::from_logits(&a_logits), LogProbs::from_logits(b_logits));
+            let d = Divergence::between(&a, &b);
+            let (at, bt) = (a.argmax(), b.argmax());
+            let chosen = ids.get(p).map(|&t| (b.logprob(t).exp() as f32, b.rank(t)));
+            let step = AbStep {
+                position: p,
+                a_top: session.token_view(at),
+                a_top_prob: a.logprob(at).exp() as f32,
+                b_top: session.token_view(bt),
+                b_top_prob: b.logprob(bt).exp() as f32,
+                same_top1: at == bt,
+                kl_ab: d.kl_ab,
+                kl_ba: d.kl_ba,
+                js: d.js,
+                b_chosen: chosen,
+            };
+            self.steps.insert(key(&ids[..p]), step);
+            if p == ids.len() {
+                let next = top_n(b_logits, self.top)
+                    .into_iter()
+                    .map(|id| AbCandidate {
+                        token: session.token_view(id),
+                        prob: b.logprob(id).exp() as f32,
+                        a_prob: a.logprob(id).exp() as f32,
+                        a_rank: a.rank(id),
+                    })
+                    .collect();
+                self.next = Some((tip_key, next, b.entropy() as f32));
+                self.tip_row = Some((tip_key, b));
+            }
+        }
+        Ok(())
+    }
+}

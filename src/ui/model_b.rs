@@ -1,0 +1,166 @@
+//! The A/B panel (one of the side panels, `Tab`, when `--model-b` or `--requant-b` loaded a second
+//! model): both next-token distributions side by side at the tip, with where their top-1 differs
+//! marked; the Jensen–Shannon divergence between them; and, along the path, each step's divergence and
+//! whether the two agreed on the top token, with the running count of flips.
+
+use super::fmt::{bar, fit, pad, pad_left, pct, quoted_token};
+use super::theme::Theme;
+use crate::app::App;
+use crate::protocol::{AbView, Candidate, SessionView};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+use ratatui::Frame;
+
+/// Rows under the two lists: the divergence strip (its label, the JS levels, the flip marks).
+const STRIP_ROWS: u16 = 3;
+const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let Some((view, ab)) = app.session.as_ref().and_then(|v| Some((v, v.ab.as_ref()?))) else {
+        let block = Block::bordered()
+            .border_style(theme.border)
+            .title(Span::styled(" Model B ", theme.title));
+        frame.render_widget(block, area);
+        return;
+    };
+    let mut block = Block::bordered()
+        .border_style(theme.border)
+        .title(Span::styled(format!(" Model B · {} ", ab.label), theme.title));
+    if let Some(tip) = ab.tip() {
+        let n = ab.steps.len();
+        let right = format!(
+            " JS {:.3} · top-1 flips {} of {n} ",
+            tip.js,
+            ab.flips()
+        );
+        block = block.title_top(Line::styled(right, theme.key).right_aligned());
+    }
+    if let Some(detail) = &ab.detail {
+        block = block.title_bottom(Line::styled(format!(" {detail} "), theme.dim));
+    }
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if app.distribution_hidden() {
+        let hidden = "Hidden until the class has guessed (predict-then-reveal).";
+        frame.render_widget(Paragraph::new(Line::styled(hidden, theme.dim)), inner);
+        return;
+    }
+    let strip = STRIP_ROWS.min(inner.height.saturating_sub(3));
+    let [head, lists, bottom] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(strip),
+    ])
+    .areas(inner);
+    frame.render_widget(Paragraph::new(headline(ab, theme)), head);
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Fill(1)]).areas(lists);
+    let rows = lists.height as usize;
+    frame.render_widget(Paragraph::new(a_rows(view, ab, rows, left.width, theme)), left);
+    frame.render_widget(Paragraph::new(b_rows(view, ab, rows, right.width, theme)), right);
+    frame.render_widget(Paragraph::new(strip_lines(ab, bottom.width, theme)), bottom);
+}
+
+/// What the two models would pick next, and whether they agree; or why B could not be read.
+fn headline<'a>(ab: &AbView, theme: &Theme) -> Line<'a> {
+    if let Some(e) = &ab.error {
+        return Line::styled(e.clone(), theme.error);
+    }
+    let Some(tip) = ab.tip() else {
+        return Line::default();
+    };
+    let verdict = if tip.same_top1 {
+        Span::styled(" same top-1 ", theme.ok_badge)
+    } else {
+        Span::styled(" top-1 differs ", theme.warn_badge)
+    };
+    Line::from(vec![
+        verdict,
+        Span::styled(
+            format!(
+                "  A {} {} · B {} {}",
+                quoted_token(&tip.a_top),
+                pct(tip.a_top_prob),
+                quoted_token(&tip.b_top),
+                pct(tip.b_top_prob)
+            ),
+            theme.text,
+        ),
+    ])
+}
+
+/// One list row: rank, token, bar, probability; `mark` styles the token.
+fn row<'a>(i: usize, token: String, p: f32, w: u16, mark: ratatui::style::Style, theme: &Theme) -> Line<'a> {
+    let w = w as usize;
+    let tok_w = (w.saturating_sub(10) / 2).clamp(4, 16);
+    let bar_w = w.saturating_sub(tok_w + 10);
+    Line::from(vec![
+        Span::styled(format!("{:>2} ", i + 1), theme.dim),
+        Span::styled(pad(&token, tok_w), mark),
+        Span::styled(pad(&bar(p, bar_w), bar_w), theme.bar),
+        Span::styled(pad_left(&pct(p), 6), theme.text),
+    ])
+}
+
+/// A's candidates (the session's own distribution, raw probabilities), under a column title; the row
+/// B ranks first is marked when it is not A's top.
+fn a_rows<'a>(view: &SessionView, ab: &AbView, rows: usize, w: u16, theme: &Theme) -> Vec<Line<'a>> {
+    let b_top = ab.tip().map(|t| t.b_top.id);
+    let mut lines = vec![Line::styled(fit("A (the session's model)", w as usize), theme.title)];
+    let shown: &[Candidate] = &view.next.candidates;
+    for (i, c) in shown.iter().take(rows.saturating_sub(1)).enumerate() {
+        let mark = if i > 0 && Some(c.token.id) == b_top {
+            theme.newest
+        } else {
+            theme.text
+        };
+        lines.push(row(i, quoted_token(&c.token), c.prob, w, mark, theme));
+    }
+    lines
+}
+
+/// B's candidates; its top row is flagged when A would pick another token.
+fn b_rows<'a>(view: &SessionView, ab: &AbView, rows: usize, w: u16, theme: &Theme) -> Vec<Line<'a>> {
+    let a_top = view.next.candidates.first().map(|c| c.token.id);
+    let title = format!("B ({})", ab.label);
+    let mut lines = vec![Line::styled(fit(&title, w as usize), theme.title)];
+    for (i, c) in ab.next.iter().take(rows.saturating_sub(1)).enumerate() {
+        let mark = match (i, Some(c.token.id) == a_top) {
+            (0, false) => theme.warn_badge,
+            (_, true) if i > 0 => theme.newest,
+            _ => theme.text,
+        };
+        lines.push(row(i, quoted_token(&c.token), c.prob, w, mark, theme));
+    }
+    lines
+}
+
+/// Each step's JS as a level (scaled to the largest shown) and a `✗` where the top-1 differed, the
+/// newest steps that fit, oldest first, ending at the tip.
+fn strip_lines<'a>(ab: &AbView, width: u16, theme: &Theme) -> Vec<Line<'a>> {
+    let w = width as usize;
+    let steps = &ab.steps[ab.steps.len().saturating_sub(w)..];
+    let max = steps.iter().map(|s| s.js).fold(0.0, f64::max);
+    let level = |js: f64| {
+        if max <= 0.0 {
+            LEVELS[0]
+        } else {
+            LEVELS[((js / max) * 7.0).round().clamp(0.0, 7.0) as usize]
+        }
+    };
+    let label = format!("JS per step (top {max:.3} nats); ✗ top-1 differs");
+    let levels: String = steps.iter().map(|s| level(s.js)).collect();
+    let flips: Vec<Span> = steps
+        .iter()
+        .map(|s| match s.same_top1 {
+            true => Span::styled("·", theme.dim),
+            false => Span::styled("✗", theme.error),
+        })
+        .collect();
+    vec![
+        Line::styled(fit(&label, w), theme.dim),
+        Line::styled(levels, theme.bar),
+        Line::from(flips),
+    ]
+}

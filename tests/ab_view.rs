@@ -1,0 +1,167 @@
+//! The A/B view on the engine thread: model B's figures ride on every closing event that carries a
+//! view or a step, cover every position from the first generated token to the tip, fold like the rest
+//! of a step, and agree with the headless `nexttoken compare --requant-b` on the real model.
+
+mod support;
+
+use nexttoken::engine::ab::AbTracker;
+use nexttoken::engine::linear::MatmulPath;
+use nexttoken::engine::requant::Requant;
+use nexttoken::engine::session::Session;
+use nexttoken::engine::twin::{Twin, TwinSpec};
+use nexttoken::protocol::{AbView, Command, Event, SamplerSettings, SessionView, StepReport};
+use serde_json::Value;
+use support::events_ab;
+
+const PROMPT: &str = "The capital of France is";
+
+fn greedy() -> SamplerSettings {
+    SamplerSettings {
+        greedy: true,
+        ..SamplerSettings::default()
+    }
+}
+
+fn tracker(to: Requant) -> AbTracker {
+    let twin = Twin::load(
+        &support::real_model(),
+        &TwinSpec::Requant(to),
+        MatmulPath::Fast,
+    )
+    .unwrap();
+    AbTracker::new(twin, 10)
+}
+
+fn session(settings: SamplerSettings) -> Session {
+    let mut s = support::real_session();
+    s.set_settings(settings);
+    s
+}
+
+fn synced(events: Vec<Event>) -> SessionView {
+    match events.into_iter().last() {
+        Some(Event::Synced(v)) => v,
+        other => panic!("expected Synced, got {other:?}"),
+    }
+}
+
+fn stepped(events: Vec<Event>) -> StepReport {
+    match events.into_iter().last() {
+        Some(Event::Stepped(r)) => r,
+        other => panic!("expected Stepped, got {other:?}"),
+    }
+}
+
+/// One step per position from the first generated token to the tip, in order; a filled position
+/// knows B's probability of the token the path took there, the tip does not.
+fn check_whole(ab: &AbView, view: &SessionView) {
+    assert_eq!(ab.error, None);
+    let positions: Vec<usize> = ab.steps.iter().map(|s| s.position).collect();
+    let want: Vec<usize> = (view.prompt_len..=view.tokens.len()).collect();
+    assert_eq!(positions, want);
+    for s in &ab.steps {
+        assert_eq!(s.b_chosen.is_some(), s.position < view.tokens.len());
+        assert_eq!(s.same_top1, s.a_top.id == s.b_top.id);
+    }
+    assert_eq!(ab.next.len(), 10);
+    assert_eq!(ab.next[0].token, ab.tip().unwrap().b_top);
+    assert_eq!(ab.tip().unwrap().a_top, view.next.candidates[0].token);
+}
+
+/// The TUI's A/B figures are the headless comparison's, step for step, on a 2-bit model B.
+#[test]
+fn the_ab_view_agrees_with_the_headless_comparison() {
+    let mut s = session(greedy());
+    let mut ab = tracker(Requant::Q2K);
+    let prefill = Command::Prefill {
+        prompt: PROMPT.into(),
+        chat: false,
+    };
+    synced(events_ab(&mut s, &mut ab, prefill));
+    let mut last = None;
+    for _ in 0..8 {
+        last = Some(stepped(events_ab(&mut s, &mut ab, Command::Step)));
+    }
+    let report = last.unwrap();
+    let view = s.view().unwrap();
+    let tui = report.ab.expect("B's view rides on the step");
+    check_whole(&tui, &view);
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+        .args(["compare", "--prompt", PROMPT, "--steps", "8", "--greedy"])
+        .args(["--requant-b", "q2_k"])
+        .env("NEXTTOKEN_MODEL", support::real_model())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let steps: Vec<&Value> = lines.iter().filter(|l| l["type"] == "step").collect();
+    assert_eq!(steps.len(), 8);
+    for (line, step) in steps.iter().zip(&tui.steps) {
+        assert_eq!(line["a"]["top"][0]["id"], step.a_top.id, "{line}");
+        assert_eq!(line["b"]["top"][0]["id"], step.b_top.id, "{line}");
+        assert_eq!(line["same_top1"], step.same_top1);
+        assert_eq!(line["js"].as_f64().unwrap(), step.js, "{line}");
+        assert_eq!(line["kl_ab"].as_f64().unwrap(), step.kl_ab);
+    }
+    let flips_8: usize = tui.steps[..8].iter().filter(|s| !s.same_top1).count();
+    assert_eq!(steps[7]["top1_flips"], flips_8);
+    assert!(tui.detail.as_deref().unwrap().contains("q2_k on"));
+    eprintln!("q2_k: {flips_8} flips in 8 steps");
+}
+
+/// Stepping, forcing text, rewinding and switching back keep the view whole; a folded step equals a
+/// full view; figures kept from before a rewind are the bits a fresh model B reads in one pass.
+#[test]
+fn every_edit_keeps_the_ab_view_whole() {
+    let mut s = session(SamplerSettings {
+        seed: 7,
+        ..SamplerSettings::default()
+    });
+    let mut ab = tracker(Requant::Q4_0);
+    let prefill = Command::Prefill {
+        prompt: PROMPT.into(),
+        chat: false,
+    };
+    let mut app = synced(events_ab(&mut s, &mut ab, prefill));
+    check_whole(app.ab.as_ref().unwrap(), &app);
+    assert_eq!(app.ab.as_ref().unwrap().steps.len(), 1);
+    for _ in 0..3 {
+        app.apply(&stepped(events_ab(&mut s, &mut ab, Command::Step)));
+    }
+    // The folded copy equals the full view the engine sends (a no-op settings change syncs it).
+    let same = Command::SetSampler(s.settings().clone());
+    let full = synced(events_ab(&mut s, &mut ab, same));
+    assert_eq!(app, full);
+    check_whole(full.ab.as_ref().unwrap(), &full);
+
+    let forced = Command::ForceText {
+        text: " and a city".into(),
+    };
+    let long = synced(events_ab(&mut s, &mut ab, forced));
+    check_whole(long.ab.as_ref().unwrap(), &long);
+    let short = synced(events_ab(&mut s, &mut ab, Command::Rewind { n: 4 }));
+    check_whole(short.ab.as_ref().unwrap(), &short);
+    // What B said before the rewind still holds; the new tip no longer has a token after it.
+    let (kept, had) = (&short.ab.as_ref().unwrap().steps, &long.ab.as_ref().unwrap().steps);
+    let n = kept.len();
+    assert_eq!(kept[..n - 1], had[..n - 1]);
+    let mut tip = had[n - 1].clone();
+    tip.b_chosen = None;
+    assert_eq!(kept[n - 1], tip);
+    let leaf = long.branches.iter().find(|b| b.current).unwrap().id;
+    let back = synced(events_ab(&mut s, &mut ab, Command::SwitchBranch { id: leaf }));
+    assert_eq!(back.ab, long.ab);
+
+    // A fresh B reads the whole path in one pass: the same figures, bit for bit.
+    let mut fresh = tracker(Requant::Q4_0);
+    assert_eq!(Some(fresh.view(&mut s)), back.ab);
+
+    // A refused command carries no view, and B's figures stay as they were.
+    let refused = events_ab(&mut s, &mut ab, Command::SwitchBranch { id: 9999 });
+    assert!(matches!(refused.last(), Some(Event::Failed { .. })));
+    assert_eq!(Some(ab.view(&mut s)), back.ab);
+}
