@@ -52,6 +52,14 @@ fn stepped(events: Vec<Event>) -> StepReport {
     }
 }
 
+/// The view without B's timing, which differs from run to run.
+fn figures(ab: Option<AbView>) -> Option<AbView> {
+    ab.map(|ab| AbView {
+        b_pass: (0, 0.0),
+        ..ab
+    })
+}
+
 /// One step per position from the first generated token to the tip, in order; a filled position
 /// knows B's probability of the token the path took there, the tip does not.
 fn check_whole(ab: &AbView, view: &SessionView) {
@@ -130,11 +138,16 @@ fn every_edit_keeps_the_ab_view_whole() {
     check_whole(app.ab.as_ref().unwrap(), &app);
     assert_eq!(app.ab.as_ref().unwrap().steps.len(), 1);
     for _ in 0..3 {
-        app.apply(&stepped(events_ab(&mut s, &mut ab, Command::Step)));
+        let report = stepped(events_ab(&mut s, &mut ab, Command::Step));
+        assert_eq!(report.ab.as_ref().unwrap().b_pass.0, 1, "a step costs B one token");
+        app.apply(&report);
     }
-    // The folded copy equals the full view the engine sends (a no-op settings change syncs it).
+    // The folded copy equals the full view the engine sends (a no-op settings change syncs it,
+    // and B reads nothing for it).
     let same = Command::SetSampler(s.settings().clone());
     let full = synced(events_ab(&mut s, &mut ab, same));
+    assert_eq!(full.ab.as_ref().unwrap().b_pass, (0, 0.0));
+    app.ab.as_mut().unwrap().b_pass = (0, 0.0);
     assert_eq!(app, full);
     check_whole(full.ab.as_ref().unwrap(), &full);
 
@@ -153,15 +166,17 @@ fn every_edit_keeps_the_ab_view_whole() {
     tip.b_chosen = None;
     assert_eq!(kept[n - 1], tip);
     let leaf = long.branches.iter().find(|b| b.current).unwrap().id;
-    let back = synced(events_ab(&mut s, &mut ab, Command::SwitchBranch { id: leaf }));
-    assert_eq!(back.ab, long.ab);
+    let back = figures(synced(events_ab(&mut s, &mut ab, Command::SwitchBranch { id: leaf })).ab);
+    assert_eq!(back, figures(long.ab));
 
     // A fresh B reads the whole path in one pass: the same figures, bit for bit.
     let mut fresh = tracker(Requant::Q4_0);
-    assert_eq!(Some(fresh.view(&mut s)), back.ab);
+    let whole = fresh.view(&mut s);
+    assert_eq!(whole.b_pass.0, s.len(), "{:?}", whole.b_pass);
+    assert_eq!(figures(Some(whole)), back);
 
     // A refused command carries no view, and B's figures stay as they were.
     let refused = events_ab(&mut s, &mut ab, Command::SwitchBranch { id: 9999 });
     assert!(matches!(refused.last(), Some(Event::Failed { .. })));
-    assert_eq!(Some(ab.view(&mut s)), back.ab);
+    assert_eq!(figures(Some(ab.view(&mut s))), back);
 }

@@ -360,3 +360,28 @@ fn gemma_3_steps_with_its_panels() {
     });
     t.keys(&["q"]);
 }
+
+/// A/B in a real terminal: model B (the default model re-quantised to 2 bits) opens beside model A;
+/// each step shows both distributions, the verdict, the divergence and the running count of flips.
+#[test]
+fn model_b_steps_beside_model_a() {
+    let bin = env!("CARGO_BIN_EXE_nexttoken");
+    let cmd = format!(
+        "'{bin}' --model '{}' --prompt 'The capital of France is' --greedy --requant-b q2_k",
+        support::real_model().display()
+    );
+    let t = Tmux::start(&cmd, 120, 36);
+    let s = t.wait_for("the A/B panel", 180, |s| {
+        s.contains("Model B · q2_k") && step_counter(s) == Some(0)
+    });
+    assert!(s.contains("A · the session's model"), "{s}");
+    assert!(s.contains("top-1 flips") && s.contains(" of 1 "), "{s}");
+    for n in 1..=3 {
+        t.keys(&["Space"]);
+        t.wait_for("a step", 60, |s| step_counter(s) == Some(n));
+    }
+    let s = t.wait_for("four steps compared", 30, |s| s.contains(" of 4 "));
+    assert!(s.contains("JS per step"), "{s}");
+    assert!(s.contains("q2_k on"), "{s}");
+    t.keys(&["q"]);
+}

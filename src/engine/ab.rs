@@ -59,14 +59,18 @@ impl AbTracker {
             next: vec![],
             next_entropy: 0.0,
             error: None,
+            b_pass: (0, 0.0),
         };
         let ids = session.tokens();
         if ids.is_empty() {
             return view;
         }
         let first = session.prompt_len().max(1);
-        if let Err(e) = self.fill(session, &ids, first) {
-            view.error = Some(format!("model B: {e}"));
+        let started = std::time::Instant::now();
+        match self.fill(session, &ids, first) {
+            Ok(0) => {}
+            Ok(read) => view.b_pass = (read, started.elapsed().as_secs_f64() * 1e3),
+            Err(e) => view.error = Some(format!("model B: {e}")),
         }
         view.steps = (first..=ids.len())
             .map_while(|p| self.steps.get(&key(&ids[..p])).cloned())
@@ -80,10 +84,10 @@ impl AbTracker {
         view
     }
 
-    /// Computes the figures of every position from `first` to the tip that lacks them. A position
-    /// kept from when it was the tip learns B's view of the token taken there from B's last tip row,
-    /// or is read again.
-    fn fill(&mut self, session: &mut Session, ids: &[u32], first: usize) -> anyhow::Result<()> {
+    /// Computes the figures of every position from `first` to the tip that lacks them, and returns
+    /// how many tokens B read. A position kept from when it was the tip learns B's view of the
+    /// token taken there from B's last tip row, or is read again.
+    fn fill(&mut self, session: &mut Session, ids: &[u32], first: usize) -> anyhow::Result<usize> {
         let tip_key = key(ids);
         let mut missing = None;
         for p in first..=ids.len() {
@@ -106,7 +110,7 @@ impl AbTracker {
         }
         let tip_done = matches!(&self.next, Some((k, ..)) if *k == tip_key);
         let Some(from) = missing.or((!tip_done).then_some(ids.len())) else {
-            return Ok(());
+            return Ok(0);
         };
         let rows = self.twin.rows_from(ids, from)?;
         for (p, b_logits) in (from..=ids.len()).zip(&rows) {
@@ -142,6 +146,6 @@ impl AbTracker {
                 self.tip_row = Some((tip_key, b));
             }
         }
-        Ok(())
+        Ok(self.twin.last_read())
     }
 }

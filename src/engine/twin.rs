@@ -33,6 +33,8 @@ pub struct Twin {
     pub detail: Option<String>,
     fed: Vec<u32>,
     logits: Vec<f32>,
+    /// Tokens the last `rows_from` fed through B.
+    last_read: usize,
 }
 
 impl Twin {
@@ -67,6 +69,7 @@ impl Twin {
             detail,
             fed: vec![],
             logits: vec![],
+            last_read: 0,
         })
     }
 
@@ -81,6 +84,7 @@ impl Twin {
         let mut from = common_prefix(&self.fed, ids).min(first - 1);
         let vocab = self.model.vocab_size;
         let mut rows = Vec::with_capacity(ids.len() + 1 - first);
+        self.last_read = ids.len() - from;
         while from < ids.len() {
             let to = (from + ROWS_PER_PASS).min(ids.len());
             let opts = ForwardOptions {
@@ -101,6 +105,11 @@ impl Twin {
             self.logits = last.clone();
         }
         Ok(rows)
+    }
+
+    /// Tokens the last `rows_from` fed through B (what it re-read, beyond the rows it returned).
+    pub fn last_read(&self) -> usize {
+        self.last_read
     }
 
     /// B's logits for the token after `ids` (which must not be empty).

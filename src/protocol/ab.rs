@@ -52,6 +52,9 @@ pub struct AbView {
     pub next_entropy: f32,
     /// Why B could not be read this time (its pass failed); A's session is not affected.
     pub error: Option<String>,
+    /// B's passes for this view: tokens read and milliseconds on the wall clock, the comparison
+    /// included (`(0, 0.0)` when everything was known already).
+    pub b_pass: (usize, f64),
 }
 
 impl AbView {

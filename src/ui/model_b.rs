@@ -8,6 +8,7 @@ use super::theme::Theme;
 use crate::app::App;
 use crate::protocol::{AbView, Candidate, SessionView};
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
@@ -24,16 +25,20 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(block, area);
         return;
     };
+    let wide = area.width >= 60;
+    let title = match wide {
+        true => format!(" Model B · {} ", ab.label),
+        false => format!(" B · {} ", ab.label),
+    };
     let mut block = Block::bordered()
         .border_style(theme.border)
-        .title(Span::styled(format!(" Model B · {} ", ab.label), theme.title));
+        .title(Span::styled(title, theme.title));
     if let Some(tip) = ab.tip() {
-        let n = ab.steps.len();
-        let right = format!(
-            " JS {:.3} · top-1 flips {} of {n} ",
-            tip.js,
-            ab.flips()
-        );
+        let (n, flips) = (ab.steps.len(), ab.flips());
+        let right = match wide {
+            true => format!(" JS {:.3} · top-1 flips {flips} of {n} ", tip.js),
+            false => format!(" JS {:.3} · flips {flips}/{n} ", tip.js),
+        };
         block = block.title_top(Line::styled(right, theme.key).right_aligned());
     }
     if let Some(detail) = &ab.detail {
@@ -54,11 +59,18 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     ])
     .areas(inner);
     frame.render_widget(Paragraph::new(headline(ab, theme)), head);
-    let [left, right] =
-        Layout::horizontal([Constraint::Percentage(50), Constraint::Fill(1)]).areas(lists);
     let rows = lists.height as usize;
-    frame.render_widget(Paragraph::new(a_rows(view, ab, rows, left.width, theme)), left);
-    frame.render_widget(Paragraph::new(b_rows(view, ab, rows, right.width, theme)), right);
+    if lists.width >= 60 {
+        let [left, right] =
+            Layout::horizontal([Constraint::Percentage(50), Constraint::Fill(1)])
+                .spacing(1)
+                .areas(lists);
+        frame.render_widget(Paragraph::new(a_rows(view, ab, rows, left.width, theme)), left);
+        frame.render_widget(Paragraph::new(b_rows(view, ab, rows, right.width, theme)), right);
+    } else {
+        // No room for two lists: B's, with what A gives each of its tokens.
+        frame.render_widget(Paragraph::new(b_with_a(view, ab, rows, lists.width, theme)), lists);
+    }
     frame.render_widget(Paragraph::new(strip_lines(ab, bottom.width, theme)), bottom);
 }
 
@@ -90,24 +102,33 @@ fn headline<'a>(ab: &AbView, theme: &Theme) -> Line<'a> {
     ])
 }
 
-/// One list row: rank, token, bar, probability; `mark` styles the token.
-fn row<'a>(i: usize, token: String, p: f32, w: u16, mark: ratatui::style::Style, theme: &Theme) -> Line<'a> {
+/// One list row: rank, token, bar (where there is room), probability; `mark` styles the token.
+fn row<'a>(i: usize, token: String, p: f32, w: u16, mark: Style, theme: &Theme) -> Line<'a> {
     let w = w as usize;
-    let tok_w = (w.saturating_sub(10) / 2).clamp(4, 16);
-    let bar_w = w.saturating_sub(tok_w + 10);
-    Line::from(vec![
+    let (tok_w, bar_w) = match w {
+        w if w >= 30 => {
+            let tok_w = (w.saturating_sub(10) / 2).clamp(4, 16);
+            (tok_w, w.saturating_sub(tok_w + 10))
+        }
+        w => (w.saturating_sub(10), 0),
+    };
+    let mut spans = vec![
         Span::styled(format!("{:>2} ", i + 1), theme.dim),
         Span::styled(pad(&token, tok_w), mark),
-        Span::styled(pad(&bar(p, bar_w), bar_w), theme.bar),
-        Span::styled(pad_left(&pct(p), 6), theme.text),
-    ])
+    ];
+    if bar_w > 0 {
+        spans.push(Span::styled(pad(&bar(p, bar_w), bar_w), theme.bar));
+    }
+    spans.push(Span::styled(pad_left(&pct(p), 7), theme.text));
+    Line::from(spans)
 }
 
 /// A's candidates (the session's own distribution, raw probabilities), under a column title; the row
 /// B ranks first is marked when it is not A's top.
 fn a_rows<'a>(view: &SessionView, ab: &AbView, rows: usize, w: u16, theme: &Theme) -> Vec<Line<'a>> {
     let b_top = ab.tip().map(|t| t.b_top.id);
-    let mut lines = vec![Line::styled(fit("A (the session's model)", w as usize), theme.title)];
+    let title = if w >= 30 { "A · the session's model" } else { "A" };
+    let mut lines = vec![Line::styled(fit(title, w as usize), theme.title)];
     let shown: &[Candidate] = &view.next.candidates;
     for (i, c) in shown.iter().take(rows.saturating_sub(1)).enumerate() {
         let mark = if i > 0 && Some(c.token.id) == b_top {
@@ -123,17 +144,40 @@ fn a_rows<'a>(view: &SessionView, ab: &AbView, rows: usize, w: u16, theme: &Them
 /// B's candidates; its top row is flagged when A would pick another token.
 fn b_rows<'a>(view: &SessionView, ab: &AbView, rows: usize, w: u16, theme: &Theme) -> Vec<Line<'a>> {
     let a_top = view.next.candidates.first().map(|c| c.token.id);
-    let title = format!("B ({})", ab.label);
+    let title = format!("B · {}", ab.label);
     let mut lines = vec![Line::styled(fit(&title, w as usize), theme.title)];
     for (i, c) in ab.next.iter().take(rows.saturating_sub(1)).enumerate() {
-        let mark = match (i, Some(c.token.id) == a_top) {
-            (0, false) => theme.warn_badge,
-            (_, true) if i > 0 => theme.newest,
-            _ => theme.text,
-        };
+        let mark = b_mark(i, Some(c.token.id) == a_top, theme);
         lines.push(row(i, quoted_token(&c.token), c.prob, w, mark, theme));
     }
     lines
+}
+
+/// B's candidates with A's probability of each beside B's (the narrow layout).
+fn b_with_a<'a>(view: &SessionView, ab: &AbView, rows: usize, w: u16, theme: &Theme) -> Vec<Line<'a>> {
+    let a_top = view.next.candidates.first().map(|c| c.token.id);
+    let tok_w = (w as usize).saturating_sub(3 + 16);
+    let head = format!("   {}{:>8}{:>8}", pad("B's top tokens", tok_w), "B", "A");
+    let mut lines = vec![Line::styled(head, theme.title)];
+    for (i, c) in ab.next.iter().take(rows.saturating_sub(1)).enumerate() {
+        let mark = b_mark(i, Some(c.token.id) == a_top, theme);
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:>2} ", i + 1), theme.dim),
+            Span::styled(pad(&quoted_token(&c.token), tok_w), mark),
+            Span::styled(pad_left(&pct(c.prob), 8), theme.text),
+            Span::styled(pad_left(&pct(c.a_prob), 8), theme.dim),
+        ]));
+    }
+    lines
+}
+
+/// How B's row `i` is styled: its top row flagged when it is not A's top, A's top marked lower down.
+fn b_mark(i: usize, is_a_top: bool, theme: &Theme) -> Style {
+    match (i, is_a_top) {
+        (0, false) => theme.warn_badge,
+        (_, true) if i > 0 => theme.newest,
+        _ => theme.text,
+    }
 }
 
 /// Each step's JS as a level (scaled to the largest shown) and a `✗` where the top-1 differed, the
@@ -149,7 +193,10 @@ fn strip_lines<'a>(ab: &AbView, width: u16, theme: &Theme) -> Vec<Line<'a>> {
             LEVELS[((js / max) * 7.0).round().clamp(0.0, 7.0) as usize]
         }
     };
-    let label = format!("JS per step (top {max:.3} nats); ✗ top-1 differs");
+    let mut label = format!("JS per step (top {max:.3} nats); ✗ top-1 differs");
+    if let (n @ 1.., ms) = ab.b_pass {
+        label += &format!(" · B read {n} tok in {}", super::fmt::ms(ms));
+    }
     let levels: String = steps.iter().map(|s| level(s.js)).collect();
     let flips: Vec<Span> = steps
         .iter()
