@@ -24,6 +24,16 @@ pub fn run(
     args: &CompareArgs,
     out: &mut dyn Write,
 ) -> Result<()> {
+    if twin.vocab.is_some() {
+        anyhow::bail!(
+            "model B ({}) has another vocabulary than model A: `compare` aligns the two models token \
+             by token, so model B must share model A's tokenizer (the same family, or a \
+             re-quantisation with --requant-b). The app aligns two vocabularies by text: \
+             nexttoken --model-b {}",
+            twin.label,
+            twin.label
+        );
+    }
     let ids = session.prompt_ids(&args.session.prompt, args.session.chat)?;
     session.prefill_ids(&ids)?;
     let steps = args.steps.unwrap_or(16);

@@ -9,7 +9,9 @@ use nexttoken::engine::linear::MatmulPath;
 use nexttoken::engine::requant::Requant;
 use nexttoken::engine::session::Session;
 use nexttoken::engine::twin::{Twin, TwinSpec};
-use nexttoken::protocol::{AbView, Command, Event, SamplerSettings, SessionView, StepReport};
+use nexttoken::protocol::{
+    AbView, Command, Event, SamplerSettings, SessionView, StepReport, TokenKind,
+};
 use serde_json::Value;
 use support::events_ab;
 
@@ -179,4 +181,89 @@ fn every_edit_keeps_the_ab_view_whole() {
     let refused = events_ab(&mut s, &mut ab, Command::SwitchBranch { id: 9999 });
     assert!(matches!(refused.last(), Some(Event::Failed { .. })));
     assert_eq!(figures(Some(ab.view(&mut s))), back);
+}
+
+/// Each token's probability summed by the character its text starts with (special tokens and partial
+/// bytes together), written here apart from the engine's own.
+fn by_first_char(s: &Session, logits: &[f32]) -> std::collections::BTreeMap<Option<char>, f64> {
+    let lp = nexttoken::analysis::LogProbs::from_logits(logits);
+    let mut m = std::collections::BTreeMap::new();
+    for (id, l) in lp.0.iter().enumerate() {
+        let v = s.token_view(id as u32);
+        let c = (v.kind == TokenKind::Text).then(|| v.text.chars().next()).flatten();
+        *m.entry(c).or_insert(0.0) += l.exp();
+    }
+    m
+}
+
+fn js_of(p: &std::collections::BTreeMap<Option<char>, f64>, q: &std::collections::BTreeMap<Option<char>, f64>) -> f64 {
+    let keys: std::collections::BTreeSet<_> = p.keys().chain(q.keys()).collect();
+    let mut sum = 0.0;
+    for k in keys {
+        let (a, b) = (p.get(k).copied().unwrap_or(0.0), q.get(k).copied().unwrap_or(0.0));
+        let m = 0.5 * (a + b);
+        if a > 0.0 {
+            sum += 0.5 * a * (a / m).ln();
+        }
+        if b > 0.0 {
+            sum += 0.5 * b * (b / m).ln();
+        }
+    }
+    sum
+}
+
+/// Gemma 3 beside SmolLM2: two vocabularies. B reads the text of A's path through its own
+/// tokenizer; its tokens spell that text; each step's divergence is over the next character, and
+/// equals one computed from a Gemma session that reads the same text as a prompt.
+#[test]
+fn a_model_with_its_own_vocabulary_is_aligned_by_text() {
+    let gemma = support::gemma_model();
+    let twin = Twin::load(
+        &support::real_model(),
+        &TwinSpec::File(gemma.clone()),
+        MatmulPath::Fast,
+    )
+    .unwrap();
+    assert!(twin.vocab.is_some(), "Gemma's vocabulary is not SmolLM2's");
+    let mut ab = AbTracker::new(twin, 10);
+    let mut s = session(greedy());
+    let prefill = Command::Prefill {
+        prompt: PROMPT.into(),
+        chat: false,
+    };
+    synced(events_ab(&mut s, &mut ab, prefill));
+    let mut last = None;
+    for _ in 0..3 {
+        last = Some(stepped(events_ab(&mut s, &mut ab, Command::Step)));
+    }
+    let v = last.unwrap().ab.unwrap();
+    assert!(v.by_text);
+    assert_eq!(v.error, None);
+    let ids = s.tokens();
+    let positions: Vec<usize> = v.steps.iter().map(|x| x.position).collect();
+    assert_eq!(positions, (s.prompt_len()..=ids.len()).collect::<Vec<_>>());
+    assert_eq!(v.b_tokens[0].kind, TokenKind::Special, "Gemma reads its BOS first");
+    let spelled: String = v.b_tokens[1..].iter().map(|t| t.text.as_str()).collect();
+    assert_eq!(spelled, s.text_of(&ids));
+
+    let (mut g, _) = nexttoken::engine::load::load_session(
+        &gemma,
+        &Default::default(),
+        greedy(),
+        Default::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    for step in &v.steps {
+        let p = step.position;
+        assert_eq!(step.b_chosen, None);
+        assert_eq!(step.same_top1, step.a_top.text == step.b_top.text);
+        let b_ids = g.encode(&s.text_of(&ids[..p])).unwrap();
+        g.prefill_ids(&b_ids).unwrap();
+        let (b_logits, a_logits) = (g.tip_logits().unwrap(), s.logits_at(p).unwrap());
+        let (b, a) = (by_first_char(&g, &b_logits), by_first_char(&s, &a_logits));
+        let want = js_of(&a, &b);
+        assert!((step.js - want).abs() < 1e-9, "at {p}: {} against {want}", step.js);
+        eprintln!("{p}: A {:?} B {:?} JS {:.4}", step.a_top.text, step.b_top.text, step.js);
+    }
 }

@@ -44,6 +44,8 @@ fn ab_after_is() -> AbView {
         next_entropy: 4.1,
         error: None,
         b_pass: (5, 31.5),
+        by_text: false,
+        b_tokens: vec![],
     }
 }
 
@@ -143,4 +145,34 @@ fn tab_offers_the_ab_panel_only_with_a_model_b() {
         ]
     );
     assert!(!screen_text(&without).join("\n").contains("Model B"));
+}
+
+/// Model B with its own vocabulary: the panel says the two align by text, shows how B splits the
+/// text, measures over the next character, and marks B's tokens that A has no token for.
+#[test]
+fn a_model_b_with_its_own_vocabulary_shows_its_own_tokens() {
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut app = App::new(config(w, h));
+        app.update(Msg::Engine(Event::Loaded(model_info())));
+        let mut view = prefilled();
+        let mut ab = ab_after_is();
+        ab.label = "gemma-3-270m-q4_k_m.gguf".into();
+        ab.detail = None;
+        ab.by_text = true;
+        ab.next[0].a_rank = usize::MAX;
+        ab.next[0].a_prob = 0.0;
+        let words = ["<bos>", "The", " capital", " of", " France", " is"];
+        ab.b_tokens = words.iter().enumerate().map(|(i, t)| tv(i as u32 + 2, t)).collect();
+        view.ab = Some(ab);
+        app.update(Msg::Engine(Event::Synced(view)));
+        let screen = screen_text(&app).join("\n");
+        for want in ["by text", "B reads:", "⟨␣France⟩⟨␣is⟩"] {
+            assert!(screen.contains(want), "{w}x{h}: no {want:?} in\n{screen}");
+        }
+        if w < 120 {
+            assert!(screen.contains("—"), "A has no token ⟨␣capital⟩ here:\n{screen}");
+        } else {
+            assert!(screen.contains("JS over the next character"), "{screen}");
+        }
+    }
 }

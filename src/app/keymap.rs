@@ -216,7 +216,7 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Normal), &[P(K::Char('>'))], A::NewerKeys, "attention: newer keys"),
     b(In(M::Normal), &[P(K::Char('x'))], A::OpenCompare, "compare with the path left"),
     b(In(M::Normal), &[P(K::Char('r'))], A::OpenReference, "reference vs free running"),
-    b(In(M::Normal), &[P(K::Tab)], A::NextPanel, "attention·timing·loops·A/B panel"),
+    b(In(M::Normal), &[P(K::Tab)], A::NextPanel, "attention·timing·loops·A/B"),
     b(In(M::Normal), &[P(K::Char('p'))], A::OpenPrompt, "edit prompt, prefill again"),
     b(In(M::Normal), &[P(K::Char('c'))], A::ToggleChat, "chat template on/off"),
     b(In(M::Normal), &[P(K::PageUp)], A::ScrollUp, "transcript: a page back (or the mouse wheel)"),

@@ -7,9 +7,10 @@
 
 use super::sampler::top_n;
 use super::session::Session;
+use super::ab_text::CharClasses;
 use super::twin::Twin;
 use crate::analysis::{Divergence, LogProbs};
-use crate::protocol::{AbCandidate, AbStep, AbView};
+use crate::protocol::{AbCandidate, AbStep, AbView, TokenView};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -22,6 +23,10 @@ pub struct AbTracker {
     steps: HashMap<u64, AbStep>,
     /// The tip's candidates, for the prefix they were computed after.
     next: Option<(u64, Vec<AbCandidate>, f32)>,
+    /// With B's own vocabulary: each token's next-character class, built on the first read.
+    classes: Option<CharClasses>,
+    /// With B's own vocabulary: B's tokens of the text of A's path at the tip.
+    b_tokens: Vec<TokenView>,
     /// B's whole distribution at the last tip it read: once the path steps on, B's probability of the
     /// token taken there comes from it without another pass.
     tip_row: Option<(u64, LogProbs)>,
@@ -41,6 +46,8 @@ impl AbTracker {
             steps: HashMap::new(),
             next: None,
             tip_row: None,
+            classes: None,
+            b_tokens: vec![],
         }
     }
 
@@ -60,6 +67,8 @@ impl AbTracker {
             next_entropy: 0.0,
             error: None,
             b_pass: (0, 0.0),
+            by_text: self.twin.vocab.is_some(),
+            b_tokens: vec![],
         };
         let ids = session.tokens();
         if ids.is_empty() {
@@ -67,7 +76,11 @@ impl AbTracker {
         }
         let first = session.prompt_len().max(1);
         let started = std::time::Instant::now();
-        match self.fill(session, &ids, first) {
+        let filled = match self.twin.vocab.is_some() {
+            true => self.fill_by_text(session, &ids, first),
+            false => self.fill(session, &ids, first),
+        };
+        match filled {
             Ok(0) => {}
             Ok(read) => view.b_pass = (read, started.elapsed().as_secs_f64() * 1e3),
             Err(e) => view.error = Some(format!("model B: {e}")),
@@ -79,6 +92,7 @@ impl AbTracker {
             if *k == key(&ids) {
                 view.next = next.clone();
                 view.next_entropy = *entropy;
+                view.b_tokens = self.b_tokens.clone();
             }
         }
         view
@@ -147,5 +161,69 @@ impl AbTracker {
             }
         }
         Ok(self.twin.last_read())
+    }
+
+    /// As `fill`, for a model B with its own vocabulary: B reads the text of A's path up to each
+    /// position that lacks figures (its cache keeps the common prefix of its own tokens), and the
+    /// two are compared over the next character.
+    fn fill_by_text(&mut self, session: &mut Session, ids: &[u32], first: usize) -> anyhow::Result<usize> {
+        let mut read = 0;
+        for p in first..=ids.len() {
+            let k = key(&ids[..p]);
+            let tip = p == ids.len();
+            let tip_done = matches!(&self.next, Some((nk, ..)) if *nk == k);
+            if self.steps.contains_key(&k) && (!tip || tip_done) {
+                continue;
+            }
+            let b_vocab = self.twin.vocab.as_ref().expect("by text");
+            let b_ids = b_vocab.encode(&session.text_of(&ids[..p]))?;
+            if b_ids.is_empty() {
+                anyhow::bail!("its tokenizer made no tokens of the text so far");
+            }
+            let b_view = |id| b_vocab.view(id);
+            let b_tokens: Vec<TokenView> = b_ids.iter().map(|&id| b_view(id)).collect();
+            let b = LogProbs::from_logits(self.twin.logits_after(&b_ids)?);
+            read += self.twin.last_read();
+            let b_vocab = self.twin.vocab.as_ref().expect("by text");
+            let a = LogProbs::from_logits(&session.logits_at(p)?);
+            let classes = self
+                .classes
+                .get_or_insert_with(|| CharClasses::new(session, a.0.len(), b_vocab));
+            let d = Divergence::between(&classes.a(&a), &classes.b(&b));
+            let (at, bt) = (a.argmax(), b.argmax());
+            let (a_top, b_top) = (session.token_view(at), b_vocab.view(bt));
+            let step = AbStep {
+                position: p,
+                same_top1: a_top.text == b_top.text && a_top.kind == b_top.kind,
+                a_top,
+                a_top_prob: a.logprob(at).exp() as f32,
+                b_top,
+                b_top_prob: b.logprob(bt).exp() as f32,
+                kl_ab: d.kl_ab,
+                kl_ba: d.kl_ba,
+                js: d.js,
+                b_chosen: None,
+            };
+            self.steps.insert(k, step);
+            if tip {
+                let b_logits: Vec<f32> = b.0.iter().map(|&l| l as f32).collect();
+                let next = top_n(&b_logits, self.top)
+                    .into_iter()
+                    .map(|id| {
+                        let token = b_vocab.view(id);
+                        let same = classes.a_token(&token.text).filter(|_| token.kind == crate::protocol::TokenKind::Text);
+                        AbCandidate {
+                            prob: b.logprob(id).exp() as f32,
+                            a_prob: same.map_or(0.0, |t| a.logprob(t).exp() as f32),
+                            a_rank: same.map_or(usize::MAX, |t| a.rank(t)),
+                            token,
+                        }
+                    })
+                    .collect();
+                self.next = Some((k, next, b.entropy() as f32));
+                self.b_tokens = b_tokens;
+            }
+        }
+        Ok(read)
     }
 }

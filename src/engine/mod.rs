@@ -1,6 +1,7 @@
 //! The engine: everything that touches candle or tokenizers. Never imports the terminal layer.
 
 pub mod ab;
+mod ab_text;
 pub mod attention;
 pub mod block;
 pub mod catalog;

@@ -1,12 +1,14 @@
 //! Model B beside the session's model A, for the A/B view: it reads the same token path and gives its
 //! own next-token logits, with its own KV cache (a new ask re-reads only what changed since the last).
-//! B is the same file re-quantised (`requant`), or another file with the same vocabulary, so the two
-//! align token by token.
+//! B is the same file re-quantised (`requant`) or another file with the same vocabulary, and the two
+//! align token by token; or a model with its own vocabulary, which reads the text of A's path through
+//! its own tokenizer (`Twin::vocab`), and the two align by text.
 
 use super::gguf::{GgufFile, LoadError};
 use super::linear::MatmulPath;
 use super::model::{ForwardOptions, Model};
 use super::requant::Requant;
+use super::tokenizer::Vocab;
 use std::path::{Path, PathBuf};
 
 /// Which model B is.
@@ -14,7 +16,7 @@ use std::path::{Path, PathBuf};
 pub enum TwinSpec {
     /// Model A's own file, re-quantised.
     Requant(Requant),
-    /// Another GGUF with the same vocabulary.
+    /// Another GGUF: the same vocabulary, or its own (then aligned by text).
     File(PathBuf),
 }
 
@@ -35,11 +37,14 @@ pub struct Twin {
     logits: Vec<f32>,
     /// Tokens the last `rows_from` fed through B.
     last_read: usize,
+    /// B's own tokenizer, when its vocabulary is not A's: B then reads the text of A's path.
+    pub vocab: Option<Vocab>,
 }
 
 impl Twin {
     /// Loads model B for model A at `a_path`.
     pub fn load(a_path: &Path, spec: &TwinSpec, matmul: MatmulPath) -> Result<Twin, LoadError> {
+        let mut vocab = None;
         let (model, label, detail) = match spec {
             TwinSpec::Requant(to) => {
                 let mut g = GgufFile::open(a_path)?;
@@ -50,13 +55,7 @@ impl Twin {
                 let (a, mut b) = (GgufFile::open(a_path)?, GgufFile::open(b_path)?);
                 let tokens = |g: &GgufFile| g.get_string_array("tokenizer.ggml.tokens");
                 if tokens(&a)? != tokens(&b)? {
-                    return Err(LoadError::Other(format!(
-                        "{} has another vocabulary than {}: model B must share model A's tokenizer \
-                         (the same family, or a re-quantisation with --requant-b) to be compared token \
-                         by token",
-                        b_path.display(),
-                        a_path.display()
-                    )));
+                    vocab = Some(Vocab::from_gguf(&b)?);
                 }
                 let model = Model::load(&mut b, matmul)?;
                 let name = b_path.file_name().unwrap_or_default();
@@ -70,6 +69,7 @@ impl Twin {
             fed: vec![],
             logits: vec![],
             last_read: 0,
+            vocab,
         })
     }
 
@@ -107,7 +107,7 @@ impl Twin {
         Ok(rows)
     }
 
-    /// Tokens the last `rows_from` fed through B (what it re-read, beyond the rows it returned).
+    /// Tokens the last `rows_from` or `logits_after` fed through B (what it re-read).
     pub fn last_read(&self) -> usize {
         self.last_read
     }
@@ -117,12 +117,14 @@ impl Twin {
         if ids.is_empty() {
             candle_core::bail!("model B needs at least one token to read");
         }
+        self.last_read = 0;
         if self.fed != ids {
             // Keep the cache for the common prefix, but always feed at least the last token.
             let common = common_prefix(&self.fed, ids).min(ids.len() - 1);
             let out = self
                 .model
                 .forward(&ids[common..], common, ForwardOptions::default())?;
+            self.last_read = ids.len() - common;
             self.fed = ids.to_vec();
             self.logits = out.logits;
         }

@@ -25,7 +25,7 @@ pub struct AbStep {
     pub a_top_prob: f32,
     pub b_top: TokenView,
     pub b_top_prob: f32,
-    /// Both have the same most likely token.
+    /// Both have the same most likely token (aligned by text: tokens of the same text).
     pub same_top1: bool,
     /// KL(A‖B), KL(B‖A) and Jensen–Shannon, in nats.
     pub kl_ab: f64,
@@ -55,6 +55,13 @@ pub struct AbView {
     /// B's passes for this view: tokens read and milliseconds on the wall clock, the comparison
     /// included (`(0, 0.0)` when everything was known already).
     pub b_pass: (usize, f64),
+    /// B has its own vocabulary and reads the text of A's path: the two align by text, and the
+    /// divergences compare the two distributions over the next character (`b_chosen` is `None`).
+    #[serde(default)]
+    pub by_text: bool,
+    /// With `by_text`: how B's tokenizer splits the text of A's path, to set beside A's tokens.
+    #[serde(default)]
+    pub b_tokens: Vec<TokenView>,
 }
 
 impl AbView {

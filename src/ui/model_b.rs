@@ -12,6 +12,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
+use unicode_width::UnicodeWidthStr;
 
 /// Rows under the two lists: the divergence strip (its label, the JS levels, the flip marks).
 const STRIP_ROWS: u16 = 3;
@@ -26,9 +27,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         return;
     };
     let wide = area.width >= 60;
+    let by = if ab.by_text { " · by text" } else { "" };
     let title = match wide {
-        true => format!(" Model B · {} ", ab.label),
-        false => format!(" B · {} ", ab.label),
+        true => format!(" Model B · {}{by} ", ab.label),
+        false => format!(" B · {}{by} ", ab.label),
     };
     let mut block = Block::bordered()
         .border_style(theme.border)
@@ -52,13 +54,18 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         return;
     }
     let strip = STRIP_ROWS.min(inner.height.saturating_sub(3));
+    let head_rows = 1 + u16::from(ab.by_text);
     let [head, lists, bottom] = Layout::vertical([
-        Constraint::Length(1),
+        Constraint::Length(head_rows),
         Constraint::Fill(1),
         Constraint::Length(strip),
     ])
     .areas(inner);
-    frame.render_widget(Paragraph::new(headline(ab, theme)), head);
+    let mut head_lines = vec![headline(ab, theme)];
+    if ab.by_text {
+        head_lines.push(b_reads(ab, head.width as usize, theme));
+    }
+    frame.render_widget(Paragraph::new(head_lines), head);
     let rows = lists.height as usize;
     if lists.width >= 60 {
         let [left, right] =
@@ -99,6 +106,28 @@ fn headline<'a>(ab: &AbView, theme: &Theme) -> Line<'a> {
             ),
             theme.text,
         ),
+    ])
+}
+
+/// With B's own vocabulary: how B's tokenizer splits the text so far, its newest tokens that fit.
+fn b_reads<'a>(ab: &AbView, width: usize, theme: &Theme) -> Line<'a> {
+    let label = "B reads: ";
+    let room = width.saturating_sub(label.width() + 1);
+    let mut shown: Vec<String> = vec![];
+    let mut used = 0;
+    for t in ab.b_tokens.iter().rev() {
+        let q = quoted_token(t);
+        if used + q.width() > room {
+            shown.push("…".into());
+            break;
+        }
+        used += q.width();
+        shown.push(q);
+    }
+    shown.reverse();
+    Line::from(vec![
+        Span::styled(label, theme.dim),
+        Span::styled(shown.concat(), theme.text),
     ])
 }
 
@@ -165,10 +194,18 @@ fn b_with_a<'a>(view: &SessionView, ab: &AbView, rows: usize, w: u16, theme: &Th
             Span::styled(format!("{:>2} ", i + 1), theme.dim),
             Span::styled(pad(&quoted_token(&c.token), tok_w), mark),
             Span::styled(pad_left(&pct(c.prob), 8), theme.text),
-            Span::styled(pad_left(&pct(c.a_prob), 8), theme.dim),
+            Span::styled(pad_left(&a_pct(c), 8), theme.dim),
         ]));
     }
     lines
+}
+
+/// A's probability of one of B's candidates; `—` when A has no token of that text.
+fn a_pct(c: &crate::protocol::AbCandidate) -> String {
+    match c.a_rank {
+        usize::MAX => "—".into(),
+        _ => pct(c.a_prob),
+    }
 }
 
 /// How B's row `i` is styled: its top row flagged when it is not A's top, A's top marked lower down.
@@ -193,7 +230,8 @@ fn strip_lines<'a>(ab: &AbView, width: u16, theme: &Theme) -> Vec<Line<'a>> {
             LEVELS[((js / max) * 7.0).round().clamp(0.0, 7.0) as usize]
         }
     };
-    let mut label = format!("JS per step (top {max:.3} nats); ✗ top-1 differs");
+    let over = if ab.by_text { " over the next character" } else { "" };
+    let mut label = format!("JS{over} per step (top {max:.3} nats); ✗ top-1 differs");
     if let (n @ 1.., ms) = ab.b_pass {
         label += &format!(" · B read {n} tok in {}", super::fmt::ms(ms));
     }

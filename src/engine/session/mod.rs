@@ -244,6 +244,13 @@ impl Session {
         Ok(self.vocab.encode(text)?)
     }
 
+    /// The text of `ids` as another model reads it: the bytes of every token (a special one by its
+    /// name), leaving out the BOS this model's tokenizer put first.
+    pub fn text_of(&self, ids: &[u32]) -> String {
+        let skip = usize::from(self.vocab.adds_bos() && ids.first() == self.vocab.bos_id().as_ref());
+        self.vocab.decode(&ids[skip..])
+    }
+
     /// One vocabulary entry as the screen shows it.
     pub fn token_view(&self, id: u32) -> TokenView {
         self.vocab.view(id)
