@@ -59,6 +59,7 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
             top_k_shown: TOP_K_SHOWN,
             attention_window: ATTENTION_WINDOW,
             kv_cache: true,
+            server: cli.model.server.options()?,
         },
         move |ev| {
             let _ = engine_tx.send(Msg::Engine(ev));

@@ -1,6 +1,7 @@
 //! The engine: everything that touches candle or tokenizers. Never imports the terminal layer.
 
 pub mod attention;
+pub mod backend;
 pub mod block;
 pub mod catalog;
 pub mod chat;
@@ -15,6 +16,7 @@ pub mod model;
 pub mod quant;
 pub mod requant;
 pub mod sampler;
+pub mod served;
 pub mod session;
 pub mod session_file;
 pub mod tokenizer;

@@ -26,6 +26,8 @@ pub struct EngineConfig {
     /// Positions in the attention window sent with each step.
     pub attention_window: usize,
     pub kv_cache: bool,
+    /// `--server`: step a served model instead of `model_path` (see `engine/served/`).
+    pub server: Option<super::served::ServedOptions>,
 }
 
 /// The front end's hold on the engine thread: where commands go, the cancel flag, and the thread to
@@ -97,6 +99,14 @@ fn load(config: &EngineConfig, send: &dyn Fn(Event)) -> Option<Session> {
     };
     let loaded = catch_unwind(AssertUnwindSafe(|| {
         let mut progress = |what: &str| send(Event::Loading(what.to_string()));
+        if let Some(server) = &config.server {
+            return super::served::open_served_session(
+                server,
+                config.sampler.clone(),
+                opts.clone(),
+                &mut progress,
+            );
+        }
         load_session(
             &config.model_path,
             &load,

@@ -1,7 +1,9 @@
 //! Shared test helpers: where the real model is, and the llama.cpp reference outputs.
 #![allow(dead_code)]
 
+pub mod fake_server;
 pub mod golden;
+pub mod llama_server;
 pub mod tiny;
 pub mod tiny_gemma;
 

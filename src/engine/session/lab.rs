@@ -131,7 +131,7 @@ impl Session {
         if self.opts.kv_cache {
             self.fed = shared;
         } else {
-            self.model.cache.clear();
+            self.model.cache_clear();
         }
         Ok(out)
     }
@@ -220,7 +220,7 @@ impl Session {
             return Err(SessionError::NothingToForce);
         }
         self.check_room(ids.len())?;
-        if let Some(&bad) = ids.iter().find(|&&t| t as usize >= self.model.vocab_size) {
+        if let Some(&bad) = ids.iter().find(|&&t| t as usize >= self.model.vocab_size()) {
             return Err(SessionError::BadToken(bad));
         }
         self.atomically(|s| {
