@@ -371,3 +371,63 @@ fn a_failed_served_step_answers_failed_and_the_apps_view_equals_the_engines() {
         "{status:?}"
     );
 }
+
+#[test]
+fn compare_with_server_forks_the_same_paths_and_leaves_unknown_divergences_null() {
+    let Some(server) = real_server() else { return };
+    let run = |extra: &[&str]| -> Vec<serde_json::Value> {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+            .args(["compare", "--prompt", PROMPT, "--steps", "4", "--greedy"])
+            .args(["--force", "1: Lyon"])
+            .args(extra)
+            .env("NEXTTOKEN_MODEL", support::real_model())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let local = run(&[]);
+    let remote = run(&["--server", &server.url]);
+    let steps = |lines: &[serde_json::Value]| -> Vec<serde_json::Value> {
+        lines
+            .iter()
+            .filter(|l| l["type"] == "step")
+            .cloned()
+            .collect()
+    };
+    let (ls, rs) = (steps(&local), steps(&remote));
+    assert_eq!(ls.len(), 4);
+    assert_eq!(rs.len(), ls.len());
+    for (l, r) in ls.iter().zip(&rs) {
+        for side in ["a", "b"] {
+            assert_eq!(
+                r[side]["id"], l[side]["id"],
+                "step {}: path {side}",
+                l["step"]
+            );
+            let (pr, pl) = (
+                r[side]["prob"].as_f64().unwrap(),
+                l[side]["prob"].as_f64().unwrap(),
+            );
+            assert!(
+                (pr - pl).abs() <= PROB_TOL as f64,
+                "step {}: {side} p {pr} vs {pl}",
+                l["step"]
+            );
+        }
+        let after_fork = l["step"].as_u64().unwrap() > 1;
+        assert_eq!(r["kl_ab"].is_null(), after_fork, "{r}");
+        assert_eq!(r["js"].is_null(), after_fork, "{r}");
+        assert!(
+            !l["kl_ab"].is_null(),
+            "a local comparison knows every divergence"
+        );
+    }
+}

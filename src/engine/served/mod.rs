@@ -90,6 +90,14 @@ impl Client {
                 return Err(e)
             }
             Err(ServedError::Status { status: 401, .. }) => return Err(unauthorised(&http)),
+            Err(ServedError::Status {
+                status: 503, body, ..
+            }) => {
+                return Err(ServedError::Refused(format!(
+                    "the server at {} is not ready yet ({body}): it may still be loading its model; try again in a moment",
+                    http.base()
+                )))
+            }
             _ => {}
         }
         match http.get("/version") {
