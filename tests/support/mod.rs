@@ -6,6 +6,7 @@ pub mod golden;
 pub mod llama_server;
 pub mod tiny;
 pub mod tiny_gemma;
+pub mod tmux;
 
 use std::path::PathBuf;
 
