@@ -81,6 +81,8 @@ pub struct ModelArgs {
     /// On an error, print its whole chain and any captured backtrace.
     #[arg(long, global = true)]
     pub verbose: bool,
+    #[command(flatten)]
+    pub server: crate::served_args::ServerArgs,
 }
 
 /// What the model reads first.

@@ -17,6 +17,7 @@
 //! | [`export`] | `nexttoken export`: a saved session as a handout, one self-contained HTML page or Markdown |
 //! | [`bench`] | `nexttoken bench`: prefill and decode speed, llama-bench style |
 //! | [`cli`] | command-line arguments |
+//! | [`served_args`] | the `--server` flags: a model served by llama.cpp's server or vLLM instead of a local GGUF |
 //!
 //! # Threads: one direction
 //!
@@ -41,6 +42,7 @@ pub mod engine;
 pub mod export;
 pub mod lesson;
 pub mod protocol;
+pub mod served_args;
 pub mod trace;
 pub mod tui;
 pub mod ui;

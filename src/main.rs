@@ -42,19 +42,22 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Some(Cmd::Trace(args)) => {
-            let path = fetch::resolve_model(cli.model.model.as_deref())?;
-            let load = LoadOptions {
-                tokenizer_json: cli.model.tokenizer.as_deref(),
-                ..LoadOptions::default()
-            };
             let opts = SessionOptions {
                 top_k_shown: args.top_k.max(1),
                 ..SessionOptions::default()
             };
             let settings = args.sampler.settings()?;
-            let (mut session, _) = load_session(&path, &load, settings, opts, &mut |_| {})?;
+            let (mut session, _) = open_session(&cli, settings, opts)?;
             let stdout = std::io::stdout();
             nexttoken::trace::run(&mut session, args, &mut stdout.lock())
+        }
+        Some(Cmd::Compare(args)) if cli.model.server.server.is_some() => {
+            if args.ab.model_b.is_some() || args.ab.requant_b.is_some() {
+                anyhow::bail!("--model-b and --requant-b compare two local models: drop --server, or compare two paths of the served model (--force or --reference)");
+            }
+            let settings = args.sampler.settings()?;
+            let (mut session, _) = open_session(&cli, settings, SessionOptions::default())?;
+            nexttoken::compare::run(&mut session, args, &mut std::io::stdout().lock())
         }
         Some(Cmd::Compare(args)) => {
             let path = fetch::resolve_model(cli.model.model.as_deref())?;
@@ -92,11 +95,38 @@ fn run(cli: Cli) -> Result<()> {
             let path = fetch::resolve_model(cli.model.model.as_deref())?;
             nexttoken::bench::run(&path, args)
         }
+        None if cli.model.server.server.is_some() => {
+            cli.sampler.settings()?;
+            cli.model.server.options()?;
+            nexttoken::tui::run(&cli, PathBuf::new())
+        }
         None => {
             let path = checked_model(&cli)?;
             nexttoken::tui::run(&cli, path)
         }
     }
+}
+
+/// The session `trace` and `compare` drive: over the served model with `--server`, else the local GGUF.
+fn open_session(
+    cli: &Cli,
+    settings: nexttoken::protocol::SamplerSettings,
+    opts: SessionOptions,
+) -> Result<(
+    nexttoken::engine::session::Session,
+    nexttoken::protocol::ModelInfo,
+)> {
+    if let Some(server) = cli.model.server.options()? {
+        let opened =
+            nexttoken::engine::served::open_served_session(&server, settings, opts, &mut |_| {})?;
+        return Ok(opened);
+    }
+    let path = fetch::resolve_model(cli.model.model.as_deref())?;
+    let load = LoadOptions {
+        tokenizer_json: cli.model.tokenizer.as_deref(),
+        ..LoadOptions::default()
+    };
+    Ok(load_session(&path, &load, settings, opts, &mut |_| {})?)
 }
 
 /// The model the TUI will open, checked before the terminal is taken over: a missing or broken file is

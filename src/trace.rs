@@ -60,6 +60,8 @@ pub fn run(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> Resu
         "kv_cache": !args.no_kv_cache,
         "sampler": session.settings(),
         "attention": attention(session, args.attention),
+        "server": session.served(),
+        "served": session.view()?.last_pass.served,
     });
     writeln!(out, "{line}")?;
 
@@ -139,6 +141,8 @@ fn step_line(r: &StepReport, top_k: usize, attention: Value) -> Value {
         "kv_bytes": r.pass.kv_bytes,
         "forward_passes": r.pass.forward_passes,
         "attention": attention,
+        "known_mass": d.known_mass,
+        "served": r.pass.served,
     })
 }
 

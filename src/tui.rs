@@ -62,6 +62,7 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
             attention_window: ATTENTION_WINDOW,
             kv_cache: true,
             twin,
+            server: cli.model.server.options()?,
         },
         move |ev| {
             let _ = engine_tx.send(Msg::Engine(ev));

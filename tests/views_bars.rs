@@ -100,6 +100,7 @@ fn penalised(settings: &SamplerSettings, tokens: &[TokenRecord]) -> Distribution
         planned_prob: out.planned_prob,
         draw: out.draw.clone(),
         loop_next: None,
+        known_mass: None,
     }
 }
 

@@ -171,6 +171,10 @@ impl App {
             self.say("nothing to look inside yet: the prompt is still being read");
             return vec![];
         }
+        if self.model.as_ref().is_some_and(|m| m.served.is_some()) {
+            // A served model cannot be looked inside: the panel says so, no request is sent.
+            return vec![];
+        }
         let lens = self.mode != Mode::HeadMap;
         let cmd = Command::Inspect { lens, heads: !lens };
         self.request(cmd, "looking inside the pass")

@@ -3,6 +3,7 @@
 pub mod ab;
 mod ab_text;
 pub mod attention;
+pub mod backend;
 pub mod block;
 pub mod catalog;
 pub mod chat;
@@ -17,6 +18,7 @@ pub mod model;
 pub mod quant;
 pub mod requant;
 pub mod sampler;
+pub mod served;
 pub mod session;
 pub mod session_file;
 pub mod tokenizer;

@@ -58,7 +58,7 @@ impl Twin {
                     vocab = Some(Vocab::from_gguf(&b)?);
                 }
                 let model = Model::load(&mut b, matmul)?;
-                let name = b_path.file_name().unwrap_or_default();
+                let name = b_path.file_stem().unwrap_or_default();
                 (model, name.to_string_lossy().into_owned(), None)
             }
         };

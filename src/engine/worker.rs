@@ -30,6 +30,8 @@ pub struct EngineConfig {
     pub kv_cache: bool,
     /// Model B for the A/B view (`--model-b`, `--requant-b`), loaded after model A.
     pub twin: Option<TwinSpec>,
+    /// `--server`: step a served model instead of `model_path` (see `engine/served/`).
+    pub server: Option<super::served::ServedOptions>,
 }
 
 /// The front end's hold on the engine thread: where commands go, the cancel flag, and the thread to
@@ -101,6 +103,14 @@ fn load(config: &EngineConfig, send: &dyn Fn(Event)) -> Option<(Session, Option<
     };
     let loaded = catch_unwind(AssertUnwindSafe(|| {
         let mut progress = |what: &str| send(Event::Loading(what.to_string()));
+        if let Some(server) = &config.server {
+            return super::served::open_served_session(
+                server,
+                config.sampler.clone(),
+                opts.clone(),
+                &mut progress,
+            );
+        }
         load_session(
             &config.model_path,
             &load,
@@ -133,6 +143,12 @@ fn load_b(
     let Some(spec) = &config.twin else {
         return Ok((session, info, None));
     };
+    if config.server.is_some() {
+        anyhow::bail!(
+            "--model-b and --requant-b need model A on this machine: a served model A has no \
+             weights here to re-quantise or to read beside; drop --server or the model B flag"
+        );
+    }
     send(Event::Loading(match spec {
         TwinSpec::Requant(r) => format!("model B: re-quantising to {}", r.name()),
         TwinSpec::File(p) => format!("model B: {}", p.display()),

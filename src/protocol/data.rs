@@ -81,6 +81,11 @@ pub struct Distribution {
     /// wherever it ranks (the penalties may push it far below the candidates shown).
     #[serde(default)]
     pub loop_next: Option<LoopNext>,
+    /// A served model (`--server`) reports only its top candidates: the probability mass they cover
+    /// (the rest of the vocabulary is unknown, and the chain runs on these alone). `None` for a local
+    /// model, whose whole row is known.
+    #[serde(default)]
+    pub known_mass: Option<f32>,
 }
 
 /// The loop-continuing token's figures: raw probability and rank, and what the sampler makes of it
@@ -179,6 +184,9 @@ pub struct PassReport {
     pub kv_cache_on: bool,
     /// Forward passes run since the model was loaded.
     pub forward_passes: u64,
+    /// A served model's request: then `ms` is the time across the network, not compute alone.
+    #[serde(default)]
+    pub served: Option<super::ServedTiming>,
 }
 
 /// What one step did: the token it committed, the pass that followed, and the next distribution.
@@ -267,6 +275,10 @@ pub struct ModelInfo {
     /// own included) or `None` for a layer that sees every earlier key. Empty: every layer sees all.
     #[serde(default)]
     pub windows: Vec<Option<usize>>,
+    /// The server, when the model is served (`--server`): then there are no attention weights, no
+    /// logit lens and no head map, and `n_layer`/`n_head` are 0.
+    #[serde(default)]
+    pub served: Option<super::ServedInfo>,
 }
 
 impl ModelInfo {

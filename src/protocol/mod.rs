@@ -16,12 +16,14 @@ mod data;
 mod fold;
 mod inspect;
 mod lab;
+mod served;
 mod settings;
 
 pub use ab::*;
 pub use data::*;
 pub use inspect::*;
 pub use lab::*;
+pub use served::*;
 pub use settings::*;
 
 /// Sent to the engine thread.

@@ -32,6 +32,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .title_bottom(Line::styled(hint, theme.dim).right_aligned());
     let inner = block.inner(area);
     frame.render_widget(block, area);
+    if let Some(info) = super::served::info(app) {
+        let line = super::served::cannot_show(info, "attention weights", theme);
+        frame.render_widget(
+            Paragraph::new(line).wrap(ratatui::widgets::Wrap { trim: false }),
+            inner,
+        );
+        return;
+    }
     let Some(session) = app.session.as_ref() else {
         return;
     };

@@ -35,8 +35,13 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         return;
     };
     // After a guess: how the model rated it (the guessed row is starred).
+    let served = super::served::info(app);
     let bottom = match super::predict::reveal_line(app, area.width.saturating_sub(4) as usize) {
         Some(reveal) => Line::styled(reveal, theme.key),
+        None if served.is_some() => Line::styled(
+            super::served::mass_line(served.expect("checked"), dist, app.screen.show_chain),
+            theme.info,
+        ),
         None => Line::styled(
             format!(
                 " entropy {:.2} nats · EOS {} ",

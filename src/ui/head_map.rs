@@ -39,7 +39,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let [body, foot] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(hints.len() as u16)])
             .areas(inner);
+    let served = super::served::info(app);
     let lines = match &app.inspect.heads {
+        _ if served.is_some() => {
+            let info = served.expect("checked");
+            vec![super::served::cannot_show(info, "the head map", theme)]
+        }
         Some(map) if !map.scores.is_empty() => map_lines(app, map, body.width as usize, theme),
         _ => {
             let msg = if app.is_busy() {

@@ -39,7 +39,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let [body, foot] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(hints.len() as u16)])
             .areas(inner);
+    let served = super::served::info(app);
     let lines = match &app.inspect.lens {
+        _ if served.is_some() => {
+            let info = served.expect("checked");
+            vec![super::served::cannot_show(info, "the logit lens", theme)]
+        }
         Some(lens) => lens_lines(app, lens, body, theme),
         None => {
             let msg = if app.is_busy() {

@@ -18,6 +18,7 @@ pub mod overlays;
 pub mod predict;
 pub mod presenter;
 pub mod repetition;
+pub mod served;
 pub mod status;
 pub mod theme;
 pub mod timing;

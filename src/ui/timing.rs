@@ -48,7 +48,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let Some(s) = app.session.as_ref() else {
         return;
     };
-    let text = stats_lines(s, wide, theme);
+    let mut text = stats_lines(s, wide, theme);
+    text.extend(super::served::timing_lines(&s.last_pass, theme));
     let [top, chart] =
         Layout::vertical([Constraint::Length(text.len() as u16), Constraint::Fill(1)]).areas(inner);
     frame.render_widget(Paragraph::new(text), top);

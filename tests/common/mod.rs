@@ -54,6 +54,7 @@ pub fn model_info() -> ModelInfo {
         eos_ids: vec![2, 0],
         load_ms: 412.0,
         windows: vec![],
+        served: None,
     }
 }
 
@@ -197,6 +198,7 @@ pub fn distribution(
             rank,
         }),
         loop_next: None,
+        known_mass: None,
     }
 }
 
@@ -282,6 +284,7 @@ fn pass(tokens_fed: usize, ms: f64, kv_len: usize, kv_on: bool, passes: u64) -> 
         },
         kv_cache_on: kv_on,
         forward_passes: passes,
+        served: None,
     }
 }
 
@@ -464,6 +467,7 @@ pub fn long_path_app(w: u16, h: u16, n: usize, window: usize) -> App {
         kv_bytes: n * 30_720,
         kv_cache_on: true,
         forward_passes: (n - 4) as u64,
+        served: None,
     };
     view.attention = window_of(&attention(n), window);
     app.update(Msg::Engine(Event::Synced(view)));

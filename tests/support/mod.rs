@@ -1,9 +1,12 @@
 //! Shared test helpers: where the real model is, and the llama.cpp reference outputs.
 #![allow(dead_code)]
 
+pub mod fake_server;
 pub mod golden;
+pub mod llama_server;
 pub mod tiny;
 pub mod tiny_gemma;
+pub mod tmux;
 
 use std::path::PathBuf;
 

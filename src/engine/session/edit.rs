@@ -89,7 +89,7 @@ impl Session {
     }
 
     fn check_prompt(&self, ids: &[u32]) -> Result<()> {
-        let context = self.model.config.context_length;
+        let context = self.model.config().context_length;
         if ids.is_empty() {
             return Err(SessionError::EmptyPrompt);
         }
@@ -99,7 +99,7 @@ impl Session {
                 context,
             });
         }
-        match ids.iter().find(|&&t| t as usize >= self.model.vocab_size) {
+        match ids.iter().find(|&&t| t as usize >= self.model.vocab_size()) {
             Some(&bad) => Err(SessionError::BadToken(bad)),
             None => Ok(()),
         }
@@ -214,7 +214,7 @@ impl Session {
     }
 
     pub(super) fn check_room(&self, need: usize) -> Result<()> {
-        let context = self.model.config.context_length;
+        let context = self.model.config().context_length;
         let used = self.path.len();
         if used == 0 {
             return Err(SessionError::NoPrompt);
@@ -231,7 +231,7 @@ impl Session {
     }
 
     fn check_token(&self, t: u32) -> Result<()> {
-        if (t as usize) < self.model.vocab_size {
+        if (t as usize) < self.model.vocab_size() {
             Ok(())
         } else {
             Err(SessionError::BadToken(t))
@@ -342,7 +342,7 @@ impl Session {
         self.opts.kv_cache = on;
         self.fed = 0;
         if !on {
-            self.model.cache.release();
+            self.model.cache_release();
             self.last_pass.kv_cache_on = false;
             self.last_pass.kv_len = 0;
             self.last_pass.kv_bytes = 0;

@@ -77,15 +77,16 @@ impl Session {
         let on = self.opts.kv_cache;
         self.fed = if on { len } else { 0 };
         if !on {
-            self.model.cache.clear();
+            self.model.cache_clear();
         }
         self.last_pass = PassReport {
             tokens_fed: tokens.len(),
             ms: out.ms,
-            kv_len: if on { self.model.cache.len() } else { 0 },
-            kv_bytes: if on { self.model.cache.bytes() } else { 0 },
+            kv_len: if on { self.model.cache_len() } else { 0 },
+            kv_bytes: if on { self.model.cache_bytes() } else { 0 },
             kv_cache_on: on,
             forward_passes: self.model.forward_passes(),
+            served: self.model.last_timing(),
         };
         Ok(self.last_pass.clone())
     }
@@ -94,7 +95,7 @@ impl Session {
     /// the first time it is fed: a re-feed (cache off, branch switch) re-reads it but is not its step.
     fn keep_attention_rows(&mut self, a: &crate::engine::model::AttentionRows, ms: f64) {
         let on = self.opts.kv_cache;
-        let heads = self.model.config.n_layer * self.model.config.n_head;
+        let heads = self.model.config().n_layer * self.model.config().n_head;
         for r in 0..a.rows {
             let pos = a.first_row + r;
             let cols = (pos + 1).min(ATTENTION_KEEP);
@@ -149,14 +150,20 @@ impl Session {
         let history = self.tokens();
         let u = sampler::uniform(self.settings.seed, self.path.len());
         let breakers = self.dry_breakers();
-        let out = Arc::new(sampler::run_chain_with(
+        let mut out = sampler::run_chain_with(
             &logits,
             &history,
             &self.settings,
             &breakers,
             self.opts.top_k_shown,
             u,
-        ));
+        );
+        if self.model.is_served() {
+            // A served row holds log-probabilities over the whole vocabulary already: the raw
+            // probabilities are theirs (normaliser 1), not renormalised over the K known.
+            out.lse = 0.0;
+        }
+        let out = Arc::new(out);
         self.chain_memo = Some(ChainMemo {
             tip,
             settings: self.settings.clone(),
@@ -169,7 +176,12 @@ impl Session {
     /// The DRY sequence breakers mapped onto the vocabulary (a pass over every token's text), built once
     /// for the breaker texts in the settings and kept until those change. None while DRY is off.
     fn dry_breakers(&mut self) -> Arc<DryBreakers> {
-        if !sampler::dry_on(&self.settings) || self.settings.dry_sequence_breakers.is_empty() {
+        // A served vocabulary lives on the server: mapping breakers onto it would take a request per
+        // token, so DRY runs there without sequence breakers (docs/TRACE.md says so).
+        if !sampler::dry_on(&self.settings)
+            || self.settings.dry_sequence_breakers.is_empty()
+            || self.vocab.is_remote()
+        {
             return Arc::new(DryBreakers::none());
         }
         let texts = &self.settings.dry_sequence_breakers;

@@ -16,13 +16,20 @@ impl Session {
     /// Inspects the tip: the logit lens (following `chosen`, or the sampler's planned token) and/or the
     /// head map. One forward pass of the tip token.
     pub fn inspect(&mut self, lens: bool, heads: bool, chosen: Option<u32>) -> Result<Inspection> {
+        if self.model.is_served() {
+            return Err(SessionError::NotServed(match (lens, heads) {
+                (true, false) => "the logit lens",
+                (false, true) => "the head map",
+                _ => "the logit lens or the head map",
+            }));
+        }
         let t = self
             .path
             .len()
             .checked_sub(1)
             .ok_or(SessionError::NoPrompt)?;
         let chosen = match chosen {
-            Some(id) if id as usize >= self.model.vocab_size => {
+            Some(id) if id as usize >= self.model.vocab_size() => {
                 return Err(SessionError::BadToken(id))
             }
             Some(id) => id,
@@ -65,7 +72,7 @@ impl Session {
         });
         let heads = heads.then(|| {
             let a = &out.attention;
-            let c = &self.model.config;
+            let c = self.model.config();
             let ids = self.tokens();
             HeadMap {
                 position: t,

@@ -46,6 +46,8 @@ impl Session {
             };
             let div = match (&la, &lb) {
                 (Some(_), Some(_)) if pos <= shared => Some(Divergence::ZERO),
+                // A served row knows only its top K: the divergence needs the tails, unknown here.
+                (Some(_), Some(_)) if self.model.is_served() => None,
                 (Some(x), Some(y)) => Some(Divergence::between(x, y)),
                 _ => None,
             };
@@ -84,6 +86,11 @@ impl Session {
     /// before it, recomputed if they were dropped.
     fn logprobs_at(&mut self, path: &[usize], pos: usize) -> Result<LogProbs> {
         let logits = self.logits_after(path, pos - 1)?;
+        if self.model.is_served() {
+            // Already log-probabilities over the whole vocabulary (the unknown tail at
+            // `UNKNOWN_LOGIT`): renormalising over the K known would overstate each of them.
+            return Ok(LogProbs(logits.iter().map(|&l| l as f64).collect()));
+        }
         Ok(LogProbs::from_logits(&logits))
     }
 
@@ -144,7 +151,7 @@ impl Session {
         if self.opts.kv_cache {
             self.fed = shared;
         } else {
-            self.model.cache.clear();
+            self.model.cache_clear();
         }
         Ok(out)
     }
@@ -233,7 +240,7 @@ impl Session {
             return Err(SessionError::NothingToForce);
         }
         self.check_room(ids.len())?;
-        if let Some(&bad) = ids.iter().find(|&&t| t as usize >= self.model.vocab_size) {
+        if let Some(&bad) = ids.iter().find(|&&t| t as usize >= self.model.vocab_size()) {
             return Err(SessionError::BadToken(bad));
         }
         self.atomically(|s| {

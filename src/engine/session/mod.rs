@@ -18,9 +18,11 @@ mod view;
 pub use inspect::LENS_TOP;
 pub use view::NewestAttention;
 
+use super::backend::Backend;
 use super::gguf::LoadError;
 use super::model::{AttentionRows, Model};
 use super::sampler::{ChainOutput, DryBreakers};
+use super::served::ServedError;
 use super::tokenizer::Vocab;
 use crate::protocol::*;
 use std::collections::VecDeque;
@@ -116,6 +118,10 @@ pub enum SessionError {
     Model(#[from] candle_core::Error),
     #[error("internal error: {0}")]
     Internal(String),
+    #[error(transparent)]
+    Served(#[from] ServedError),
+    #[error("a served model cannot show {0}: its server gives only the top candidates' log-probabilities, not what happens inside the pass (run the model locally with --model to see it)")]
+    NotServed(&'static str),
     #[error("cancelled: the prompt was not read, and the session is as it was")]
     Cancelled,
 }
@@ -134,7 +140,7 @@ struct ChainMemo {
 }
 
 pub struct Session {
-    model: Model,
+    model: Backend,
     vocab: Vocab,
     chat_template: Option<String>,
     settings: SamplerSettings,
@@ -160,11 +166,30 @@ pub struct Session {
     fault_at_pass: Option<u64>,
     /// The model file, the prompt as typed, and loaded candidates, for saving (`save.rs`).
     save: save::SaveState,
+    /// The server, when the model is served (`--server`).
+    served: Option<ServedInfo>,
 }
 
 impl Session {
     pub fn new(
         model: Model,
+        vocab: Vocab,
+        chat_template: Option<String>,
+        settings: SamplerSettings,
+        opts: SessionOptions,
+    ) -> Self {
+        Self::with_backend(
+            Backend::Local(Box::new(model)),
+            vocab,
+            chat_template,
+            settings,
+            opts,
+        )
+    }
+
+    /// A session over any backend: the local model or a served one.
+    pub fn with_backend(
+        model: Backend,
         vocab: Vocab,
         chat_template: Option<String>,
         settings: SamplerSettings,
@@ -189,6 +214,7 @@ impl Session {
             undo: Vec::new(),
             fault_at_pass: None,
             save: Default::default(),
+            served: None,
             prefill: PrefillReport {
                 tokens: 0,
                 ms: 0.0,
@@ -202,6 +228,7 @@ impl Session {
                 kv_bytes: 0,
                 kv_cache_on,
                 forward_passes: 0,
+                served: None,
             },
         }
     }
@@ -213,6 +240,26 @@ impl Session {
     /// Forward passes run since the model was loaded.
     pub fn forward_passes(&self) -> u64 {
         self.model.forward_passes()
+    }
+
+    /// Whether the model is served (`--server`): no attention, no logit lens, no head map.
+    pub fn is_served(&self) -> bool {
+        self.model.is_served()
+    }
+
+    /// The server a served session steps (kind, address, model, K), for the trace to record.
+    pub fn served(&self) -> Option<&ServedInfo> {
+        self.served.as_ref()
+    }
+
+    /// Records which server this session steps (set once when it connects).
+    pub fn set_served(&mut self, info: ServedInfo) {
+        self.served = Some(info);
+    }
+
+    /// The local model (`None` when served), for what only it can do (the A/B twin).
+    pub fn local_model(&self) -> Option<&Model> {
+        self.model.local()
     }
 
     pub fn tokens(&self) -> Vec<u32> {
@@ -306,7 +353,7 @@ impl Session {
         let out = self.model.forward(&tokens, index_pos, Default::default())?;
         // The cache now holds the bare token at `pos`: only the path before it is still fed.
         self.fed = pos;
-        self.model.cache.truncate(pos);
+        self.model.cache_truncate(pos);
         Ok(out.ms)
     }
 }

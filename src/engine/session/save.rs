@@ -208,7 +208,7 @@ impl Session {
         if let Err(e) = saved.settings.validate() {
             return unfit(format!("its sampler settings: {e}"));
         }
-        let vocab = self.model.vocab_size;
+        let vocab = self.model.vocab_size();
         if let Some(n) = saved.nodes.iter().find(|n| n.token as usize >= vocab) {
             return unfit(format!(
                 "token id {} is not in this model's vocabulary of {vocab}",
@@ -220,7 +220,7 @@ impl Session {
         while let Some(p) = saved.nodes[at].parent {
             (depth, at) = (depth + 1, p);
         }
-        let context = self.model.config.context_length;
+        let context = self.model.config().context_length;
         if depth > context {
             return unfit(format!(
                 "its current path is {depth} tokens, and this model's context holds {context}"

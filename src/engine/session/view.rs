@@ -36,6 +36,7 @@ impl Session {
             planned_prob: out.planned_prob,
             draw: out.draw.clone(),
             loop_next: self.loop_next(logits),
+            known_mass: self.model.is_served().then(|| known_mass(logits)),
         }
     }
 
@@ -63,7 +64,7 @@ impl Session {
 
     /// Attention over the last `attention_window` positions, every layer and head.
     pub fn window(&self) -> AttentionWindow {
-        let c = &self.model.config;
+        let c = self.model.config();
         let len = self
             .opts
             .attention_window
@@ -195,7 +196,7 @@ impl Session {
 
     /// One vocabulary entry as a candidate at the current position (for search results).
     pub fn candidate(&mut self, id: u32) -> Result<Candidate> {
-        if id as usize >= self.model.vocab_size {
+        if id as usize >= self.model.vocab_size() {
             return Err(SessionError::BadToken(id));
         }
         let (out, logits) = self.chain()?;
@@ -216,7 +217,12 @@ impl Session {
     /// Vocabulary search for the `/` box, as candidates at the current position. A tokenizer given with
     /// `--tokenizer` may know ids the model has no row for: those are left out.
     pub fn search(&mut self, query: &str, limit: usize) -> Result<Vec<Candidate>> {
-        let vocab_size = self.model.vocab_size;
+        if self.vocab.is_remote() {
+            return Err(SessionError::NotServed(
+                "a vocabulary search with the server's tokenizer (it lists no vocabulary); pass the model's tokenizer.json with --tokenizer, or force text with `i`",
+            ));
+        }
+        let vocab_size = self.model.vocab_size();
         let ids: Vec<u32> = self
             .vocab
             .search(query, limit)
@@ -232,7 +238,7 @@ impl Session {
         if a.rows == 0 {
             return None;
         }
-        let c = &self.model.config;
+        let c = self.model.config();
         let rows = (0..c.n_layer)
             .map(|l| {
                 (0..c.n_head)
@@ -256,4 +262,14 @@ pub struct NewestAttention {
     pub query_position: usize,
     /// `rows[layer][head][key]`.
     pub rows: Vec<Vec<Vec<f32>>>,
+}
+
+/// The probability mass a served row's known candidates cover (its unknown tail is `UNKNOWN_LOGIT`,
+/// which is exactly 0 in f32).
+fn known_mass(logits: &[f32]) -> f32 {
+    logits
+        .iter()
+        .filter(|&&l| l > crate::engine::backend::UNKNOWN_LOGIT)
+        .map(|&l| l.exp())
+        .sum()
 }

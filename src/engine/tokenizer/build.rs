@@ -160,6 +160,7 @@ impl Vocab {
             eos,
             bos,
             add_bos,
+            remote: None,
         }
     }
 }

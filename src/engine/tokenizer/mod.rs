@@ -14,10 +14,12 @@
 
 mod build;
 mod bytes;
+mod remote;
 mod search;
 mod spm;
 mod stream;
 
+pub use remote::LearntPieces;
 pub use stream::StreamDecoder;
 
 use super::gguf::LoadError;
@@ -35,6 +37,8 @@ pub struct Vocab {
     eos: Vec<u32>,
     bos: Option<u32>,
     add_bos: bool,
+    /// A served model's vocabulary, asked of the server (`remote.rs`); the local table is then empty.
+    remote: Option<remote::Remote>,
 }
 
 /// One vocabulary entry before the table is built: its raw bytes and whether it is a control token.
@@ -47,6 +51,11 @@ impl Vocab {
     /// Writes the tokenizer as a tokenizer.json (e.g. to inspect it, or to edit and pass back with
     /// `--tokenizer`).
     pub fn save_tokenizer_json(&self, path: &Path) -> Result<(), LoadError> {
+        if self.remote.is_some() {
+            return Err(LoadError::Tokenizer(
+                "a served model's tokenizer lives on the server: there is no tokenizer.json to write".into(),
+            ));
+        }
         self.tokenizer
             .save(path, true)
             .map_err(|e| LoadError::Tokenizer(format!("cannot write {}: {e}", path.display())))
@@ -55,6 +64,9 @@ impl Vocab {
     /// Token ids for `text`. Special tokens written in the text (`<|im_start|>`) become their ids; BOS is
     /// prepended only when the model's `add_bos_token` says so.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, LoadError> {
+        if let Some(r) = &self.remote {
+            return r.encode(text);
+        }
         let enc = self
             .tokenizer
             .encode(text, false)
@@ -69,9 +81,9 @@ impl Vocab {
 
     /// How the screen shows `id`. An id outside the vocabulary shows as `<id?>`, never a panic.
     pub fn view(&self, id: u32) -> TokenView {
-        self.views
-            .get(id as usize)
-            .cloned()
+        let remote = self.remote.as_ref().and_then(|r| r.view(id));
+        remote
+            .or_else(|| self.views.get(id as usize).cloned())
             .unwrap_or_else(|| TokenView {
                 id,
                 text: format!("<{id}?>"),
@@ -87,6 +99,9 @@ impl Vocab {
 
     /// The raw bytes a token stands for (a special token's bytes are its name).
     pub fn token_bytes(&self, id: u32) -> Vec<u8> {
+        if let Some(r) = &self.remote {
+            return r.bytes(id).unwrap_or_default();
+        }
         self.bytes.get(id as usize).cloned().unwrap_or_default()
     }
 
@@ -105,12 +120,48 @@ impl Vocab {
     }
 
     pub fn vocab_size(&self) -> usize {
-        self.views.len()
+        self.remote.as_ref().map_or(self.views.len(), |r| r.size)
     }
 
     pub fn is_special(&self, id: u32) -> bool {
+        if let Some(r) = &self.remote {
+            return r.specials.contains(&id);
+        }
         self.views
             .get(id as usize)
             .is_some_and(|v| v.kind == TokenKind::Special)
+    }
+
+    /// Whether the vocabulary lives on a server (no whole table here: no search, no DRY breakers).
+    pub fn is_remote(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// A served model's vocabulary: ids become text through the server (`remote.rs`). `learnt` is
+    /// shared with the backend, which adds the bytes each reply carries.
+    pub fn served(
+        client: std::sync::Arc<crate::engine::served::Client>,
+        learnt: LearntPieces,
+        bos: Option<u32>,
+        eos: Vec<u32>,
+        add_bos: bool,
+    ) -> Vocab {
+        let size = client.n_vocab;
+        let specials = bos.iter().chain(&eos).copied().collect();
+        Vocab {
+            tokenizer: Tokenizer::new(tokenizers::models::bpe::BPE::default()),
+            views: Vec::new(),
+            bytes: Vec::new(),
+            keys: Vec::new(),
+            eos,
+            bos,
+            add_bos,
+            remote: Some(remote::Remote {
+                client,
+                learnt,
+                specials,
+                size,
+            }),
+        }
     }
 }
