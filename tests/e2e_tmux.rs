@@ -3,107 +3,7 @@
 
 mod support;
 
-use std::process::Command;
-use std::time::{Duration, Instant};
-
-struct Tmux {
-    session: String,
-}
-
-impl Tmux {
-    fn start(cmd: &str, width: u16, height: u16) -> Tmux {
-        let have = Command::new("tmux")
-            .arg("-V")
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        assert!(
-            have,
-            "tmux is needed for this test: apt-get install tmux (.ci/run installs it)"
-        );
-        // Tests run in parallel in one process: one session name each.
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let session = format!("nexttoken-e2e-{}-{n}", std::process::id());
-        let ok = Command::new("tmux")
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                &session,
-                "-x",
-                &width.to_string(),
-                "-y",
-                &height.to_string(),
-            ])
-            .arg(cmd)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "tmux new-session failed");
-        Tmux { session }
-    }
-
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &self.session])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        Command::new("tmux")
-            .args(["send-keys", "-t", &self.session])
-            .args(keys)
-            .status()
-            .unwrap();
-    }
-
-    fn display(&self, format: &str) -> String {
-        let out = Command::new("tmux")
-            .args(["display-message", "-p", "-t", &self.session, format])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    /// Polls the screen until `pred` holds; fails with the last screen after `secs`.
-    fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let s = self.screen();
-            if pred(&s) {
-                return s;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; the screen was:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.session])
-            .status();
-    }
-}
-
-/// The number after "step " on the status line.
-fn step_counter(screen: &str) -> Option<usize> {
-    let line = screen
-        .lines()
-        .find(|l| l.trim_start().starts_with("step "))?;
-    line.trim_start()["step ".len()..]
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
+use support::tmux::{step_counter, Tmux};
 
 #[test]
 fn step_force_rewind_and_quit_in_a_real_terminal() {
@@ -182,19 +82,7 @@ fn a_pasted_multi_line_prompt_reaches_the_model_with_its_lines() {
     t.keys(&["BSpace", "BSpace"]);
     // A bracketed paste, as a terminal sends it when text is pasted with the mouse or Ctrl-Shift-V.
     let few_shot = "Q: 2+2?\nA: 4\nQ: 3+3?\nA:";
-    let buffer = format!("nexttoken-e2e-{}", std::process::id());
-    let ok = Command::new("tmux")
-        .args(["set-buffer", "-b", &buffer, few_shot])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
-    let ok = Command::new("tmux")
-        .args(["paste-buffer", "-p", "-d", "-b", &buffer, "-t", &t.session])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "tmux paste-buffer failed");
+    t.paste(few_shot);
     t.keys(&["Enter"]);
     // The transcript shows each newline token as ↵ and breaks the line after it.
     let s = t.wait_for("the few-shot prompt, line by line", 60, |s| {

@@ -20,7 +20,7 @@ impl Tmux {
         );
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let session = format!("nexttoken-e2e-srv-{}-{n}", std::process::id());
+        let session = format!("nexttoken-e2e-{}-{n}", std::process::id());
         let (w, h) = (width.to_string(), height.to_string());
         let ok = Command::new("tmux")
             .args(["new-session", "-d", "-s", &session, "-x", &w, "-y", &h, cmd])
@@ -45,6 +45,32 @@ impl Tmux {
             .args(keys)
             .status()
             .unwrap();
+    }
+
+    /// Pastes `text` as a terminal does with bracketed paste (the mouse, or Ctrl-Shift-V).
+    pub fn paste(&self, text: &str) {
+        let buffer = format!("{}-paste", self.session);
+        let ok = Command::new("tmux")
+            .args(["set-buffer", "-b", &buffer, text])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tmux set-buffer failed");
+        let ok = Command::new("tmux")
+            .args(["paste-buffer", "-p", "-d", "-b", &buffer, "-t", &self.session])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tmux paste-buffer failed");
+    }
+
+    /// A tmux format string evaluated for the session (`#{cursor_x}`, ...).
+    pub fn display(&self, format: &str) -> String {
+        let out = Command::new("tmux")
+            .args(["display-message", "-p", "-t", &self.session, format])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
     /// Polls the screen until `pred` holds; fails with the last screen after `secs`.
