@@ -103,7 +103,11 @@ fn the_ab_view_agrees_with_the_headless_comparison() {
         .env("NEXTTOKEN_MODEL", support::real_model())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -141,7 +145,11 @@ fn every_edit_keeps_the_ab_view_whole() {
     assert_eq!(app.ab.as_ref().unwrap().steps.len(), 1);
     for _ in 0..3 {
         let report = stepped(events_ab(&mut s, &mut ab, Command::Step));
-        assert_eq!(report.ab.as_ref().unwrap().b_pass.0, 1, "a step costs B one token");
+        assert_eq!(
+            report.ab.as_ref().unwrap().b_pass.0,
+            1,
+            "a step costs B one token"
+        );
         app.apply(&report);
     }
     // The folded copy equals the full view the engine sends (a no-op settings change syncs it,
@@ -161,14 +169,24 @@ fn every_edit_keeps_the_ab_view_whole() {
     let short = synced(events_ab(&mut s, &mut ab, Command::Rewind { n: 4 }));
     check_whole(short.ab.as_ref().unwrap(), &short);
     // What B said before the rewind still holds; the new tip no longer has a token after it.
-    let (kept, had) = (&short.ab.as_ref().unwrap().steps, &long.ab.as_ref().unwrap().steps);
+    let (kept, had) = (
+        &short.ab.as_ref().unwrap().steps,
+        &long.ab.as_ref().unwrap().steps,
+    );
     let n = kept.len();
     assert_eq!(kept[..n - 1], had[..n - 1]);
     let mut tip = had[n - 1].clone();
     tip.b_chosen = None;
     assert_eq!(kept[n - 1], tip);
     let leaf = long.branches.iter().find(|b| b.current).unwrap().id;
-    let back = figures(synced(events_ab(&mut s, &mut ab, Command::SwitchBranch { id: leaf })).ab);
+    let back = figures(
+        synced(events_ab(
+            &mut s,
+            &mut ab,
+            Command::SwitchBranch { id: leaf },
+        ))
+        .ab,
+    );
     assert_eq!(back, figures(long.ab));
 
     // A fresh B reads the whole path in one pass: the same figures, bit for bit.
@@ -190,17 +208,25 @@ fn by_first_char(s: &Session, logits: &[f32]) -> std::collections::BTreeMap<Opti
     let mut m = std::collections::BTreeMap::new();
     for (id, l) in lp.0.iter().enumerate() {
         let v = s.token_view(id as u32);
-        let c = (v.kind == TokenKind::Text).then(|| v.text.chars().next()).flatten();
+        let c = (v.kind == TokenKind::Text)
+            .then(|| v.text.chars().next())
+            .flatten();
         *m.entry(c).or_insert(0.0) += l.exp();
     }
     m
 }
 
-fn js_of(p: &std::collections::BTreeMap<Option<char>, f64>, q: &std::collections::BTreeMap<Option<char>, f64>) -> f64 {
+fn js_of(
+    p: &std::collections::BTreeMap<Option<char>, f64>,
+    q: &std::collections::BTreeMap<Option<char>, f64>,
+) -> f64 {
     let keys: std::collections::BTreeSet<_> = p.keys().chain(q.keys()).collect();
     let mut sum = 0.0;
     for k in keys {
-        let (a, b) = (p.get(k).copied().unwrap_or(0.0), q.get(k).copied().unwrap_or(0.0));
+        let (a, b) = (
+            p.get(k).copied().unwrap_or(0.0),
+            q.get(k).copied().unwrap_or(0.0),
+        );
         let m = 0.5 * (a + b);
         if a > 0.0 {
             sum += 0.5 * a * (a / m).ln();
@@ -242,7 +268,11 @@ fn a_model_with_its_own_vocabulary_is_aligned_by_text() {
     let ids = s.tokens();
     let positions: Vec<usize> = v.steps.iter().map(|x| x.position).collect();
     assert_eq!(positions, (s.prompt_len()..=ids.len()).collect::<Vec<_>>());
-    assert_eq!(v.b_tokens[0].kind, TokenKind::Special, "Gemma reads its BOS first");
+    assert_eq!(
+        v.b_tokens[0].kind,
+        TokenKind::Special,
+        "Gemma reads its BOS first"
+    );
     let spelled: String = v.b_tokens[1..].iter().map(|t| t.text.as_str()).collect();
     assert_eq!(spelled, s.text_of(&ids));
 
@@ -263,7 +293,14 @@ fn a_model_with_its_own_vocabulary_is_aligned_by_text() {
         let (b_logits, a_logits) = (g.tip_logits().unwrap(), s.logits_at(p).unwrap());
         let (b, a) = (by_first_char(&g, &b_logits), by_first_char(&s, &a_logits));
         let want = js_of(&a, &b);
-        assert!((step.js - want).abs() < 1e-9, "at {p}: {} against {want}", step.js);
-        eprintln!("{p}: A {:?} B {:?} JS {:.4}", step.a_top.text, step.b_top.text, step.js);
+        assert!(
+            (step.js - want).abs() < 1e-9,
+            "at {p}: {} against {want}",
+            step.js
+        );
+        eprintln!(
+            "{p}: A {:?} B {:?} JS {:.4}",
+            step.a_top.text, step.b_top.text, step.js
+        );
     }
 }

@@ -26,11 +26,20 @@ fn step(position: usize, a: (u32, &str, f32), b: (u32, &str, f32), js: f64) -> A
 
 /// B (2-bit) after "… France is": it prefers " capital" where A says " Paris".
 fn ab_after_is() -> AbView {
-    let next = [(3575, " capital", 0.18), (7042, " Paris", 0.12), (260, " the", 0.09)];
+    let next = [
+        (3575, " capital", 0.18),
+        (7042, " Paris", 0.12),
+        (260, " the", 0.09),
+    ];
     AbView {
         label: "q2_k".into(),
         detail: Some("q2_k on 210 matrices".into()),
-        steps: vec![step(5, (7042, " Paris", 0.78), (3575, " capital", 0.18), 0.548)],
+        steps: vec![step(
+            5,
+            (7042, " Paris", 0.78),
+            (3575, " capital", 0.18),
+            0.548,
+        )],
         next: next
             .iter()
             .enumerate()
@@ -89,7 +98,8 @@ fn a_step_carries_model_bs_view_along() {
     let mut report = step_after_is(0, Source::Sampled, true, 9.0);
     let mut ab = ab_after_is();
     ab.steps[0].b_chosen = Some((0.12, 1));
-    ab.steps.push(step(6, (30, ".", 0.55), (30, ".", 0.61), 0.021));
+    ab.steps
+        .push(step(6, (30, ".", 0.55), (30, ".", 0.61), 0.021));
     report.ab = Some(ab);
     app.update(Msg::Engine(Event::Stepped(report)));
     let screen = screen_text(&app).join("\n");
@@ -97,7 +107,10 @@ fn a_step_carries_model_bs_view_along() {
     assert!(screen.contains("top-1 flips 1 of 2"), "{screen}");
     assert!(screen.contains("A · the session's model"), "{screen}");
     assert!(screen.contains("JS 0.021"), "{screen}");
-    assert!(screen.contains("✗·"), "the strip marks the flip then the agreement:\n{screen}");
+    assert!(
+        screen.contains("✗·"),
+        "the strip marks the flip then the agreement:\n{screen}"
+    );
 }
 
 /// B's failure is said in the panel; A's session goes on.
@@ -162,7 +175,11 @@ fn a_model_b_with_its_own_vocabulary_shows_its_own_tokens() {
         ab.next[0].a_rank = usize::MAX;
         ab.next[0].a_prob = 0.0;
         let words = ["<bos>", "The", " capital", " of", " France", " is"];
-        ab.b_tokens = words.iter().enumerate().map(|(i, t)| tv(i as u32 + 2, t)).collect();
+        ab.b_tokens = words
+            .iter()
+            .enumerate()
+            .map(|(i, t)| tv(i as u32 + 2, t))
+            .collect();
         view.ab = Some(ab);
         app.update(Msg::Engine(Event::Synced(view)));
         let screen = screen_text(&app).join("\n");
@@ -170,7 +187,10 @@ fn a_model_b_with_its_own_vocabulary_shows_its_own_tokens() {
             assert!(screen.contains(want), "{w}x{h}: no {want:?} in\n{screen}");
         }
         if w < 120 {
-            assert!(screen.contains("—"), "A has no token ⟨␣capital⟩ here:\n{screen}");
+            assert!(
+                screen.contains("—"),
+                "A has no token ⟨␣capital⟩ here:\n{screen}"
+            );
         } else {
             assert!(screen.contains("JS over the next character"), "{screen}");
             assert!(screen.contains("· by text"), "{screen}");

@@ -5,9 +5,9 @@
 //! stepping on, rewinding or switching back to a branch costs B one pass for the new tip at most, and
 //! a path that arrived many tokens at once (a loaded session, a lesson) is read by B in one pass.
 
+use super::ab_text::CharClasses;
 use super::sampler::top_n;
 use super::session::Session;
-use super::ab_text::CharClasses;
 use super::twin::Twin;
 use crate::analysis::{Divergence, LogProbs};
 use crate::protocol::{AbCandidate, AbStep, AbView, TokenView};
@@ -129,7 +129,10 @@ impl AbTracker {
         let rows = self.twin.rows_from(ids, from)?;
         for (p, b_logits) in (from..=ids.len()).zip(&rows) {
             let a_logits = session.logits_at(p)?;
-            let (a, b) = (LogProbs::from_logits(&a_logits), LogProbs::from_logits(b_logits));
+            let (a, b) = (
+                LogProbs::from_logits(&a_logits),
+                LogProbs::from_logits(b_logits),
+            );
             let d = Divergence::between(&a, &b);
             let (at, bt) = (a.argmax(), b.argmax());
             let chosen = ids.get(p).map(|&t| (b.logprob(t).exp() as f32, b.rank(t)));
@@ -166,7 +169,12 @@ impl AbTracker {
     /// As `fill`, for a model B with its own vocabulary: B reads the text of A's path up to each
     /// position that lacks figures (its cache keeps the common prefix of its own tokens), and the
     /// two are compared over the next character.
-    fn fill_by_text(&mut self, session: &mut Session, ids: &[u32], first: usize) -> anyhow::Result<usize> {
+    fn fill_by_text(
+        &mut self,
+        session: &mut Session,
+        ids: &[u32],
+        first: usize,
+    ) -> anyhow::Result<usize> {
         let mut read = 0;
         for p in first..=ids.len() {
             let k = key(&ids[..p]);
@@ -211,7 +219,9 @@ impl AbTracker {
                     .into_iter()
                     .map(|id| {
                         let token = b_vocab.view(id);
-                        let same = classes.a_token(&token.text).filter(|_| token.kind == crate::protocol::TokenKind::Text);
+                        let same = classes
+                            .a_token(&token.text)
+                            .filter(|_| token.kind == crate::protocol::TokenKind::Text);
                         AbCandidate {
                             prob: b.logprob(id).exp() as f32,
                             a_prob: same.map_or(0.0, |t| a.logprob(t).exp() as f32),

@@ -19,7 +19,9 @@ pub(super) struct CharClasses {
 }
 
 fn first_char(v: &TokenView) -> Option<char> {
-    (v.kind == TokenKind::Text).then(|| v.text.chars().next()).flatten()
+    (v.kind == TokenKind::Text)
+        .then(|| v.text.chars().next())
+        .flatten()
 }
 
 impl CharClasses {
@@ -43,7 +45,9 @@ impl CharClasses {
                 class(&v)
             })
             .collect();
-        let b = (0..b.vocab_size() as u32).map(|id| class(&b.view(id))).collect();
+        let b = (0..b.vocab_size() as u32)
+            .map(|id| class(&b.view(id)))
+            .collect();
         CharClasses {
             a,
             b,

@@ -2,10 +2,10 @@
 //! rule of one reply (`protocol`). It never panics out: a failure, or a caught panic, becomes
 //! `Event::Failed`, the session stays as it was, and the thread goes on.
 
+use super::ab::AbTracker;
 use super::linear::MatmulPath;
 use super::load::{load_session, LoadOptions};
 use super::panic_text;
-use super::ab::AbTracker;
 use super::session::{Choice, Session, SessionOptions};
 use super::twin::{Twin, TwinSpec};
 use crate::lesson::Track;
@@ -119,7 +119,10 @@ fn load(config: &EngineConfig, send: &dyn Fn(Event)) -> Option<(Session, Option<
             &mut progress,
         )
     }));
-    let reason = match loaded.map(|l| l.map_err(anyhow::Error::from).and_then(|a| load_b(config, send, a))) {
+    let reason = match loaded.map(|l| {
+        l.map_err(anyhow::Error::from)
+            .and_then(|a| load_b(config, send, a))
+    }) {
         Ok(Ok((session, info, ab))) => {
             send(Event::Loaded(info));
             return Some((session, ab));
@@ -155,7 +158,11 @@ fn load_b(
     }));
     let twin = Twin::load(&config.model_path, spec, MatmulPath::Fast)
         .map_err(|e| anyhow::anyhow!("model B: {e}"))?;
-    Ok((session, info, Some(AbTracker::new(twin, config.top_k_shown))))
+    Ok((
+        session,
+        info,
+        Some(AbTracker::new(twin, config.top_k_shown)),
+    ))
 }
 
 /// Puts model B's view of the current path on a closing event that carries the session's view or a

@@ -68,15 +68,23 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(head_lines), head);
     let rows = lists.height as usize;
     if lists.width >= 60 {
-        let [left, right] =
-            Layout::horizontal([Constraint::Percentage(50), Constraint::Fill(1)])
-                .spacing(1)
-                .areas(lists);
-        frame.render_widget(Paragraph::new(a_rows(view, ab, rows, left.width, theme)), left);
-        frame.render_widget(Paragraph::new(b_rows(view, ab, rows, right.width, theme)), right);
+        let [left, right] = Layout::horizontal([Constraint::Percentage(50), Constraint::Fill(1)])
+            .spacing(1)
+            .areas(lists);
+        frame.render_widget(
+            Paragraph::new(a_rows(view, ab, rows, left.width, theme)),
+            left,
+        );
+        frame.render_widget(
+            Paragraph::new(b_rows(view, ab, rows, right.width, theme)),
+            right,
+        );
     } else {
         // No room for two lists: B's, with what A gives each of its tokens.
-        frame.render_widget(Paragraph::new(b_with_a(view, ab, rows, lists.width, theme)), lists);
+        frame.render_widget(
+            Paragraph::new(b_with_a(view, ab, rows, lists.width, theme)),
+            lists,
+        );
     }
     frame.render_widget(Paragraph::new(strip_lines(ab, bottom.width, theme)), bottom);
 }
@@ -154,9 +162,19 @@ fn row<'a>(i: usize, token: String, p: f32, w: u16, mark: Style, theme: &Theme) 
 
 /// A's candidates (the session's own distribution, raw probabilities), under a column title; the row
 /// B ranks first is marked when it is not A's top.
-fn a_rows<'a>(view: &SessionView, ab: &AbView, rows: usize, w: u16, theme: &Theme) -> Vec<Line<'a>> {
+fn a_rows<'a>(
+    view: &SessionView,
+    ab: &AbView,
+    rows: usize,
+    w: u16,
+    theme: &Theme,
+) -> Vec<Line<'a>> {
     let b_top = ab.tip().map(|t| t.b_top.id);
-    let title = if w >= 30 { "A · the session's model" } else { "A" };
+    let title = if w >= 30 {
+        "A · the session's model"
+    } else {
+        "A"
+    };
     let mut lines = vec![Line::styled(fit(title, w as usize), theme.title)];
     let shown: &[Candidate] = &view.next.candidates;
     for (i, c) in shown.iter().take(rows.saturating_sub(1)).enumerate() {
@@ -171,7 +189,13 @@ fn a_rows<'a>(view: &SessionView, ab: &AbView, rows: usize, w: u16, theme: &Them
 }
 
 /// B's candidates; its top row is flagged when A would pick another token.
-fn b_rows<'a>(view: &SessionView, ab: &AbView, rows: usize, w: u16, theme: &Theme) -> Vec<Line<'a>> {
+fn b_rows<'a>(
+    view: &SessionView,
+    ab: &AbView,
+    rows: usize,
+    w: u16,
+    theme: &Theme,
+) -> Vec<Line<'a>> {
     let a_top = view.next.candidates.first().map(|c| c.token.id);
     let title = format!("B · {}", ab.label);
     let mut lines = vec![Line::styled(fit(&title, w as usize), theme.title)];
@@ -183,7 +207,13 @@ fn b_rows<'a>(view: &SessionView, ab: &AbView, rows: usize, w: u16, theme: &Them
 }
 
 /// B's candidates with A's probability of each beside B's (the narrow layout).
-fn b_with_a<'a>(view: &SessionView, ab: &AbView, rows: usize, w: u16, theme: &Theme) -> Vec<Line<'a>> {
+fn b_with_a<'a>(
+    view: &SessionView,
+    ab: &AbView,
+    rows: usize,
+    w: u16,
+    theme: &Theme,
+) -> Vec<Line<'a>> {
     let a_top = view.next.candidates.first().map(|c| c.token.id);
     let tok_w = (w as usize).saturating_sub(3 + 16);
     let head = format!("   {}{:>8}{:>8}", pad("B's top tokens", tok_w), "B", "A");
@@ -230,7 +260,11 @@ fn strip_lines<'a>(ab: &AbView, width: u16, theme: &Theme) -> Vec<Line<'a>> {
             LEVELS[((js / max) * 7.0).round().clamp(0.0, 7.0) as usize]
         }
     };
-    let over = if ab.by_text { " over the next character" } else { "" };
+    let over = if ab.by_text {
+        " over the next character"
+    } else {
+        ""
+    };
     let mut label = format!("JS{over} per step (top {max:.3} nats); ✗ top-1 differs");
     if let (n @ 1.., ms) = ab.b_pass {
         label += &format!(" · B read {n} tok in {}", super::fmt::ms(ms));

@@ -57,7 +57,15 @@ impl Tmux {
             .success();
         assert!(ok, "tmux set-buffer failed");
         let ok = Command::new("tmux")
-            .args(["paste-buffer", "-p", "-d", "-b", &buffer, "-t", &self.session])
+            .args([
+                "paste-buffer",
+                "-p",
+                "-d",
+                "-b",
+                &buffer,
+                "-t",
+                &self.session,
+            ])
             .status()
             .unwrap()
             .success();

@@ -294,7 +294,8 @@ impl Session {
     /// The text of `ids` as another model reads it: the bytes of every token (a special one by its
     /// name), leaving out the BOS this model's tokenizer put first.
     pub fn text_of(&self, ids: &[u32]) -> String {
-        let skip = usize::from(self.vocab.adds_bos() && ids.first() == self.vocab.bos_id().as_ref());
+        let skip =
+            usize::from(self.vocab.adds_bos() && ids.first() == self.vocab.bos_id().as_ref());
         self.vocab.decode(&ids[skip..])
     }
 
