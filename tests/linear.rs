@@ -344,3 +344,34 @@ fn untiled_types_pass_through_and_every_type_is_near_the_f32_product() {
         eprintln!("{dtype:?}: max diff {diff:.3e} from the f32 product, max |y| {scale:.3}");
     }
 }
+
+/// The whole Gemma 3 270M on both paths (its Q4_K and Q6_K matrices tiled on the fast one): one prefill
+/// gives the same logits bits on both, and on each path one-token steps through the KV cache give the
+/// bits of the same positions in that prefill (with Q6_K in the model: see `Linear::forward`).
+#[test]
+fn gemma_is_the_same_bits_on_both_paths_and_through_the_cache() {
+    use nexttoken::engine::model::ForwardOptions;
+    let path = support::gemma_model();
+    let seq: [u32; 9] = [2, 651, 6037, 529, 8698, 563, 9079, 236761, 107];
+    let all = ForwardOptions {
+        all_logits: true,
+        ..ForwardOptions::default()
+    };
+    let mut prefills = vec![];
+    for matmul in [MatmulPath::Fast, MatmulPath::Exact] {
+        let mut m = support::tiny::ours(&path, matmul);
+        let full = m.forward(&seq, 0, all).unwrap().logits;
+        let vocab = m.vocab_size;
+        m.cache.clear();
+        support::tiny::logits(&mut m, &seq[..5], 0);
+        for (pos, &t) in seq.iter().enumerate().skip(5) {
+            let one = support::tiny::logits(&mut m, &[t], pos);
+            let want = &full[pos * vocab..][..vocab];
+            let same = one.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{matmul:?}: step at {pos} differs from the prefill");
+        }
+        prefills.push(full);
+    }
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert!(bits(&prefills[0]) == bits(&prefills[1]), "fast and exact differ");
+}
