@@ -289,9 +289,19 @@ fn each_row_is_independent_of_the_others() {
 #[test]
 fn fast_matches_exact_on_random_k_quants() {
     for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
-        for (n, k) in [(16, 256), (48, 512), (640, 1024), (640, 2048), (40, 256), (7, 512)] {
+        for (n, k) in [
+            (16, 256),
+            (48, 512),
+            (640, 1024),
+            (640, 2048),
+            (40, 256),
+            (7, 512),
+        ] {
             let w = quantized(n, k, dtype, n as u64 * 3 + k as u64);
-            let tiled = Linear::new(copy(&w), MatmulPath::Fast).unwrap().fast_bytes() > 0;
+            let tiled = Linear::new(copy(&w), MatmulPath::Fast)
+                .unwrap()
+                .fast_bytes()
+                > 0;
             assert_eq!(tiled, n % 16 == 0, "{dtype:?} [{n}, {k}]");
             for rows in [1, 2, 7, 64, 70] {
                 check(&w, rows, rows as u64 + 100);
@@ -314,7 +324,12 @@ fn fast_matches_exact_on_gemma_k_quants() {
     ] {
         let w = content.tensor(&mut file, name, &Device::Cpu).unwrap();
         assert_eq!(w.dtype(), dtype, "{name}");
-        assert!(Linear::new(copy(&w), MatmulPath::Fast).unwrap().fast_bytes() > 0);
+        assert!(
+            Linear::new(copy(&w), MatmulPath::Fast)
+                .unwrap()
+                .fast_bytes()
+                > 0
+        );
         for rows in [1, 7, 64] {
             check(&w, rows, 29);
         }
@@ -328,7 +343,12 @@ fn fast_matches_exact_on_gemma_k_quants() {
 fn untiled_types_pass_through_and_every_type_is_near_the_f32_product() {
     let (n, k) = (48, 512);
     let xs = input(5, k, 77);
-    for dtype in [GgmlDType::Q5K, GgmlDType::F16, GgmlDType::Q4K, GgmlDType::Q6K] {
+    for dtype in [
+        GgmlDType::Q5K,
+        GgmlDType::F16,
+        GgmlDType::Q4K,
+        GgmlDType::Q6K,
+    ] {
         let w = quantized(n, k, dtype, 31);
         let fast = Linear::new(copy(&w), MatmulPath::Fast).unwrap();
         let exact = Linear::new(copy(&w), MatmulPath::Exact).unwrap();
@@ -339,7 +359,10 @@ fn untiled_types_pass_through_and_every_type_is_near_the_f32_product() {
         let dense = w.dequantize(&Device::Cpu).unwrap();
         let want = xs.matmul(&dense.t().unwrap()).unwrap();
         let (diff, scale) = (max_abs(&(&got - &want).unwrap()), max_abs(&want));
-        assert!(scale > 0.1, "{dtype:?}: outputs too small to compare ({scale})");
+        assert!(
+            scale > 0.1,
+            "{dtype:?}: outputs too small to compare ({scale})"
+        );
         assert!(diff <= 0.02 * scale, "{dtype:?}: {diff} at {scale}");
         eprintln!("{dtype:?}: max diff {diff:.3e} from the f32 product, max |y| {scale:.3}");
     }
@@ -367,11 +390,17 @@ fn gemma_is_the_same_bits_on_both_paths_and_through_the_cache() {
         for (pos, &t) in seq.iter().enumerate().skip(5) {
             let one = support::tiny::logits(&mut m, &[t], pos);
             let want = &full[pos * vocab..][..vocab];
-            let same = one.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits());
+            let same = one
+                .iter()
+                .zip(want)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
             assert!(same, "{matmul:?}: step at {pos} differs from the prefill");
         }
         prefills.push(full);
     }
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    assert!(bits(&prefills[0]) == bits(&prefills[1]), "fast and exact differ");
+    assert!(
+        bits(&prefills[0]) == bits(&prefills[1]),
+        "fast and exact differ"
+    );
 }

@@ -100,7 +100,11 @@ mod tests {
                 .chunks_exact(2)
                 .map(|b| i16::from_le_bytes([b[0], b[1]]))
                 .collect();
-            assert_eq!(&ours.bsums[i * 16..][..16], &bsums[..], "bsums of block {i}");
+            assert_eq!(
+                &ours.bsums[i * 16..][..16],
+                &bsums[..],
+                "bsums of block {i}"
+            );
         }
     }
 }

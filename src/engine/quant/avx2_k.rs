@@ -105,8 +105,13 @@ pub unsafe fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[
                     let i = c * nb + b;
                     // SAFETY: `rows` checked rows c0..c0+C exist and that `act` has 16 bsums a block:
                     // index `i` is inside `act.d`, `16i + 2s + 1 < 16(i + 1)` inside `act.bsums`.
-                    let (da, b0, b1) =
-                        unsafe { (*d.add(i), *bsums.add(16 * i + 2 * s), *bsums.add(16 * i + 2 * s + 1)) };
+                    let (da, b0, b1) = unsafe {
+                        (
+                            *d.add(i),
+                            *bsums.add(16 * i + 2 * s),
+                            *bsums.add(16 * i + 2 * s + 1),
+                        )
+                    };
                     let bsum = (b0 as i32 + b1 as i32) as f32;
                     let isum = _mm256_cvtepi32_ps(_mm256_madd_epi16(sum16[c], ones));
                     // candle's `acc = fma(isum, scale*da, acc)`, then `acc = fnma(min, da*bsum, acc)`

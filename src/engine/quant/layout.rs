@@ -78,14 +78,20 @@ pub fn pack_q4_1(raw: &[u8], n: usize, k: usize) -> Vec<TileQ4_1> {
         m: [0; TILE],
         qs: [0; TILE * QK / 2],
     };
-    pack(raw, (n, k, QK), (Q4_1_BYTES, "Q4_1"), zero, |tile, r, block| {
-        tile.d[r] = u16_at(block, 0);
-        tile.m[r] = u16_at(block, 2);
-        for p in 0..4 {
-            let dst = (p * TILE + r) * 4;
-            tile.qs[dst..dst + 4].copy_from_slice(&block[4 + 4 * p..][..4]);
-        }
-    })
+    pack(
+        raw,
+        (n, k, QK),
+        (Q4_1_BYTES, "Q4_1"),
+        zero,
+        |tile, r, block| {
+            tile.d[r] = u16_at(block, 0);
+            tile.m[r] = u16_at(block, 2);
+            for p in 0..4 {
+                let dst = (p * TILE + r) * 4;
+                tile.qs[dst..dst + 4].copy_from_slice(&block[4 + 4 * p..][..4]);
+            }
+        },
+    )
 }
 
 const ZERO_Q8_0: TileQ8_0 = TileQ8_0 {

@@ -77,26 +77,33 @@ pub fn pack_q4k(raw: &[u8], n: usize, k: usize) -> Vec<TileQ4K> {
         mn: [0; 8 * TILE],
         qs: [0; TILE * QK_K / 2],
     };
-    pack(raw, (n, k, QK_K), (Q4K_BYTES, "Q4_K"), zero, |tile, r, block| {
-        tile.d[r] = u16_at(block, 0);
-        tile.dmin[r] = u16_at(block, 2);
-        let (scales, nibbles) = (&block[4..16], &block[16..144]);
-        let mut q = [0u8; QK_K];
-        for (i, &byte) in nibbles.iter().enumerate() {
-            let (c, j) = (i / 32, i % 32);
-            q[64 * c + j] = byte & 0x0F;
-            q[64 * c + 32 + j] = byte >> 4;
-        }
-        for s in 0..8 {
-            (tile.sc[s * TILE + r], tile.mn[s * TILE + r]) = scale_min(s, scales);
-            for p in 0..4 {
-                for j in 0..4 {
-                    let v = &q[32 * s..];
-                    tile.qs[((4 * s + p) * TILE + r) * 4 + j] = v[4 * p + j] | v[16 + 4 * p + j] << 4;
+    pack(
+        raw,
+        (n, k, QK_K),
+        (Q4K_BYTES, "Q4_K"),
+        zero,
+        |tile, r, block| {
+            tile.d[r] = u16_at(block, 0);
+            tile.dmin[r] = u16_at(block, 2);
+            let (scales, nibbles) = (&block[4..16], &block[16..144]);
+            let mut q = [0u8; QK_K];
+            for (i, &byte) in nibbles.iter().enumerate() {
+                let (c, j) = (i / 32, i % 32);
+                q[64 * c + j] = byte & 0x0F;
+                q[64 * c + 32 + j] = byte >> 4;
+            }
+            for s in 0..8 {
+                (tile.sc[s * TILE + r], tile.mn[s * TILE + r]) = scale_min(s, scales);
+                for p in 0..4 {
+                    for j in 0..4 {
+                        let v = &q[32 * s..];
+                        tile.qs[((4 * s + p) * TILE + r) * 4 + j] =
+                            v[4 * p + j] | v[16 + 4 * p + j] << 4;
+                    }
                 }
             }
-        }
-    })
+        },
+    )
 }
 
 /// Regroups the raw GGUF bytes of an `[n, k]` Q6_K matrix (`k % 256 == 0`).
@@ -106,24 +113,30 @@ pub fn pack_q6k(raw: &[u8], n: usize, k: usize) -> Vec<TileQ6K> {
         sc: [0; 16 * TILE],
         qs: [0; TILE * QK_K],
     };
-    pack(raw, (n, k, QK_K), (Q6K_BYTES, "Q6_K"), zero, |tile, r, block| {
-        let (ql, qh, scales) = (&block[..128], &block[128..192], &block[192..208]);
-        tile.d[r] = u16_at(block, 208);
-        let mut q = [0u8; QK_K];
-        for h in 0..2 {
-            let (ql, qh, q) = (&ql[64 * h..], &qh[32 * h..], &mut q[128 * h..]);
-            for j in 0..32 {
-                q[j] = (ql[j] & 0x0F) | (qh[j] & 3) << 4;
-                q[j + 32] = (ql[j + 32] & 0x0F) | ((qh[j] >> 2) & 3) << 4;
-                q[j + 64] = (ql[j] >> 4) | ((qh[j] >> 4) & 3) << 4;
-                q[j + 96] = (ql[j + 32] >> 4) | ((qh[j] >> 6) & 3) << 4;
+    pack(
+        raw,
+        (n, k, QK_K),
+        (Q6K_BYTES, "Q6_K"),
+        zero,
+        |tile, r, block| {
+            let (ql, qh, scales) = (&block[..128], &block[128..192], &block[192..208]);
+            tile.d[r] = u16_at(block, 208);
+            let mut q = [0u8; QK_K];
+            for h in 0..2 {
+                let (ql, qh, q) = (&ql[64 * h..], &qh[32 * h..], &mut q[128 * h..]);
+                for j in 0..32 {
+                    q[j] = (ql[j] & 0x0F) | (qh[j] & 3) << 4;
+                    q[j + 32] = (ql[j + 32] & 0x0F) | ((qh[j] >> 2) & 3) << 4;
+                    q[j + 64] = (ql[j] >> 4) | ((qh[j] >> 4) & 3) << 4;
+                    q[j + 96] = (ql[j + 32] >> 4) | ((qh[j] >> 6) & 3) << 4;
+                }
             }
-        }
-        for (s, &sc) in scales.iter().enumerate() {
-            tile.sc[s * TILE + r] = sc as i8;
-        }
-        for (g, four) in q.chunks_exact(4).enumerate() {
-            tile.qs[(g * TILE + r) * 4..][..4].copy_from_slice(four);
-        }
-    })
+            for (s, &sc) in scales.iter().enumerate() {
+                tile.sc[s * TILE + r] = sc as i8;
+            }
+            for (g, four) in q.chunks_exact(4).enumerate() {
+                tile.qs[(g * TILE + r) * 4..][..4].copy_from_slice(four);
+            }
+        },
+    )
 }
