@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs `nexttoken bench --json` and `llama_cpp_bench.py --json` back to back, interleaved twice, and
 prints the ratios per test (nexttoken / llama.cpp). Not run by CI. Usage, from the repository root after
-`cargo build --release`:  python3 benches/compare.py [--threads 2]
+`cargo build --release`:  python3 benches/compare.py [--threads 2] [--model PATH] [--binary PATH]
+Both sides read the same GGUF file (default: the SmolLM2 file under models/).
 """
 
 import argparse
@@ -12,20 +13,21 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+DEFAULT_MODEL = os.path.join(ROOT, "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
-def ours(threads):
+def ours(args):
     out = subprocess.run(
-        [os.path.join(ROOT, "target/release/nexttoken"), "bench", "--json", "--threads", str(threads),
-         "-p", "64,512", "-n", "128", "-d", "0,512,2048", "-r", "3", "--no-cache-lens", "64,256"],
+        [args.binary, "bench", "--json", "--threads", str(args.threads), "--model", args.model,
+         "-p", "64,512", "-n", "128", "-d", args.depths, "-r", "3", "--no-cache-lens", "64,256"],
         check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
 
-def theirs(threads):
+def theirs(args):
     out = subprocess.run(
-        [sys.executable, os.path.join(HERE, "llama_cpp_bench.py"), "--json", "--threads", str(threads),
-         "-p", "64,512", "-n", "128", "-d", "0,512,2048", "-r", "3", "--ctx", "4096"],
+        [sys.executable, os.path.join(HERE, "llama_cpp_bench.py"), "--json", "--threads", str(args.threads),
+         "--model", args.model, "-p", "64,512", "-n", "128", "-d", args.depths, "-r", "3", "--ctx", "4096"],
         check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
@@ -34,9 +36,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--model", default=DEFAULT_MODEL, help="the GGUF file both sides read")
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+    ap.add_argument("--binary", default=os.path.join(target, "release", "nexttoken"),
+                    help="the nexttoken binary (default: release/nexttoken under $CARGO_TARGET_DIR or target/)")
+    ap.add_argument("--depths", default="0,512,2048", help="KV depths for tg, comma-separated")
     args = ap.parse_args()
+    args.model = os.path.abspath(args.model)
+    print(f"model: {args.model}")
     for r in range(args.rounds):
-        a, b = ours(args.threads), theirs(args.threads)
+        a, b = ours(args), theirs(args)
         rates_b = {row["test"]: row["median_tok_s"] for row in b["rows"]}
         print(f"round {r + 1}: threads {args.threads}, load {os.getloadavg()[0]:.2f}")
         print("| test | nexttoken tok/s | llama.cpp tok/s | ratio |")

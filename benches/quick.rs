@@ -1,6 +1,7 @@
 //! Quick A/B timing for kernel work on a busy machine: paths run interleaved, min and median of N.
 //!
-//! `cargo bench --bench quick -- [threads] [sweep | attention | kernel NAME ROWS]`. Not criterion: on shared cores the minimum of many
+//! `cargo bench --bench quick -- [threads] [sweep | attention | kernel NAME ROWS]`; `NAMES=a,b` times
+//! those tensors at 1, 64 and 512 rows instead of the default list. Not criterion: on shared cores the minimum of many
 //! interleaved runs is a steadier ratio than criterion's mean.
 
 use candle_core::quantized::gguf_file;
@@ -62,6 +63,14 @@ fn main() {
             args[i + 1]
         );
     }
+    // `NAMES=a,b` times these tensors instead (another model's, with `NEXTTOKEN_MODEL`).
+    let names = std::env::var("NAMES").unwrap_or_default();
+    let named: Vec<(&str, &[usize])> = names
+        .split(',')
+        .filter(|n| !n.is_empty())
+        .map(|n| (n, &[1usize, 64, 512][..]))
+        .collect();
+    let cases = if named.is_empty() { cases } else { &named[..] };
     for &(name, rows) in cases {
         if !name.contains(&only) {
             continue;

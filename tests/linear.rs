@@ -3,8 +3,9 @@
 //! Expected agreement: both paths quantise activations identically (bit for bit, see `quant::act`),
 //! compute the same exact integer block dots, and the fast kernels replay candle's float operations
 //! in candle's order (see `quant::scalar`). So the outputs are bit-identical: for Q4_1 and Q5_0 always,
-//! for Q8_0 where candle uses its AVX2 kernel (x86 with AVX2+FMA). Elsewhere Q8_0 differs only in the
-//! order of 8 partial sums, and we allow `1e-5 * max|y|` (about 80 ulps at the output's scale).
+//! for Q8_0, Q4_K and Q6_K where candle uses its AVX2 kernels (x86 with AVX2+FMA). Elsewhere those
+//! differ only in the order of partial sums, and we allow `1e-5 * max|y|` (about 80 ulps at the
+//! output's scale).
 //! Bit-identity matters beyond neatness: a model re-quantises activations at every layer, so a 1-ulp
 //! difference can flip a rounding and grow through 30 layers into visibly different probabilities.
 
@@ -85,10 +86,10 @@ fn check(w: &QTensor, rows: usize, seed: u64) -> (f32, f32) {
 
 fn bit_identical(dtype: GgmlDType) -> bool {
     #[cfg(target_arch = "x86_64")]
-    let candle_q8_0_is_avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+    let candle_is_avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
     #[cfg(not(target_arch = "x86_64"))]
-    let candle_q8_0_is_avx2 = false;
-    matches!(dtype, GgmlDType::Q4_1 | GgmlDType::Q5_0) || candle_q8_0_is_avx2
+    let candle_is_avx2 = false;
+    matches!(dtype, GgmlDType::Q4_1 | GgmlDType::Q5_0) || candle_is_avx2
 }
 
 fn bits(t: &Tensor) -> Vec<u32> {
@@ -122,10 +123,17 @@ fn batched_input_keeps_its_shape() {
 
 #[test]
 fn every_kernel_set_gives_identical_bits() {
-    for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0, GgmlDType::Q5_0] {
-        let w = quantized(80, 192, dtype, 11);
+    let cases = [
+        (GgmlDType::Q4_1, 192),
+        (GgmlDType::Q8_0, 192),
+        (GgmlDType::Q5_0, 192),
+        (GgmlDType::Q4K, 512),
+        (GgmlDType::Q6K, 512),
+    ];
+    for (dtype, k) in cases {
+        let w = quantized(80, k, dtype, 11);
         for rows in [1, 3, 7, 64, 70] {
-            let xs = input(rows, 192, 5);
+            let xs = input(rows, k, 5);
             let run = |isa| {
                 let lin = Linear::new(copy(&w), MatmulPath::Fast)
                     .unwrap()
@@ -228,14 +236,22 @@ fn strided_and_bf16_inputs_match_exact() {
 }
 
 /// Row independence: a row's output is the same bits whether it is multiplied alone (decode) or among
-/// others (prefill), on every kernel set and on the exact path. The activation rows are quantised one by
+/// others (prefill), on every kernel set and on the exact path (for Q6_K the exact path hands candle
+/// a lone row twice: see `Linear::forward`). The activation rows are quantised one by
 /// one and each output is a per-block sum in block order, so the rows taken 1, 2, 4 or 8 at a time by a
 /// kernel, or split over threads (64 and 70 rows of the 576-wide matrix cross the threading threshold),
 /// cannot change it. This is what lets the KV cache leave the numbers alone.
 #[test]
 fn each_row_is_independent_of_the_others() {
-    for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0, GgmlDType::Q5_0] {
-        for (n, k) in [(80, 192), (576, 576)] {
+    let cases = [
+        (GgmlDType::Q4_1, [(80, 192), (576, 576)]),
+        (GgmlDType::Q8_0, [(80, 192), (576, 576)]),
+        (GgmlDType::Q5_0, [(80, 192), (576, 576)]),
+        (GgmlDType::Q4K, [(80, 512), (640, 1024)]),
+        (GgmlDType::Q6K, [(80, 512), (640, 1024)]),
+    ];
+    for (dtype, shapes) in cases {
+        for (n, k) in shapes {
             let w = quantized(n, k, dtype, 5);
             let mut paths: Vec<(String, Linear)> = Isa::all()
                 .into_iter()
@@ -264,4 +280,127 @@ fn each_row_is_independent_of_the_others() {
             }
         }
     }
+}
+
+/// Q4_K and Q6_K through the tiled kernels: every shape with whole 16-row tiles (as in every model we
+/// load) is tiled and gives candle's bits for 1, a few and many rows (70 rows of the 640-wide matrices
+/// go over two threads); with a partial last tile the matrix stays with candle, so the bits are still
+/// its own.
+#[test]
+fn fast_matches_exact_on_random_k_quants() {
+    for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
+        for (n, k) in [
+            (16, 256),
+            (48, 512),
+            (640, 1024),
+            (640, 2048),
+            (40, 256),
+            (7, 512),
+        ] {
+            let w = quantized(n, k, dtype, n as u64 * 3 + k as u64);
+            let tiled = Linear::new(copy(&w), MatmulPath::Fast)
+                .unwrap()
+                .fast_bytes()
+                > 0;
+            assert_eq!(tiled, n % 16 == 0, "{dtype:?} [{n}, {k}]");
+            for rows in [1, 2, 7, 64, 70] {
+                check(&w, rows, rows as u64 + 100);
+            }
+        }
+    }
+}
+
+/// Gemma 3's Q4_K matrices (attention output, most FFN down) and Q6_K ones (the other FFN down), fast
+/// against exact: tiled, and the same bits.
+#[test]
+fn fast_matches_exact_on_gemma_k_quants() {
+    let mut file = std::fs::File::open(support::gemma_model()).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    for (name, dtype) in [
+        ("blk.0.attn_output.weight", GgmlDType::Q4K),
+        ("blk.2.ffn_down.weight", GgmlDType::Q4K),
+        ("blk.0.ffn_down.weight", GgmlDType::Q6K),
+        ("blk.17.ffn_down.weight", GgmlDType::Q6K),
+    ] {
+        let w = content.tensor(&mut file, name, &Device::Cpu).unwrap();
+        assert_eq!(w.dtype(), dtype, "{name}");
+        assert!(
+            Linear::new(copy(&w), MatmulPath::Fast)
+                .unwrap()
+                .fast_bytes()
+                > 0
+        );
+        for rows in [1, 7, 64] {
+            check(&w, rows, 29);
+        }
+    }
+}
+
+/// Types without a tiled kernel (Q5_K, F16) run through candle on both paths, and every K-quant we
+/// tile or not is still the matrix it stands for: the product is close to the one with the weights
+/// dequantised to f32 (the gap is the 8-bit rounding of the activations and, for F16, f16 products).
+#[test]
+fn untiled_types_pass_through_and_every_type_is_near_the_f32_product() {
+    let (n, k) = (48, 512);
+    let xs = input(5, k, 77);
+    for dtype in [
+        GgmlDType::Q5K,
+        GgmlDType::F16,
+        GgmlDType::Q4K,
+        GgmlDType::Q6K,
+    ] {
+        let w = quantized(n, k, dtype, 31);
+        let fast = Linear::new(copy(&w), MatmulPath::Fast).unwrap();
+        let exact = Linear::new(copy(&w), MatmulPath::Exact).unwrap();
+        let got = fast.forward(&xs).unwrap();
+        assert_eq!(bits(&got), bits(&exact.forward(&xs).unwrap()), "{dtype:?}");
+        let tiled = matches!(dtype, GgmlDType::Q4K | GgmlDType::Q6K);
+        assert_eq!(fast.fast_bytes() > 0, tiled, "{dtype:?}");
+        let dense = w.dequantize(&Device::Cpu).unwrap();
+        let want = xs.matmul(&dense.t().unwrap()).unwrap();
+        let (diff, scale) = (max_abs(&(&got - &want).unwrap()), max_abs(&want));
+        assert!(
+            scale > 0.1,
+            "{dtype:?}: outputs too small to compare ({scale})"
+        );
+        assert!(diff <= 0.02 * scale, "{dtype:?}: {diff} at {scale}");
+        eprintln!("{dtype:?}: max diff {diff:.3e} from the f32 product, max |y| {scale:.3}");
+    }
+}
+
+/// The whole Gemma 3 270M on both paths (its Q4_K and Q6_K matrices tiled on the fast one): one prefill
+/// gives the same logits bits on both, and on each path one-token steps through the KV cache give the
+/// bits of the same positions in that prefill (with Q6_K in the model: see `Linear::forward`).
+#[test]
+fn gemma_is_the_same_bits_on_both_paths_and_through_the_cache() {
+    use nexttoken::engine::model::ForwardOptions;
+    let path = support::gemma_model();
+    let seq: [u32; 9] = [2, 651, 6037, 529, 8698, 563, 9079, 236761, 107];
+    let all = ForwardOptions {
+        all_logits: true,
+        ..ForwardOptions::default()
+    };
+    let mut prefills = vec![];
+    for matmul in [MatmulPath::Fast, MatmulPath::Exact] {
+        let mut m = support::tiny::ours(&path, matmul);
+        let full = m.forward(&seq, 0, all).unwrap().logits;
+        let vocab = m.vocab_size;
+        m.cache.clear();
+        support::tiny::logits(&mut m, &seq[..5], 0);
+        for (pos, &t) in seq.iter().enumerate().skip(5) {
+            let one = support::tiny::logits(&mut m, &[t], pos);
+            let want = &full[pos * vocab..][..vocab];
+            let same = one
+                .iter()
+                .zip(want)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{matmul:?}: step at {pos} differs from the prefill");
+        }
+        prefills.push(full);
+    }
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert!(
+        bits(&prefills[0]) == bits(&prefills[1]),
+        "fast and exact differ"
+    );
 }

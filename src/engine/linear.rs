@@ -1,7 +1,7 @@
 //! Weight matrices and the matmul paths that multiply by them (exact quantised, or fast).
 
 use super::quant::{Isa, QMatrix};
-use candle_core::quantized::{QMatMul, QTensor};
+use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{CpuStorage, CustomOp1, DType, Layout, Module, Result, Shape, Tensor};
 use std::sync::Arc;
 
@@ -11,10 +11,10 @@ pub enum MatmulPath {
     /// candle's quantised matmul: activations rounded to 8 bits, as llama.cpp does. The reference path.
     #[default]
     Exact,
-    /// The fastest path: Q4_1 / Q8_0 / Q5_0 weights regrouped in tiles, SIMD kernels, all cores for prefill
-    /// (`quant`). Same arithmetic in the same order as `Exact`, so the same bits (Q8_0 needs candle's
-    /// AVX2 kernel to be the reference, i.e. x86 with AVX2+FMA; elsewhere Q8_0 agrees to rounding).
-    /// Other dtypes (F32/F16, K-quants) fall back to candle's `QMatMul`.
+    /// The fastest path: Q4_1 / Q8_0 / Q5_0 / Q4_K / Q6_K weights regrouped in tiles, SIMD kernels, all
+    /// cores for prefill (`quant`). Same arithmetic in the same order as `Exact`, so the same bits (Q8_0
+    /// and the K-quants need candle's AVX2 kernels to be the reference, i.e. x86 with AVX2+FMA; elsewhere
+    /// they agree to rounding). Other dtypes (F32/F16, Q5_K, ...) fall back to candle's `QMatMul`.
     Fast,
 }
 
@@ -23,6 +23,8 @@ pub struct Linear {
     inner: Inner,
     out_dim: usize,
     in_dim: usize,
+    /// Hand candle a lone input row twice (see `forward`).
+    pad_lone_row: bool,
 }
 
 enum Inner {
@@ -42,6 +44,7 @@ impl Linear {
     /// table); the fast path copies them into tiles, candle's path shares them.
     pub fn shared(w: Arc<QTensor>, path: MatmulPath) -> Result<Self> {
         let (out_dim, in_dim) = w.shape().dims2()?;
+        let pad_lone_row = w.dtype() == GgmlDType::Q6K;
         let tiled = match path {
             MatmulPath::Fast => QMatrix::from_qtensor(&w)?,
             MatmulPath::Exact => None,
@@ -57,6 +60,7 @@ impl Linear {
             inner,
             out_dim,
             in_dim,
+            pad_lone_row,
         })
     }
 
@@ -68,8 +72,22 @@ impl Linear {
         self
     }
 
+    /// `xs @ W^T`; each output row depends on its input row alone (the KV cache relies on it).
+    ///
+    /// candle 0.11's `QMatMul` runs Q6_K through its tile kernels for several rows but through a per-row
+    /// dot with another float order for a single one (`repack_x86::select` on x86), which would make a
+    /// one-token decode differ from the same position in a prefill. So a lone row is handed to it twice
+    /// and the first copy's output kept: the tile kernels' bits for every row count, which are also the
+    /// fast path's.
     pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
         match &self.inner {
+            Inner::Candle(m) if self.pad_lone_row && xs.elem_count() == self.in_dim => {
+                let row = xs.reshape((1, self.in_dim))?;
+                let ys = m.forward(&Tensor::cat(&[&row, &row], 0)?)?;
+                let mut dims = xs.dims().to_vec();
+                *dims.last_mut().expect("checked: one row of in_dim") = self.out_dim;
+                ys.narrow(0, 0, 1)?.reshape(dims)
+            }
             Inner::Candle(m) => m.forward(xs),
             Inner::Tiled(op) => {
                 let dtype = xs.dtype();

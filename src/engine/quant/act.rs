@@ -4,6 +4,8 @@
 //! `s = d * sum(q)` (candle rounds `sum(q)` and the product to f16). Then for a Q4_1 weight block
 //! `sum_j (dw*qw_j + mw) * (d*q_j) = dw*d * sum_j(qw_j*q_j) + mw*s`: one integer dot and two scalings.
 //! Q8_0 is the same block without `s`; paired with Q8_0 weights, the dot is `dw*d * sum_j(qw_j*q_j)`.
+//! Q8_K (paired with Q4_K and Q6_K weights, `act_k.rs`): 256-value blocks, an f32 `d`, and the sum of
+//! each 16 quants (`bsums`).
 //! Matching candle exactly means the fast path differs from the exact one only in float summation order.
 
 use super::layout::QK;
@@ -14,15 +16,30 @@ use half::f16;
 pub enum ActKind {
     Q8_1,
     Q8_0,
+    /// 256-value blocks (K-quant weights).
+    Q8K,
 }
 
-/// `m` rows of `k` activations, quantised in blocks of 32; row `c`, block `b` is index `c * nb + b`.
+impl ActKind {
+    /// Values per block.
+    pub fn block_len(self) -> usize {
+        match self {
+            ActKind::Q8K => super::layout_k::QK_K,
+            ActKind::Q8_1 | ActKind::Q8_0 => QK,
+        }
+    }
+}
+
+/// `m` rows of `k` activations, quantised in blocks of `qk` (32, or 256 for Q8_K); row `c`, block `b`
+/// is index `c * nb + b`.
 pub struct Act {
     pub m: usize,
     pub nb: usize,
+    /// Values per block.
+    pub qk: usize,
     /// `m * k` quants.
     pub qs: Vec<i8>,
-    /// Block scales `d` (f16-rounded, as f32).
+    /// Block scales `d` (f16-rounded, as f32; Q8_K's are f32 as computed).
     pub d: Vec<f32>,
     /// Q8_1 only: `s = d * sum(q)` as candle rounds it (f16, as f32); zero for Q8_0.
     pub s: Vec<f32>,
@@ -31,6 +48,8 @@ pub struct Act {
     /// Q8_0 only: `sum(q)` of each 4-value group (`m * k / 4`), so a kernel can use unsigned weights
     /// (`q + 128`) and take `128 * gsum` off each group's dot.
     pub gsum: Vec<i32>,
+    /// Q8_K only: `sum(q)` of each 16 quants (`m * k / 16`), as candle's `bsums`.
+    pub bsums: Vec<i16>,
 }
 
 impl Act {
@@ -40,17 +59,24 @@ impl Act {
 
     /// `simd: false` forces the portable code (tests compare both with candle).
     pub fn quantize_with(xs: &[f32], m: usize, k: usize, kind: ActKind, simd: bool) -> Act {
-        assert!(k.is_multiple_of(QK) && xs.len() == m * k);
-        let nb = k / QK;
+        let qk = kind.block_len();
+        assert!(k.is_multiple_of(qk) && xs.len() == m * k);
+        let nb = k / qk;
         let mut act = Act {
             m,
             nb,
+            qk,
             qs: vec![0; m * k],
             d: vec![0.0; m * nb],
             s: vec![0.0; m * nb],
             sum: vec![0; m * nb],
             gsum: Vec::new(),
+            bsums: Vec::new(),
         };
+        if kind == ActKind::Q8K {
+            super::act_k::quantize_rows(xs, &mut act);
+            return act;
+        }
         #[cfg(target_arch = "x86_64")]
         let simd = simd && is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c");
         #[cfg(not(target_arch = "x86_64"))]
@@ -74,10 +100,10 @@ impl Act {
         act
     }
 
-    /// The 32 quants of row `c`, block `b`.
+    /// The `qk` quants of row `c`, block `b`.
     #[inline(always)]
     pub fn block(&self, c: usize, b: usize) -> &[i8] {
-        &self.qs[(c * self.nb + b) * QK..][..QK]
+        &self.qs[(c * self.nb + b) * self.qk..][..self.qk]
     }
 }
 

@@ -1,10 +1,13 @@
 //! AVX2 (+FMA, F16C) tile kernels: a 16-row tile as two 8-lane halves, `maddubs`+`madd` for the dots.
+//! The K-quant kernels are in `avx2_k.rs`.
 //!
 //! Same arithmetic and order as `scalar.rs` (see there), so results are bit-identical to it.
 
 use super::act::Act;
 use super::layout::{TileQ4_1, TileQ8_0, QK, TILE};
 use std::arch::x86_64::*;
+
+pub use super::avx2_k::{q4k, q6k};
 
 pub fn available() -> bool {
     is_x86_feature_detected!("avx2")
@@ -17,7 +20,7 @@ pub fn available() -> bool {
 /// # Safety
 /// `a..a + 4` must be readable (any alignment), and the CPU must support AVX (`available()`).
 #[inline(always)]
-unsafe fn bcast4(a: *const i8) -> __m256i {
+pub(super) unsafe fn bcast4(a: *const i8) -> __m256i {
     // SAFETY: the caller guarantees 4 readable bytes at `a` and AVX; `read_unaligned` needs no alignment.
     unsafe { _mm256_set1_epi32((a as *const i32).read_unaligned()) }
 }
@@ -25,7 +28,7 @@ unsafe fn bcast4(a: *const i8) -> __m256i {
 /// 8 f16 values from `h[8 * half..][..8]` as f32.
 #[inline]
 #[target_feature(enable = "avx2,f16c")]
-fn f16x8(h: &[u16; TILE], half: usize) -> __m256 {
+pub(super) fn f16x8(h: &[u16; TILE], half: usize) -> __m256 {
     let h = &h[8 * half..][..8];
     // SAFETY: `h` is 8 u16 = 16 readable bytes (the slice above is bounds-checked); `loadu` is unaligned.
     _mm256_cvtph_ps(unsafe { _mm_loadu_si128(h.as_ptr() as *const __m128i) })

@@ -167,3 +167,33 @@ pub unsafe fn q5_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
     // SAFETY: every CPU with AVX-512 F/BW/VNNI has AVX2, FMA and F16C.
     unsafe { super::avx2::q5_0::<C>(tiles, act, c0) }
 }
+
+/// Q4_K x Q8_K: the AVX2 kernel, whose bits are `scalar::q4k`'s. A VNNI version (one `vpdpbusd` per
+/// 4 k-values of 16 rows, as `q4_1` here) is left until it can be tested on a CPU that has it: this
+/// project's test machine has AVX2 only.
+///
+/// # Safety
+/// As for `q4_1` (AVX-512 VNNI CPUs have AVX2, FMA and F16C).
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+pub unsafe fn q4k<const C: usize>(
+    tiles: &[super::layout_k::TileQ4K],
+    act: &Act,
+    c0: usize,
+) -> [[f32; TILE]; C] {
+    // SAFETY: every CPU with AVX-512 F/BW/VNNI has AVX2, FMA and F16C.
+    unsafe { super::avx2::q4k::<C>(tiles, act, c0) }
+}
+
+/// Q6_K x Q8_K: the AVX2 kernel, as for `q4k`.
+///
+/// # Safety
+/// As for `q4_1`.
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+pub unsafe fn q6k<const C: usize>(
+    tiles: &[super::layout_k::TileQ6K],
+    act: &Act,
+    c0: usize,
+) -> [[f32; TILE]; C] {
+    // SAFETY: every CPU with AVX-512 F/BW/VNNI has AVX2, FMA and F16C.
+    unsafe { super::avx2::q6k::<C>(tiles, act, c0) }
+}

@@ -16,6 +16,7 @@
 //! For Q4_1 the regrouping is a pure 4-byte shuffle: nibble byte group `p` (bytes 4p..4p+4) holds
 //! k-values 4p..4p+4 in its low nibbles and 16+4p..16+4p+4 in its high nibbles.
 
+use super::layout_k::{TileQ4K, TileQ6K};
 use half::f16;
 use rayon::prelude::*;
 
@@ -57,6 +58,9 @@ pub enum Tiles {
     Q8_0(Vec<TileQ8_0>),
     /// Q5_0 weights unpacked to signed bytes in Q8_0 tiles (their own kernels: one float sum a block).
     Q5_0(Vec<TileQ8_0>),
+    /// K-quants (`layout_k.rs`): one 256-value super-block column per tile.
+    Q4K(Vec<TileQ4K>),
+    Q6K(Vec<TileQ6K>),
 }
 
 pub fn f16_to_f32(bits: u16) -> f32 {
@@ -74,14 +78,20 @@ pub fn pack_q4_1(raw: &[u8], n: usize, k: usize) -> Vec<TileQ4_1> {
         m: [0; TILE],
         qs: [0; TILE * QK / 2],
     };
-    pack(raw, (n, k), (Q4_1_BYTES, "Q4_1"), zero, |tile, r, block| {
-        tile.d[r] = u16_at(block, 0);
-        tile.m[r] = u16_at(block, 2);
-        for p in 0..4 {
-            let dst = (p * TILE + r) * 4;
-            tile.qs[dst..dst + 4].copy_from_slice(&block[4 + 4 * p..][..4]);
-        }
-    })
+    pack(
+        raw,
+        (n, k, QK),
+        (Q4_1_BYTES, "Q4_1"),
+        zero,
+        |tile, r, block| {
+            tile.d[r] = u16_at(block, 0);
+            tile.m[r] = u16_at(block, 2);
+            for p in 0..4 {
+                let dst = (p * TILE + r) * 4;
+                tile.qs[dst..dst + 4].copy_from_slice(&block[4 + 4 * p..][..4]);
+            }
+        },
+    )
 }
 
 const ZERO_Q8_0: TileQ8_0 = TileQ8_0 {
@@ -93,7 +103,7 @@ const ZERO_Q8_0: TileQ8_0 = TileQ8_0 {
 pub fn pack_q8_0(raw: &[u8], n: usize, k: usize) -> Vec<TileQ8_0> {
     pack(
         raw,
-        (n, k),
+        (n, k, QK),
         (Q8_0_BYTES, "Q8_0"),
         ZERO_Q8_0,
         |tile, r, block| {
@@ -110,7 +120,7 @@ pub fn pack_q8_0(raw: &[u8], n: usize, k: usize) -> Vec<TileQ8_0> {
 pub fn pack_q5_0(raw: &[u8], n: usize, k: usize) -> Vec<TileQ8_0> {
     pack(
         raw,
-        (n, k),
+        (n, k, QK),
         (Q5_0_BYTES, "Q5_0"),
         ZERO_Q8_0,
         |tile, r, block| {
@@ -130,17 +140,17 @@ pub fn pack_q5_0(raw: &[u8], n: usize, k: usize) -> Vec<TileQ8_0> {
     )
 }
 
-/// The tiles of an `[n, k]` matrix of `bytes`-byte blocks: `fill(tile, r, block)` puts one GGUF block
-/// into row `r` of its tile. One row tile per task: load time matters (the app starts with it), and
-/// this is ~1 ms/MB.
-fn pack<T: Copy + Send>(
+/// The tiles of an `[n, k]` matrix of `bytes`-byte blocks of `qk` values: `fill(tile, r, block)` puts
+/// one GGUF block into row `r` of its tile. One row tile per task: load time matters (the app starts
+/// with it), and this is ~1 ms/MB.
+pub(super) fn pack<T: Copy + Send>(
     raw: &[u8],
-    (n, k): (usize, usize),
+    (n, k, qk): (usize, usize, usize),
     (bytes, name): (usize, &str),
     zero: T,
     fill: impl Fn(&mut T, usize, &[u8]) + Sync,
 ) -> Vec<T> {
-    let nb = k / QK;
+    let nb = k / qk;
     assert_eq!(
         raw.len(),
         n * nb * bytes,
@@ -166,6 +176,8 @@ impl Tiles {
         match self {
             Tiles::Q4_1(t) => std::mem::size_of_val(t.as_slice()),
             Tiles::Q8_0(t) | Tiles::Q5_0(t) => std::mem::size_of_val(t.as_slice()),
+            Tiles::Q4K(t) => std::mem::size_of_val(t.as_slice()),
+            Tiles::Q6K(t) => std::mem::size_of_val(t.as_slice()),
         }
     }
 }

@@ -1,4 +1,5 @@
-//! `QMatrix`: a Q4_1, Q8_0 or Q5_0 weight matrix in tiles, and `xs @ W^T` over them on all threads.
+//! `QMatrix`: a Q4_1, Q8_0, Q5_0, Q4_K or Q6_K weight matrix in tiles, and `xs @ W^T` over them on all
+//! threads.
 //!
 //! One kernel family serves decode and prefill: rows are taken 1, 2, 4 or 8 at a time, so a weight
 //! tile is unpacked once per group of rows. There is no switch to a dense f32 gemm for prefill:
@@ -8,6 +9,7 @@
 
 use super::act::{Act, ActKind};
 use super::layout::{pack_q4_1, pack_q5_0, pack_q8_0, Tiles, QK, TILE};
+use super::layout_k::{pack_q4k, pack_q6k};
 use super::{pool, scalar};
 use candle_core::quantized::{GgmlDType, QTensor};
 use std::sync::OnceLock;
@@ -43,9 +45,15 @@ impl Isa {
 }
 
 /// Activation rows per kernel call: each weight tile is unpacked once per this many rows. AVX-512
-/// has 32 registers for the accumulators, AVX2 16; Q8_0 keeps 8 partial sums per output.
-fn rows_per_call(isa: Isa, q8_0: bool) -> usize {
+/// has 32 registers for the accumulators, AVX2 16; Q8_0 keeps 8 partial sums per output; the
+/// K-quants run the AVX2 kernels on AVX-512 too (`avx512::q4k`), so they take AVX2's 4.
+fn rows_per_call(isa: Isa, tiles: &Tiles) -> usize {
+    let (q8_0, k_quant) = (
+        matches!(tiles, Tiles::Q8_0(_)),
+        matches!(tiles, Tiles::Q4K(_) | Tiles::Q6K(_)),
+    );
     match (isa, q8_0) {
+        (Isa::Avx512Vnni, _) if k_quant => 4,
         (Isa::Avx512Vnni, false) => 8,
         (Isa::Avx512Vnni, true) => 2,
         (Isa::Avx2, true) => 1,
@@ -58,10 +66,14 @@ fn rows_per_call(isa: Isa, q8_0: bool) -> usize {
 ///   core already saturates there (19 GB/s from one thread, no more from two; the whole decode
 ///   sweep of 211 matmuls ran 3.9 ms on one thread, 4.0-4.2 ms on two). And a helper that the OS
 ///   preempts mid-item stalls the caller for a time slice: on a busy machine two threads doubled
-///   the median decode time. So fewer than `PARALLEL_MIN_ROWS` rows run on the calling thread.
+///   the median decode time. So fewer than `PARALLEL_MIN_ROWS` rows run on the calling thread,
+///   unless the matrix has at least `PARALLEL_MIN_WEIGHTS` weights: Gemma 3's output head (262,144 x
+///   640, Q8_0) took 14-16 ms a token on one thread of an AVX2-only CPU (12 GB/s: compute-bound there,
+///   the AVX2 Q8_0 kernel keeps candle's 8 partial sums), which a preempted helper cannot cost.
 /// - Prefill is compute-bound and scales (1.95x on two threads at 512 rows); below
 ///   `PARALLEL_MIN_MACS` (~40 us of work) the hand-off costs more than it saves.
 const PARALLEL_MIN_ROWS: usize = 4;
+const PARALLEL_MIN_WEIGHTS: usize = 32 << 20;
 const PARALLEL_MIN_MACS: usize = 4 << 20;
 
 /// Activation rows per work item: its quants (at most 64*1536 bytes) stay in L2 while the
@@ -77,15 +89,22 @@ pub struct QMatrix {
 
 impl QMatrix {
     /// Regroups a CPU `QTensor` of shape `[n, k]`; `None` for dtypes without a fast kernel.
+    ///
+    /// Q4_K and Q6_K need `n % 16 == 0` too (every matrix of the models we load has it): that is when
+    /// candle's `QMatMul` runs its tile kernels, whose float order ours reproduce; for other `n` it runs
+    /// a per-row dot with another order, and the matrix stays with candle so the bits stay its own.
     pub fn from_qtensor(w: &QTensor) -> candle_core::Result<Option<QMatrix>> {
         let (n, k) = w.shape().dims2()?;
         if !k.is_multiple_of(QK) || !w.device().is_cpu() {
             return Ok(None);
         }
+        let whole_tiles = n.is_multiple_of(TILE);
         let tiles = match w.dtype() {
             GgmlDType::Q4_1 => Tiles::Q4_1(pack_q4_1(&w.data()?, n, k)),
             GgmlDType::Q8_0 => Tiles::Q8_0(pack_q8_0(&w.data()?, n, k)),
             GgmlDType::Q5_0 => Tiles::Q5_0(pack_q5_0(&w.data()?, n, k)),
+            GgmlDType::Q4K if whole_tiles => Tiles::Q4K(pack_q4k(&w.data()?, n, k)),
+            GgmlDType::Q6K if whole_tiles => Tiles::Q6K(pack_q6k(&w.data()?, n, k)),
             _ => return Ok(None),
         };
         Ok(Some(QMatrix { n, k, tiles }))
@@ -108,12 +127,13 @@ impl QMatrix {
         let kind = match self.tiles {
             Tiles::Q4_1(_) => ActKind::Q8_1,
             Tiles::Q8_0(_) | Tiles::Q5_0(_) => ActKind::Q8_0,
+            Tiles::Q4K(_) | Tiles::Q6K(_) => ActKind::Q8K,
         };
-        let (nb, n_tiles) = (self.k / QK, self.n.div_ceil(TILE));
+        let (nb, n_tiles) = (self.k / kind.block_len(), self.n.div_ceil(TILE));
         let chunks = m.div_ceil(ROW_CHUNK);
         let rows_of = |chunk: usize| chunk * ROW_CHUNK..m.min((chunk + 1) * ROW_CHUNK);
         let threads = match m * self.n * self.k {
-            _ if m < PARALLEL_MIN_ROWS => 1,
+            _ if m < PARALLEL_MIN_ROWS && self.n * self.k < PARALLEL_MIN_WEIGHTS => 1,
             macs if macs < PARALLEL_MIN_MACS => 1,
             _ => pool::threads(),
         };
@@ -133,14 +153,15 @@ impl QMatrix {
                 let mut c0 = 0; // row within the chunk
                 while c0 < act.m {
                     // 8, 4, 2 or 1 rows: the largest that fits.
-                    let q8_0 = matches!(self.tiles, Tiles::Q8_0(_));
-                    let step = 1 << (rows_per_call(isa, q8_0).min(act.m - c0)).ilog2();
+                    let step = 1 << (rows_per_call(isa, &self.tiles).min(act.m - c0)).ilog2();
                     let emit =
                         |c: usize, v: &[f32; TILE]| out.write((rows.start + c) * self.n, &cols, v);
                     match &self.tiles {
                         Tiles::Q4_1(w) => run_q4_1(isa, step, &w[t * nb..][..nb], act, c0, emit),
                         Tiles::Q8_0(w) => run_q8_0(isa, step, &w[t * nb..][..nb], act, c0, emit),
                         Tiles::Q5_0(w) => run_q5_0(isa, step, &w[t * nb..][..nb], act, c0, emit),
+                        Tiles::Q4K(w) => run_q4k(isa, step, &w[t * nb..][..nb], act, c0, emit),
+                        Tiles::Q6K(w) => run_q6k(isa, step, &w[t * nb..][..nb], act, c0, emit),
                     }
                     c0 += step;
                 }
@@ -226,6 +247,8 @@ macro_rules! runner {
 runner!(run_q4_1, q4_1, super::layout::TileQ4_1);
 runner!(run_q5_0, q5_0, super::layout::TileQ8_0);
 runner!(run_q8_0, q8_0, super::layout::TileQ8_0);
+runner!(run_q4k, q4k, super::layout_k::TileQ4K);
+runner!(run_q6k, q6k, super::layout_k::TileQ6K);
 
 /// The output matrix, written concurrently by work items that own disjoint (row, column-tile) cells.
 #[derive(Clone, Copy)]

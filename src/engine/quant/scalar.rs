@@ -8,11 +8,17 @@
 //!   `((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7))`. (candle without AVX2 sums in another order, so there
 //!   the two paths agree only to rounding.)
 //! - Q5_0 (`vec_dot_q5_0_q8_0`, scalar in candle): per block `acc += (isum*dw)*da`, unfused.
+//! - Q4_K and Q6_K against Q8_K: candle's x86 tile kernels (`repack_x86`, which `QMatMul` runs on any
+//!   x86 with AVX2+FMA for matrices of whole 16-row tiles; see `QMatrix::from_qtensor`), one f32
+//!   accumulator per output, per sub-block in order:
+//!   Q4_K `acc = fma(isum, (d*sc)*da, acc)` then `acc = fma(-(dmin*mn), da*bsum, acc)`;
+//!   Q6_K `acc = fma(isum - 32*bsum, (d*sc)*da, acc)`. (candle without AVX2 sums in another order.)
 //!
 //! The SIMD kernels do the same operations with one lane per output row.
 
 use super::act::Act;
 use super::layout::{f16_to_f32, TileQ4_1, TileQ8_0, TILE};
+use super::layout_k::{TileQ4K, TileQ6K};
 
 /// The tile's scales as f32, one per row.
 fn scales(bits: &[u16; TILE]) -> [f32; TILE] {
@@ -95,6 +101,66 @@ pub fn q5_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; 
             }
             for r in 0..TILE {
                 acc[r] += (isum[r] as f32 * dw[r]) * da;
+            }
+        }
+    }
+    acc
+}
+
+/// Q4_K weights (one row tile, all super-block columns) times Q8_K activation rows `c0..c0+C`.
+pub fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+    let mut acc = [[0f32; TILE]; C];
+    for (b, tile) in tiles.iter().enumerate() {
+        let (d, dmin) = (scales(&tile.d), scales(&tile.dmin));
+        for s in 0..8 {
+            let scale: [f32; TILE] = std::array::from_fn(|r| d[r] * tile.sc[s * TILE + r] as f32);
+            let min: [f32; TILE] = std::array::from_fn(|r| dmin[r] * tile.mn[s * TILE + r] as f32);
+            for (c, acc) in acc.iter_mut().enumerate() {
+                let i = (c0 + c) * act.nb + b;
+                let a = &act.block(c0 + c, b)[32 * s..][..32];
+                let bsums = &act.bsums[i * 16 + 2 * s..][..2];
+                let (da, bsum) = (act.d[i], (bsums[0] as i32 + bsums[1] as i32) as f32);
+                let mut isum = [0i32; TILE];
+                for p in 0..4 {
+                    for j in 0..4 {
+                        let (lo, hi) = (a[4 * p + j] as i32, a[16 + 4 * p + j] as i32);
+                        for (r, isum) in isum.iter_mut().enumerate() {
+                            let byte = tile.qs[((4 * s + p) * TILE + r) * 4 + j];
+                            *isum += (byte & 0x0F) as i32 * lo + (byte >> 4) as i32 * hi;
+                        }
+                    }
+                }
+                for r in 0..TILE {
+                    acc[r] = (isum[r] as f32).mul_add(scale[r] * da, acc[r]);
+                    acc[r] = (-min[r]).mul_add(da * bsum, acc[r]);
+                }
+            }
+        }
+    }
+    acc
+}
+
+/// Q6_K weights (one row tile, all super-block columns) times Q8_K activation rows `c0..c0+C`.
+pub fn q6k<const C: usize>(tiles: &[TileQ6K], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+    let mut acc = [[0f32; TILE]; C];
+    for (b, tile) in tiles.iter().enumerate() {
+        let d = scales(&tile.d);
+        for s in 0..16 {
+            let scale: [f32; TILE] = std::array::from_fn(|r| d[r] * tile.sc[s * TILE + r] as f32);
+            for (c, acc) in acc.iter_mut().enumerate() {
+                let i = (c0 + c) * act.nb + b;
+                let a = &act.block(c0 + c, b)[16 * s..][..16];
+                let (da, bsum) = (act.d[i], act.bsums[i * 16 + s] as i32);
+                let mut isum = [0i32; TILE];
+                for (j, &x) in a.iter().enumerate() {
+                    let (g, k) = (4 * s + j / 4, j % 4);
+                    for (r, isum) in isum.iter_mut().enumerate() {
+                        *isum += tile.qs[(g * TILE + r) * 4 + k] as i32 * x as i32;
+                    }
+                }
+                for r in 0..TILE {
+                    acc[r] = ((isum[r] - 32 * bsum) as f32).mul_add(scale[r] * da, acc[r]);
+                }
             }
         }
     }
