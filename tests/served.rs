@@ -121,7 +121,9 @@ fn served_and_local_agree_on_every_step_of_a_greedy_path() {
         assert!(t.request_ms > 0.0 && t.prompt_ms.is_some() && t.predicted_ms.is_some());
     }
     assert_eq!(remote.tokens(), local.tokens());
-    eprintln!("served against local, 8 greedy steps: worst top-5 |Δp| {worst:.4} (tolerance {PROB_TOL})");
+    eprintln!(
+        "served against local, 8 greedy steps: worst top-5 |Δp| {worst:.4} (tolerance {PROB_TOL})"
+    );
 }
 
 #[test]
