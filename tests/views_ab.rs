@@ -197,3 +197,35 @@ fn a_model_b_with_its_own_vocabulary_shows_its_own_tokens() {
         }
     }
 }
+
+/// With two vocabularies, ids say nothing across them: B's top token is flagged as not A's by its
+/// text, even when its id in B's vocabulary is the id of A's top token.
+#[test]
+fn with_two_vocabularies_tokens_are_matched_by_text_not_id() {
+    let mut app = App::new(config(80, 24));
+    app.update(Msg::Engine(Event::Loaded(model_info())));
+    let mut view = prefilled();
+    let mut ab = ab_after_is();
+    ab.by_text = true;
+    // B's " capital" carries id 7042 in B's vocabulary: A's " Paris" in A's.
+    ab.next[0].token.id = 7042;
+    view.ab = Some(ab);
+    app.update(Msg::Engine(Event::Synced(view)));
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+    terminal.draw(|f| nexttoken::ui::draw(f, &app)).unwrap();
+    let buf = terminal.backend().buffer();
+    let lines = screen_text(&app);
+    let (y, line) = lines
+        .iter()
+        .enumerate()
+        .find(|(_, l)| l.contains(" 1 ⟨␣capital⟩"))
+        .expect("B's top row");
+    let col = line[..line.find("⟨␣capital⟩").unwrap()].chars().count() as u16;
+    let flagged = nexttoken::ui::theme::Theme::new(app.screen.theme).warn_badge;
+    assert_eq!(
+        buf[(col, y as u16)].bg,
+        flagged.bg.unwrap(),
+        "{}",
+        lines.join("\n")
+    );
+}

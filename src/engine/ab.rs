@@ -32,10 +32,17 @@ pub struct AbTracker {
     tip_row: Option<(u64, LogProbs)>,
 }
 
-fn key(prefix: &[u32]) -> u64 {
-    let mut h = DefaultHasher::new();
-    prefix.hash(&mut h);
-    h.finish()
+/// The key of every prefix of `ids`: `keys[p]` stands for `ids[..p]`. Each chains the one before
+/// with the next token, so a path of n tokens costs n hashes, not n²/2.
+fn prefix_keys(ids: &[u32]) -> Vec<u64> {
+    let mut keys = Vec::with_capacity(ids.len() + 1);
+    keys.push(0);
+    for &t in ids {
+        let mut h = DefaultHasher::new();
+        (keys[keys.len() - 1], t).hash(&mut h);
+        keys.push(h.finish());
+    }
+    keys
 }
 
 impl AbTracker {
@@ -49,10 +56,6 @@ impl AbTracker {
             classes: None,
             b_tokens: vec![],
         }
-    }
-
-    pub fn label(&self) -> &str {
-        &self.twin.label
     }
 
     /// B beside the session's current path, from the first generated token's distribution to the
@@ -75,10 +78,11 @@ impl AbTracker {
             return view;
         }
         let first = session.prompt_len().max(1);
+        let keys = prefix_keys(&ids);
         let started = std::time::Instant::now();
         let filled = match self.twin.vocab.is_some() {
-            true => self.fill_by_text(session, &ids, first),
-            false => self.fill(session, &ids, first),
+            true => self.fill_by_text(session, &ids, &keys, first),
+            false => self.fill(session, &ids, &keys, first),
         };
         match filled {
             Ok(0) => {}
@@ -86,10 +90,10 @@ impl AbTracker {
             Err(e) => view.error = Some(format!("model B: {e}")),
         }
         view.steps = (first..=ids.len())
-            .map_while(|p| self.steps.get(&key(&ids[..p])).cloned())
+            .map_while(|p| self.steps.get(&keys[p]).cloned())
             .collect();
         if let Some((k, next, entropy)) = &self.next {
-            if *k == key(&ids) {
+            if *k == keys[ids.len()] {
                 view.next = next.clone();
                 view.next_entropy = *entropy;
                 view.b_tokens = self.b_tokens.clone();
@@ -101,11 +105,17 @@ impl AbTracker {
     /// Computes the figures of every position from `first` to the tip that lacks them, and returns
     /// how many tokens B read. A position kept from when it was the tip learns B's view of the
     /// token taken there from B's last tip row, or is read again.
-    fn fill(&mut self, session: &mut Session, ids: &[u32], first: usize) -> anyhow::Result<usize> {
-        let tip_key = key(ids);
+    fn fill(
+        &mut self,
+        session: &mut Session,
+        ids: &[u32],
+        keys: &[u64],
+        first: usize,
+    ) -> anyhow::Result<usize> {
+        let tip_key = keys[ids.len()];
         let mut missing = None;
         for p in first..=ids.len() {
-            let k = key(&ids[..p]);
+            let k = keys[p];
             let Some(step) = self.steps.get_mut(&k) else {
                 missing = Some(p);
                 break;
@@ -148,7 +158,7 @@ impl AbTracker {
                 js: d.js,
                 b_chosen: chosen,
             };
-            self.steps.insert(key(&ids[..p]), step);
+            self.steps.insert(keys[p], step);
             if p == ids.len() {
                 let next = top_n(b_logits, self.top)
                     .into_iter()
@@ -173,11 +183,12 @@ impl AbTracker {
         &mut self,
         session: &mut Session,
         ids: &[u32],
+        keys: &[u64],
         first: usize,
     ) -> anyhow::Result<usize> {
         let mut read = 0;
         for p in first..=ids.len() {
-            let k = key(&ids[..p]);
+            let k = keys[p];
             let tip = p == ids.len();
             let tip_done = matches!(&self.next, Some((nk, ..)) if *nk == k);
             if self.steps.contains_key(&k) && (!tip || tip_done) {
@@ -188,9 +199,8 @@ impl AbTracker {
             if b_ids.is_empty() {
                 anyhow::bail!("its tokenizer made no tokens of the text so far");
             }
-            let b_view = |id| b_vocab.view(id);
-            let b_tokens: Vec<TokenView> = b_ids.iter().map(|&id| b_view(id)).collect();
-            let b = LogProbs::from_logits(self.twin.logits_after(&b_ids)?);
+            let b_logits = self.twin.logits_after(&b_ids)?.to_vec();
+            let b = LogProbs::from_logits(&b_logits);
             read += self.twin.last_read();
             let b_vocab = self.twin.vocab.as_ref().expect("by text");
             let a = LogProbs::from_logits(&session.logits_at(p)?);
@@ -214,7 +224,6 @@ impl AbTracker {
             };
             self.steps.insert(k, step);
             if tip {
-                let b_logits: Vec<f32> = b.0.iter().map(|&l| l as f32).collect();
                 let next = top_n(&b_logits, self.top)
                     .into_iter()
                     .map(|id| {
@@ -231,7 +240,7 @@ impl AbTracker {
                     })
                     .collect();
                 self.next = Some((k, next, b.entropy() as f32));
-                self.b_tokens = b_tokens;
+                self.b_tokens = b_ids.iter().map(|&id| b_vocab.view(id)).collect();
             }
         }
         Ok(read)

@@ -6,7 +6,7 @@
 use super::fmt::{bar, fit, pad, pad_left, pct, quoted_token};
 use super::theme::Theme;
 use crate::app::App;
-use crate::protocol::{AbView, Candidate, SessionView};
+use crate::protocol::{AbView, Candidate, SessionView, TokenView};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -169,7 +169,7 @@ fn a_rows<'a>(
     w: u16,
     theme: &Theme,
 ) -> Vec<Line<'a>> {
-    let b_top = ab.tip().map(|t| t.b_top.id);
+    let b_top = ab.tip().map(|t| &t.b_top);
     let title = if w >= 30 {
         "A · the session's model"
     } else {
@@ -178,7 +178,7 @@ fn a_rows<'a>(
     let mut lines = vec![Line::styled(fit(title, w as usize), theme.title)];
     let shown: &[Candidate] = &view.next.candidates;
     for (i, c) in shown.iter().take(rows.saturating_sub(1)).enumerate() {
-        let mark = if i > 0 && Some(c.token.id) == b_top {
+        let mark = if i > 0 && b_top.is_some_and(|b| same_token(ab, &c.token, b)) {
             theme.newest
         } else {
             theme.text
@@ -196,11 +196,11 @@ fn b_rows<'a>(
     w: u16,
     theme: &Theme,
 ) -> Vec<Line<'a>> {
-    let a_top = view.next.candidates.first().map(|c| c.token.id);
+    let a_top = view.next.candidates.first().map(|c| &c.token);
     let title = format!("B · {}", ab.label);
     let mut lines = vec![Line::styled(fit(&title, w as usize), theme.title)];
     for (i, c) in ab.next.iter().take(rows.saturating_sub(1)).enumerate() {
-        let mark = b_mark(i, Some(c.token.id) == a_top, theme);
+        let mark = b_mark(i, a_top.is_some_and(|a| same_token(ab, a, &c.token)), theme);
         lines.push(row(i, quoted_token(&c.token), c.prob, w, mark, theme));
     }
     lines
@@ -214,12 +214,12 @@ fn b_with_a<'a>(
     w: u16,
     theme: &Theme,
 ) -> Vec<Line<'a>> {
-    let a_top = view.next.candidates.first().map(|c| c.token.id);
+    let a_top = view.next.candidates.first().map(|c| &c.token);
     let tok_w = (w as usize).saturating_sub(3 + 16);
     let head = format!("   {}{:>8}{:>8}", pad("B's top tokens", tok_w), "B", "A");
     let mut lines = vec![Line::styled(head, theme.title)];
     for (i, c) in ab.next.iter().take(rows.saturating_sub(1)).enumerate() {
-        let mark = b_mark(i, Some(c.token.id) == a_top, theme);
+        let mark = b_mark(i, a_top.is_some_and(|a| same_token(ab, a, &c.token)), theme);
         lines.push(Line::from(vec![
             Span::styled(format!("{:>2} ", i + 1), theme.dim),
             Span::styled(pad(&quoted_token(&c.token), tok_w), mark),
@@ -228,6 +228,15 @@ fn b_with_a<'a>(
         ]));
     }
     lines
+}
+
+/// Whether a token of A's and one of B's are the same token: the same id with one vocabulary, the
+/// same text with two (ids from two vocabularies say nothing about each other).
+fn same_token(ab: &AbView, a: &TokenView, b: &TokenView) -> bool {
+    match ab.by_text {
+        true => a.text == b.text && a.kind == b.kind,
+        false => a.id == b.id,
+    }
 }
 
 /// A's probability of one of B's candidates; `—` when A has no token of that text.
