@@ -116,12 +116,10 @@ impl Block {
     /// The MLP branch on the residual stream `h`, joined to it: `h + mlp(rms(h))` (post-normed for Gemma).
     pub fn mlp(&self, h: &Tensor, eps: f32) -> Result<Tensor> {
         let x = candle_nn::ops::rms_norm(h, &self.ffn_norm, eps)?;
-        let gate = self.w_gate.forward(&x)?;
-        let gate = match self.activation {
-            Activation::Silu => candle_nn::ops::silu(&gate)?,
-            Activation::GeluTanh => gate.gelu()?,
-        };
-        let y = self.w_down.forward(&(gate * self.w_up.forward(&x)?)?)?;
+        let (gate, up) = (self.w_gate.forward(&x)?, self.w_up.forward(&x)?);
+        let y = self
+            .w_down
+            .forward(&super::gate::gated(&gate, &up, self.activation)?)?;
         join(h, y, self.post_ffn_norm.as_ref(), eps)
     }
 }

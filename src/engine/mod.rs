@@ -10,6 +10,7 @@ pub mod chat;
 pub mod config;
 pub mod embedding;
 pub mod fetch;
+pub mod gate;
 pub mod gguf;
 pub mod kv_cache;
 pub mod linear;

@@ -20,7 +20,7 @@
 //! bits; for every shape it is one order, whatever the row count, block split or thread count.
 //! Grouped-query attention reads kv head `h / (n_head / n_kv_head)` in place: no copies.
 
-mod expf;
+pub(crate) mod expf;
 mod rope;
 #[cfg(target_arch = "x86_64")]
 mod x86;

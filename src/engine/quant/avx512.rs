@@ -4,6 +4,8 @@
 
 use super::act::Act;
 use super::layout::{TileQ4_1, TileQ8_0, QK, TILE};
+
+pub use super::avx512_k::{q4k, q6k};
 use std::arch::x86_64::*;
 
 pub fn available() -> bool {
@@ -17,7 +19,7 @@ pub fn available() -> bool {
 /// # Safety
 /// `a..a + 4` must be readable (any alignment), and the CPU must support AVX-512F (`available()`).
 #[inline(always)]
-unsafe fn bcast4(a: *const i8) -> __m512i {
+pub(super) unsafe fn bcast4(a: *const i8) -> __m512i {
     // SAFETY: the caller guarantees 4 readable bytes at `a` and AVX-512F; `read_unaligned` needs no
     // alignment.
     unsafe { _mm512_set1_epi32((a as *const i32).read_unaligned()) }
@@ -39,7 +41,7 @@ fn rows<const C: usize>(act: &Act, c0: usize) -> (*const i8, *const f32, *const 
 /// 16 f16 values as f32.
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn f16x16(h: &[u16; TILE]) -> __m512 {
+pub(super) fn f16x16(h: &[u16; TILE]) -> __m512 {
     // SAFETY: `h` is 16 u16 = 32 readable bytes; `loadu` is unaligned.
     _mm512_cvtph_ps(unsafe { _mm256_loadu_si256(h.as_ptr() as *const __m256i) })
 }
@@ -47,13 +49,13 @@ fn f16x16(h: &[u16; TILE]) -> __m512 {
 /// 64 bytes: 4 k-values of each of a tile's 16 rows.
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn load64(q: &[u8; 64]) -> __m512i {
+pub(super) fn load64(q: &[u8; 64]) -> __m512i {
     // SAFETY: `q` is 64 readable bytes; `loadu` is unaligned.
     unsafe { _mm512_loadu_si512(q.as_ptr() as *const __m512i) }
 }
 
 #[target_feature(enable = "avx512f")]
-fn store<const C: usize>(acc: [__m512; C]) -> [[f32; TILE]; C] {
+pub(super) fn store<const C: usize>(acc: [__m512; C]) -> [[f32; TILE]; C] {
     acc.map(|a| {
         let mut o = [0f32; TILE];
         // SAFETY: a 16-float store into a 16-float array; `storeu` is unaligned.
@@ -64,7 +66,7 @@ fn store<const C: usize>(acc: [__m512; C]) -> [[f32; TILE]; C] {
 
 /// Group `g` (64 bytes) of a tile's quants.
 #[inline(always)]
-fn group<const N: usize>(qs: &[u8; N], g: usize) -> &[u8; 64] {
+pub(super) fn group<const N: usize>(qs: &[u8; N], g: usize) -> &[u8; 64] {
     qs[64 * g..][..64].try_into().unwrap()
 }
 
@@ -157,43 +159,45 @@ pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
     }))
 }
 
-/// Q5_0 (unpacked to signed bytes) x Q8_0: the AVX2 kernel (every AVX-512 CPU has AVX2), whose bits
-/// are `scalar::q5_0`'s. A VNNI version would chain `vpdpbusd` over a block's 8 groups.
-///
-/// # Safety
-/// As for `q4_1` (AVX-512 VNNI CPUs have AVX2, FMA and F16C).
-#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-pub unsafe fn q5_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
-    // SAFETY: every CPU with AVX-512 F/BW/VNNI has AVX2, FMA and F16C.
-    unsafe { super::avx2::q5_0::<C>(tiles, act, c0) }
-}
-
-/// Q4_K x Q8_K: the AVX2 kernel, whose bits are `scalar::q4k`'s. A VNNI version (one `vpdpbusd` per
-/// 4 k-values of 16 rows, as `q4_1` here) is left until it can be tested on a CPU that has it: this
-/// project's test machine has AVX2 only.
-///
-/// # Safety
-/// As for `q4_1` (AVX-512 VNNI CPUs have AVX2, FMA and F16C).
-#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-pub unsafe fn q4k<const C: usize>(
-    tiles: &[super::layout_k::TileQ4K],
-    act: &Act,
-    c0: usize,
-) -> [[f32; TILE]; C] {
-    // SAFETY: every CPU with AVX-512 F/BW/VNNI has AVX2, FMA and F16C.
-    unsafe { super::avx2::q4k::<C>(tiles, act, c0) }
-}
-
-/// Q6_K x Q8_K: the AVX2 kernel, as for `q4k`.
+/// Q5_0 (unpacked to signed bytes) x Q8_0 for activation rows `c0..c0+C`; see `scalar::q5_0`. As in
+/// `q8_0` the weights are flipped to `q + 128` for `vpdpbusd`, but a block's 8 groups chain into one
+/// integer sum that starts from `-128 * sum(a)`: the exact `isum` of the scalar kernel, then its unfused
+/// `acc += (isum*dw)*da`.
 ///
 /// # Safety
 /// As for `q4_1`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-pub unsafe fn q6k<const C: usize>(
-    tiles: &[super::layout_k::TileQ6K],
-    act: &Act,
-    c0: usize,
-) -> [[f32; TILE]; C] {
-    // SAFETY: every CPU with AVX-512 F/BW/VNNI has AVX2, FMA and F16C.
-    unsafe { super::avx2::q6k::<C>(tiles, act, c0) }
+pub unsafe fn q5_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+    assert_eq!(tiles.len(), act.nb);
+    assert_eq!(act.sum.len(), act.d.len());
+    let (qs, d, _) = rows::<C>(act, c0);
+    let sum = act.sum[c0 * act.nb..].as_ptr();
+    let nb = act.nb;
+    let flip = _mm512_set1_epi8(-128);
+    let mut acc = [_mm512_setzero_ps(); C];
+    for (b, tile) in tiles.iter().enumerate() {
+        let dw = f16x16(&tile.d);
+        let u: [__m512i; 8] =
+            std::array::from_fn(|g| _mm512_xor_si512(load64(group(&tile.qs, g)), flip));
+        for (c, acc) in acc.iter_mut().enumerate() {
+            let i = c * nb + b;
+            // SAFETY: `rows` checked rows c0..c0+C exist, so index `i` (b < nb) is inside `act.d` and
+            // `act.sum` (one value a block, asserted equal in length), and block `i` of `act.qs` holds
+            // the `4g + 4 <= QK` bytes read; AVX-512F per this fn's contract.
+            let (da, sa) = unsafe { (*d.add(i), *sum.add(i)) };
+            let mut isum = _mm512_set1_epi32(-128 * sa);
+            for (g, u) in u.iter().enumerate() {
+                // SAFETY: as above.
+                let a = unsafe { bcast4(qs.add(i * QK + 4 * g)) };
+                isum = _mm512_dpbusd_epi32(isum, *u, a);
+            }
+            // candle's unfused `acc += (isum*dw)*da`
+            let t = _mm512_mul_ps(
+                _mm512_mul_ps(_mm512_cvtepi32_ps(isum), dw),
+                _mm512_set1_ps(da),
+            );
+            *acc = _mm512_add_ps(*acc, t);
+        }
+    }
+    store(acc)
 }

@@ -45,15 +45,9 @@ impl Isa {
 }
 
 /// Activation rows per kernel call: each weight tile is unpacked once per this many rows. AVX-512
-/// has 32 registers for the accumulators, AVX2 16; Q8_0 keeps 8 partial sums per output; the
-/// K-quants run the AVX2 kernels on AVX-512 too (`avx512::q4k`), so they take AVX2's 4.
+/// has 32 registers for the accumulators, AVX2 16; Q8_0 keeps 8 partial sums per output.
 fn rows_per_call(isa: Isa, tiles: &Tiles) -> usize {
-    let (q8_0, k_quant) = (
-        matches!(tiles, Tiles::Q8_0(_)),
-        matches!(tiles, Tiles::Q4K(_) | Tiles::Q6K(_)),
-    );
-    match (isa, q8_0) {
-        (Isa::Avx512Vnni, _) if k_quant => 4,
+    match (isa, matches!(tiles, Tiles::Q8_0(_))) {
         (Isa::Avx512Vnni, false) => 8,
         (Isa::Avx512Vnni, true) => 2,
         (Isa::Avx2, true) => 1,

@@ -4,7 +4,7 @@
 //! - `layout` (+ `layout_k` for the K-quants): GGUF blocks regrouped into 16-row tiles (one SIMD lane per
 //!   output row).
 //! - `act` (+ `act_x86`, `act_k`): activations quantised to Q8_1 / Q8_0 / Q8_K exactly as candle does.
-//! - `scalar`, `avx2` (+ `avx2_k`), `avx512`: tile kernels, bit-identical to each other.
+//! - `scalar`, `avx2` (+ `avx2_k`), `avx512` (+ `avx512_k`): tile kernels, bit-identical to each other.
 //! - `matmul`: `QMatrix`, the threaded `xs @ W^T` over tiles; `pool`: thread count.
 
 pub mod act;
@@ -17,6 +17,8 @@ pub mod avx2;
 mod avx2_k;
 #[cfg(target_arch = "x86_64")]
 pub mod avx512;
+#[cfg(target_arch = "x86_64")]
+mod avx512_k;
 pub mod layout;
 pub mod layout_k;
 pub mod matmul;
