@@ -14,7 +14,7 @@ use std::arch::x86_64::*;
 /// offset `c * nb + b` blocks from them (`QK_K` quants, one `d`, 16 `bsums` a block). Checks that rows
 /// `c0..c0+C` exist and that `act` is Q8_K.
 #[inline(always)]
-fn rows<const C: usize>(act: &Act, c0: usize) -> (*const i8, *const f32, *const i16) {
+pub(super) fn rows<const C: usize>(act: &Act, c0: usize) -> (*const i8, *const f32, *const i16) {
     assert!(c0 + C <= act.m);
     assert!(act.qk == QK_K && act.bsums.len() * 16 == act.qs.len());
     let i = c0 * act.nb;

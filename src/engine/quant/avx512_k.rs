@@ -7,25 +7,11 @@
 //! results are bit-identical to it.
 
 use super::act::Act;
+use super::avx2_k::rows;
 use super::avx512::{bcast4, f16x16, group, load64, store};
 use super::layout::TILE;
 use super::layout_k::{TileQ4K, TileQ6K, QK_K};
 use std::arch::x86_64::*;
-
-/// Pointers to row `c0`, block 0 of `act`'s quants, `d` and `bsums`; row `c0 + c`, block `b` is at
-/// offset `c * nb + b` blocks from them (`QK_K` quants, one `d`, 16 `bsums` a block). Checks that rows
-/// `c0..c0+C` exist and that `act` is Q8_K.
-#[inline(always)]
-fn rows<const C: usize>(act: &Act, c0: usize) -> (*const i8, *const f32, *const i16) {
-    assert!(c0 + C <= act.m);
-    assert!(act.qk == QK_K && act.bsums.len() * 16 == act.qs.len());
-    let i = c0 * act.nb;
-    (
-        act.qs[i * QK_K..].as_ptr(),
-        act.d[i..].as_ptr(),
-        act.bsums[i * 16..].as_ptr(),
-    )
-}
 
 /// The 16 bytes `v[..16]` as f32 (unsigned).
 #[inline]
