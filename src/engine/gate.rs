@@ -10,7 +10,7 @@
 //!   into 8-bit activations over 18 layers, flipped a near-tie on the llama.cpp golden path
 //!   (docs/NUMERICS.md), so the bits stay candle's.
 
-use super::attention::expf::{C0, C1, C2, INV_LN2_N, SHIFT, TAB, UNDERFLOW};
+use super::attention::expf::{exp_any, OVERFLOW, UNDERFLOW};
 use super::block::Activation;
 use super::quant::pool;
 use candle_core::{CpuStorage, CustomOp2, Layout, Result, Shape, Tensor};
@@ -18,8 +18,6 @@ use std::sync::OnceLock;
 
 /// `√(2/π)` as candle writes it.
 const SQRT_TWO_OVER_PI: f32 = 0.797_884_6;
-/// Above this glibc's `expf` overflows to infinity (`0x1.62e42ep6`).
-const OVERFLOW: f32 = 88.722_83;
 /// Elements per work item when a prefill's rows are split over the threads.
 const CHUNK: usize = 1 << 14;
 
@@ -82,29 +80,6 @@ fn one(g: f32, u: f32, act: Activation, exp: impl Fn(f32) -> f32) -> f32 {
 #[inline(always)]
 fn gelu(g: f32) -> f32 {
     0.5 * g * (1.0 + f32::tanh(SQRT_TWO_OVER_PI * g * (1.0 + 0.044715 * g * g)))
-}
-
-/// glibc's `expf(x)` on the whole line, scalar, with fused multiply-adds: what the vector code does
-/// per lane.
-fn exp_scalar(x: f32) -> f32 {
-    if x.is_nan() {
-        return x + x;
-    }
-    if x > OVERFLOW {
-        return f32::INFINITY;
-    }
-    if x < UNDERFLOW {
-        return 0.0;
-    }
-    let xd = x as f64;
-    let kd = INV_LN2_N.mul_add(xd, SHIFT);
-    let ki = kd.to_bits();
-    let kd = kd - SHIFT;
-    let r = INV_LN2_N.mul_add(xd, -kd);
-    let s = f64::from_bits(TAB[(ki % 32) as usize].wrapping_add(ki << 47));
-    let z = C0.mul_add(r, C1);
-    let y = C2.mul_add(r, 1.0);
-    (z.mul_add(r * r, y) * s) as f32
 }
 
 /// Whether the vector exponential runs here and gives libm's bits (checked once, on 8192 points from
@@ -179,29 +154,13 @@ mod x86 {
     use super::*;
     use std::arch::x86_64::*;
 
-    /// `exp_scalar` on 4 lanes: f64 inside, then the special cases blended in.
+    /// `exp_any` on 4 lanes: attention's `exp4` with overflow and NaN blended in.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     fn exp4(x: __m128) -> __m128 {
-        let xd = _mm256_cvtps_pd(x);
-        let kd = _mm256_fmadd_pd(_mm256_set1_pd(INV_LN2_N), xd, _mm256_set1_pd(SHIFT));
-        let ki = _mm256_castpd_si256(kd);
-        let kd = _mm256_sub_pd(kd, _mm256_set1_pd(SHIFT));
-        let r = _mm256_fmsub_pd(_mm256_set1_pd(INV_LN2_N), xd, kd);
-        let idx = _mm256_and_si256(ki, _mm256_set1_epi64x(31));
-        // SAFETY: indices are masked to 0..32, and `TAB` has 32 entries of 8 bytes.
-        let t = unsafe { _mm256_i64gather_epi64::<8>(TAB.as_ptr() as *const i64, idx) };
-        let s = _mm256_castsi256_pd(_mm256_add_epi64(t, _mm256_slli_epi64::<47>(ki)));
-        let z = _mm256_fmadd_pd(_mm256_set1_pd(C0), r, _mm256_set1_pd(C1));
-        let y = _mm256_fmadd_pd(_mm256_set1_pd(C2), r, _mm256_set1_pd(1.0));
-        let y = _mm256_mul_pd(_mm256_fmadd_pd(z, _mm256_mul_pd(r, r), y), s);
-        let e = _mm256_cvtpd_ps(y);
-        let e = _mm_andnot_ps(_mm_cmplt_ps(x, _mm_set1_ps(UNDERFLOW)), e);
-        let e = _mm_blendv_ps(
-            e,
-            _mm_set1_ps(f32::INFINITY),
-            _mm_cmpgt_ps(x, _mm_set1_ps(OVERFLOW)),
-        );
+        let e = crate::engine::attention::x86::exp4(x);
+        let over = _mm_cmpgt_ps(x, _mm_set1_ps(OVERFLOW));
+        let e = _mm_blendv_ps(e, _mm_set1_ps(f32::INFINITY), over);
         _mm_blendv_ps(e, _mm_add_ps(x, x), _mm_cmpunord_ps(x, x))
     }
 
@@ -214,7 +173,7 @@ mod x86 {
         }
     }
 
-    /// `gate_part` for SiLU, 4 lanes at a time; the tail through `exp_scalar` (the same bits).
+    /// `gate_part` for SiLU, 4 lanes at a time; the tail through `exp_any` (the same bits).
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn silu(gate: &[f32], up: &[f32], out: &mut [f32]) {
         let one = _mm_set1_ps(1.0);
@@ -230,7 +189,7 @@ mod x86 {
             }
         }
         for i in n4..out.len() {
-            out[i] = super::one(gate[i], up[i], Activation::Silu, exp_scalar);
+            out[i] = super::one(gate[i], up[i], Activation::Silu, exp_any);
         }
     }
 }
@@ -249,12 +208,24 @@ mod tests {
         (g.collect(), u.collect())
     }
 
+    /// `g` and `u` as tensors, and candle's `act(g) * u`.
+    fn candles(
+        g: &[f32],
+        u: &[f32],
+        act: impl Fn(&Tensor) -> Result<Tensor>,
+    ) -> (Tensor, Tensor, Vec<f32>) {
+        let dev = candle_core::Device::Cpu;
+        let (gt, ut) = (Tensor::new(g, &dev).unwrap(), Tensor::new(u, &dev).unwrap());
+        let theirs = (act(&gt).unwrap() * &ut).unwrap().to_vec1::<f32>().unwrap();
+        (gt, ut, theirs)
+    }
+
     /// The scalar copy of glibc's `expf` is libm's bits from underflow to overflow (where libm is
     /// glibc's FMA build, as here), and the vector code is the scalar copy's on every lane.
     #[test]
     fn the_exponential_is_libms() {
         for x in probe_points() {
-            let s = exp_scalar(x);
+            let s = exp_any(x);
             #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
             if is_x86_feature_detected!("fma") {
                 assert!(
@@ -283,18 +254,8 @@ mod tests {
         let (g, u) = inputs(n);
         let mut ours = vec![0f32; n];
         gate_into(&g, &u, Activation::Silu, &mut ours);
-        let dev = candle_core::Device::Cpu;
-        let (gt, ut) = (
-            Tensor::new(g.as_slice(), &dev).unwrap(),
-            Tensor::new(u.as_slice(), &dev).unwrap(),
-        );
-        let theirs = (gt.silu().unwrap() * &ut)
-            .unwrap()
-            .to_vec1::<f32>()
-            .unwrap();
-        if vector_exp_ok() || cfg!(not(target_arch = "x86_64")) {
-            assert_eq!(bits(&ours), bits(&theirs));
-        }
+        let (gt, ut, theirs) = candles(&g, &u, |t| t.silu());
+        assert_eq!(bits(&ours), bits(&theirs));
         let via_tensor = gated(&gt, &ut, Activation::Silu)
             .unwrap()
             .to_vec1::<f32>()
@@ -309,15 +270,7 @@ mod tests {
         let (g, u) = inputs(n);
         let mut ours = vec![0f32; n];
         gate_into(&g, &u, Activation::GeluTanh, &mut ours);
-        let dev = candle_core::Device::Cpu;
-        let (gt, ut) = (
-            Tensor::new(g.as_slice(), &dev).unwrap(),
-            Tensor::new(u.as_slice(), &dev).unwrap(),
-        );
-        let theirs = (gt.gelu().unwrap() * &ut)
-            .unwrap()
-            .to_vec1::<f32>()
-            .unwrap();
+        let (_, _, theirs) = candles(&g, &u, |t| t.gelu());
         assert_eq!(bits(&ours), bits(&theirs));
         let mut alone = [0f32];
         gate_into(&g[7..8], &u[7..8], Activation::GeluTanh, &mut alone);

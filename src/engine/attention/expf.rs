@@ -15,7 +15,7 @@ use super::Arith;
 use std::sync::OnceLock;
 
 /// `tab[i] = bits(2^(i/32)) - (i << 47)`: adding `k << 47` then puts `k/32`'s integer part in the exponent.
-pub(crate) const TAB: [u64; 32] = [
+pub(super) const TAB: [u64; 32] = [
     0x3ff0000000000000,
     0x3fefd9b0d3158574,
     0x3fefb5586cf9890f,
@@ -51,11 +51,11 @@ pub(crate) const TAB: [u64; 32] = [
 ];
 const N: f64 = 32.0;
 /// 1.5 · 2^52: adding it rounds to an integer, left in the low mantissa bits.
-pub(crate) const SHIFT: f64 = 6755399441055744.0;
-pub(crate) const INV_LN2_N: f64 = f64::from_bits(0x3ff71547652b82fe) * N;
-pub(crate) const C0: f64 = f64::from_bits(0x3fac6af84b912394) / N / N / N;
-pub(crate) const C1: f64 = f64::from_bits(0x3fcebfce50fac4f3) / N / N;
-pub(crate) const C2: f64 = f64::from_bits(0x3fe62e42ff0c52d6) / N;
+pub(super) const SHIFT: f64 = 6755399441055744.0;
+pub(super) const INV_LN2_N: f64 = f64::from_bits(0x3ff71547652b82fe) * N;
+pub(super) const C0: f64 = f64::from_bits(0x3fac6af84b912394) / N / N / N;
+pub(super) const C1: f64 = f64::from_bits(0x3fcebfce50fac4f3) / N / N;
+pub(super) const C2: f64 = f64::from_bits(0x3fe62e42ff0c52d6) / N;
 /// Below `ln(2^-150)` the result rounds to 0 (glibc returns its underflow value, 0).
 pub(crate) const UNDERFLOW: f32 = -103.972_08;
 
@@ -76,6 +76,21 @@ pub(super) fn exp<M: Arith>(x: f32) -> f32 {
         0.0
     } else {
         y as f32
+    }
+}
+
+/// Above this glibc's `expf` overflows to infinity (`0x1.62e42ep6`).
+pub(crate) const OVERFLOW: f32 = 88.722_83;
+
+/// glibc's `expf(x)` on the whole line (NaN, overflow and underflow as glibc returns them), with fused
+/// multiply-adds: what `x86::exp4` and the blends in `gate.rs` give on each lane.
+pub(crate) fn exp_any(x: f32) -> f32 {
+    if x.is_nan() {
+        x + x
+    } else if x > OVERFLOW {
+        f32::INFINITY
+    } else {
+        exp::<super::Fused>(x)
     }
 }
 

@@ -23,7 +23,7 @@
 pub(crate) mod expf;
 mod rope;
 #[cfg(target_arch = "x86_64")]
-mod x86;
+pub(crate) mod x86;
 
 pub use rope::Rope;
 

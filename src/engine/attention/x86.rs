@@ -111,38 +111,39 @@ fn dots<const N: usize>(q: &[f32], k: &[f32], j: usize, stride: usize) -> [__m25
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn exps(s: &mut [f32], max: f32) {
-    let (inv, shift) = (_mm256_set1_pd(INV_LN2_N), _mm256_set1_pd(SHIFT));
-    let (c0, c1, c2, one) = (
-        _mm256_set1_pd(C0),
-        _mm256_set1_pd(C1),
-        _mm256_set1_pd(C2),
-        _mm256_set1_pd(1.0),
-    );
-    let (max4, under) = (_mm_set1_ps(max), _mm_set1_ps(UNDERFLOW));
+    let max4 = _mm_set1_ps(max);
     let mut quads = s.chunks_exact_mut(4);
     for out in &mut quads {
         let out: &mut [f32; 4] = out.try_into().unwrap();
         // SAFETY: 4-float load from a 4-float array.
         let x = _mm_sub_ps(unsafe { _mm_loadu_ps(out.as_ptr()) }, max4);
-        let xd = _mm256_cvtps_pd(x);
-        let kd = _mm256_fmadd_pd(inv, xd, shift);
-        let ki = _mm256_castpd_si256(kd);
-        let kd = _mm256_sub_pd(kd, shift);
-        let r = _mm256_fmsub_pd(inv, xd, kd);
-        let idx = _mm256_and_si256(ki, _mm256_set1_epi64x(31));
-        // SAFETY: indices are masked to 0..32, and `TAB` has 32 entries of 8 bytes.
-        let t = unsafe { _mm256_i64gather_epi64::<8>(TAB.as_ptr() as *const i64, idx) };
-        let s = _mm256_castsi256_pd(_mm256_add_epi64(t, _mm256_slli_epi64::<47>(ki)));
-        let z = _mm256_fmadd_pd(c0, r, c1);
-        let y = _mm256_fmadd_pd(c2, r, one);
-        let y = _mm256_mul_pd(_mm256_fmadd_pd(z, _mm256_mul_pd(r, r), y), s);
-        let e = _mm_andnot_ps(_mm_cmplt_ps(x, under), _mm256_cvtpd_ps(y));
         // SAFETY: a 4-float store into a 4-float array.
-        unsafe { _mm_storeu_ps(out.as_mut_ptr(), e) };
+        unsafe { _mm_storeu_ps(out.as_mut_ptr(), exp4(x)) };
     }
     for x in quads.into_remainder() {
         *x = super::expf::exp::<Fused>(*x - max);
     }
+}
+
+/// `expf::exp` on 4 lanes (f64 inside, as there): glibc's bits for `x <= 88.72` (0 below
+/// `UNDERFLOW`); overflow and NaN are the caller's (`gate.rs` blends them in, softmax never has them).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(crate) fn exp4(x: __m128) -> __m128 {
+    let (inv, shift) = (_mm256_set1_pd(INV_LN2_N), _mm256_set1_pd(SHIFT));
+    let xd = _mm256_cvtps_pd(x);
+    let kd = _mm256_fmadd_pd(inv, xd, shift);
+    let ki = _mm256_castpd_si256(kd);
+    let kd = _mm256_sub_pd(kd, shift);
+    let r = _mm256_fmsub_pd(inv, xd, kd);
+    let idx = _mm256_and_si256(ki, _mm256_set1_epi64x(31));
+    // SAFETY: indices are masked to 0..32, and `TAB` has 32 entries of 8 bytes.
+    let t = unsafe { _mm256_i64gather_epi64::<8>(TAB.as_ptr() as *const i64, idx) };
+    let s = _mm256_castsi256_pd(_mm256_add_epi64(t, _mm256_slli_epi64::<47>(ki)));
+    let z = _mm256_fmadd_pd(_mm256_set1_pd(C0), r, _mm256_set1_pd(C1));
+    let y = _mm256_fmadd_pd(_mm256_set1_pd(C2), r, _mm256_set1_pd(1.0));
+    let y = _mm256_mul_pd(_mm256_fmadd_pd(z, _mm256_mul_pd(r, r), y), s);
+    _mm_andnot_ps(_mm_cmplt_ps(x, _mm_set1_ps(UNDERFLOW)), _mm256_cvtpd_ps(y))
 }
 
 #[cfg(test)]
