@@ -5,10 +5,10 @@
 //!   a time: the exponential is glibc's `expf` written out (`attention/expf.rs`) over its whole range,
 //!   checked once against `f32::exp`; on any difference (another libm) every lane calls libm.
 //! - GELU, tanh form (Gemma): `0.5·g·(1 + tanh z) · u`, `z = √(2/π)·g·(1 + 0.044715·g²)`, candle's
-//!   `gelu` then `mul` to the bit: libm's `tanhf` one element at a time. The same function written as
-//!   `g / (1 + e^-2z)` vectorises through the exponential above, but its few-ulp differences, rounded
-//!   into 8-bit activations over 18 layers, flipped a near-tie on the llama.cpp golden path
-//!   (docs/NUMERICS.md), so the bits stay candle's.
+//!   `gelu` then `mul` to the bit, eight lanes at a time: `tanhf` is glibc's written out
+//!   (`tanhf.rs`), checked once against `f32::tanh`; on any difference every lane calls libm. (The
+//!   same function written as `g / (1 + e^-2z)` is a few ulps off, and those ulps, rounded into 8-bit
+//!   activations over 18 layers, flipped a near-tie on the llama.cpp golden path: docs/NUMERICS.md.)
 
 use super::attention::expf::{exp_any, OVERFLOW, UNDERFLOW};
 use super::block::Activation;
@@ -62,6 +62,11 @@ fn gate_part(gate: &[f32], up: &[f32], act: Activation, out: &mut [f32]) {
         // SAFETY: `vector_exp_ok` is true only if the CPU has AVX2 and FMA.
         return unsafe { x86::silu(gate, up, out) };
     }
+    #[cfg(target_arch = "x86_64")]
+    if act == Activation::GeluTanh && vector_tanh_ok() {
+        // SAFETY: `vector_tanh_ok` is true only if the CPU has AVX2.
+        return unsafe { x86::gelu(gate, up, out) };
+    }
     for ((o, &g), &u) in out.iter_mut().zip(gate).zip(up) {
         *o = one(g, u, act, f32::exp);
     }
@@ -101,6 +106,50 @@ fn vector_exp_ok() -> bool {
         #[cfg(not(target_arch = "x86_64"))]
         false
     })
+}
+
+/// Whether the vector `tanhf` runs here and gives libm's bits (checked once, on `tanh_probe_points`).
+fn vector_tanh_ok() -> bool {
+    static OK: OnceLock<bool> = OnceLock::new();
+    *OK.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            is_x86_feature_detected!("avx2") && {
+                let x: Vec<f32> = tanh_probe_points().collect();
+                let mut t = vec![0f32; x.len()];
+                // SAFETY: AVX2 was detected just above.
+                unsafe { crate::engine::tanhf::x86::tanhs(&x, &mut t) };
+                x.iter().zip(&t).all(|(x, t)| same(*t, x.tanh()))
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    })
+}
+
+/// Equal bits, or both NaN.
+fn same(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || a.is_nan() && b.is_nan()
+}
+
+/// Every branch of `tanhf` and `expm1f`: 8 special values, then magnitudes from 2⁻⁶⁰ to 2⁵ (both
+/// signs) through every exponent, so every `k` of `expm1f`'s reduction; 8200 points, whole groups of 8.
+fn tanh_probe_points() -> impl Iterator<Item = f32> {
+    let special = [
+        f32::NEG_INFINITY,
+        f32::INFINITY,
+        f32::NAN,
+        0.0,
+        -0.0,
+        22.0,
+        1.0,
+        f32::MIN_POSITIVE,
+    ];
+    let swept = (0..8192u32).map(|i| {
+        let m = f32::from_bits(((67 + i / 128) << 23) | (i * 104_729 % (1 << 23)));
+        if i % 2 == 0 { m } else { -m }
+    });
+    special.into_iter().chain(swept)
 }
 
 fn probe_points() -> impl Iterator<Item = f32> {
@@ -170,6 +219,31 @@ mod x86 {
         for (x, e) in x.iter().zip(e) {
             let v = exp4(_mm_set1_ps(*x));
             *e = _mm_cvtss_f32(v);
+        }
+    }
+
+    /// `gate_part` for GELU, 8 lanes at a time in candle's order of operations; the tail through libm.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn gelu(gate: &[f32], up: &[f32], out: &mut [f32]) {
+        let n8 = out.len() / 8 * 8;
+        let c = |v: f32| _mm256_set1_ps(v);
+        for i in (0..n8).step_by(8) {
+            // SAFETY: `i + 8 <= n8 <= len` of all three slices (asserted equal by `gate_into`).
+            unsafe {
+                let g = _mm256_loadu_ps(gate.as_ptr().add(i));
+                let u = _mm256_loadu_ps(up.as_ptr().add(i));
+                let g2 = _mm256_mul_ps(_mm256_mul_ps(c(0.044715), g), g);
+                let z = _mm256_mul_ps(
+                    _mm256_mul_ps(c(SQRT_TWO_OVER_PI), g),
+                    _mm256_add_ps(c(1.0), g2),
+                );
+                let t = crate::engine::tanhf::x86::tanh8(z);
+                let y = _mm256_mul_ps(_mm256_mul_ps(c(0.5), g), _mm256_add_ps(c(1.0), t));
+                _mm256_storeu_ps(out.as_mut_ptr().add(i), _mm256_mul_ps(y, u));
+            }
+        }
+        for i in n8..out.len() {
+            out[i] = super::one(gate[i], up[i], Activation::GeluTanh, f32::exp);
         }
     }
 
@@ -244,6 +318,27 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The vector `tanhf` is libm's bits on every 251st of all 2³² inputs (where libm is glibc's, as
+    /// here), and the start-up probe agrees.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_tanh_is_libms() {
+        if !is_x86_feature_detected!("avx2") {
+            return;
+        }
+        assert_eq!(tanh_probe_points().count() % 8, 0);
+        let glibc = cfg!(all(target_os = "linux", target_env = "gnu"));
+        assert!(vector_tanh_ok() || !glibc, "the start-up probe found a difference from glibc");
+        let x: Vec<f32> = (0..(1u64 << 32) / 251 / 8 * 8)
+            .map(|i| f32::from_bits((i * 251) as u32))
+            .collect();
+        let mut t = vec![0f32; x.len()];
+        // SAFETY: AVX2 detected.
+        unsafe { crate::engine::tanhf::x86::tanhs(&x, &mut t) };
+        let differ = x.iter().zip(&t).filter(|(x, t)| !same(**t, x.tanh())).count();
+        assert!(differ == 0 || !glibc, "{differ} of {} inputs differ", x.len());
     }
 
     /// SiLU times `up` is candle's `silu(g) * u` to the bit, over many elements (split over threads, and

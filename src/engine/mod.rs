@@ -22,6 +22,7 @@ pub mod sampler;
 pub mod served;
 pub mod session;
 pub mod session_file;
+mod tanhf;
 pub mod tokenizer;
 pub mod twin;
 pub mod worker;
