@@ -207,7 +207,7 @@ fn attention() {
         t.to_vec1().unwrap()
     };
     let only = std::env::var("ONLY").unwrap_or_default();
-    for (seq, kv_len) in [(1, 64), (1, 512), (64, 64), (512, 512)] {
+    for (seq, kv_len) in [(1, 64), (1, 512), (1, 2048), (64, 64), (512, 512)] {
         if !format!("seq={seq} kv={kv_len}").contains(&only) {
             continue;
         }

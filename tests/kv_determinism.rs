@@ -94,30 +94,83 @@ fn attention_rows_do_not_depend_on_the_pass() {
             err < 1e-5,
             "head_dim {hd} {window:?}: {err} off the formula"
         );
-        for i in 0..seq {
-            let kv = KvView {
-                k: &k[..(i + 1) * kv_row],
-                v: &v[..(i + 1) * kv_row],
-            };
-            let mut one = Vec::new();
-            let y = attend(&q[i * row..][..row], &kv, heads, i, 1, &mut one);
-            assert_eq!(bits(&y), bits(&all[i * row..][..row]), "hd {hd} row {i}");
-            let first = window.map_or(0, |w| (i + 1).saturating_sub(w));
-            for h in 0..6 {
-                let full = &captured[(h * seq + i) * seq..][..seq];
-                assert_eq!(bits(&one[h * (i + 1)..][..i + 1]), bits(&full[..i + 1]));
-                assert!(full[i + 1..].iter().all(|&p| p == 0.0), "future keys get 0");
-                assert!(
-                    full[..first].iter().all(|&p| p == 0.0),
-                    "keys before the window get 0"
-                );
-                let seen: f32 = full[first..=i].iter().sum();
-                assert!(
-                    (seen - 1.0).abs() < 1e-5,
-                    "the window's keys take all the weight"
-                );
-            }
+        rows_alone_match_the_prefill(&q, (&k, &v), heads, (&all, &captured), 0..seq);
+    }
+}
+
+/// Each row of `rows`, computed alone as a decode step over the keys before it, gives the bits of the
+/// same row in the whole prefill (`all`, with every row's probabilities in `captured`), and its
+/// probabilities are causal, windowed and sum to one.
+fn rows_alone_match_the_prefill(
+    q: &[f32],
+    (k, v): (&[f32], &[f32]),
+    heads: Heads,
+    (all, captured): (&[f32], &[f32]),
+    rows: std::ops::Range<usize>,
+) {
+    let (nh, hd, window) = (heads.n_head, heads.head_dim, heads.window);
+    let (row, kv_row) = (nh * hd, heads.n_kv_head * hd);
+    let seq = q.len() / row;
+    for i in rows {
+        let kv = KvView {
+            k: &k[..(i + 1) * kv_row],
+            v: &v[..(i + 1) * kv_row],
+        };
+        let mut one = Vec::new();
+        let y = attend(&q[i * row..][..row], &kv, heads, i, 1, &mut one);
+        assert_eq!(bits(&y), bits(&all[i * row..][..row]), "hd {hd} row {i}");
+        let first = window.map_or(0, |w| (i + 1).saturating_sub(w));
+        for h in 0..nh {
+            let full = &captured[(h * seq + i) * seq..][..seq];
+            assert_eq!(bits(&one[h * (i + 1)..][..i + 1]), bits(&full[..i + 1]));
+            assert!(full[i + 1..].iter().all(|&p| p == 0.0), "future keys get 0");
+            assert!(
+                full[..first].iter().all(|&p| p == 0.0),
+                "keys before the window get 0"
+            );
+            let seen: f32 = full[first..=i].iter().sum();
+            assert!(
+                (seen - 1.0).abs() < 1e-5,
+                "the window's keys take all the weight"
+            );
         }
+    }
+}
+
+/// Deep in a long context a decode step has enough work to split its heads over the threads (and a
+/// part may hold heads of two kv groups): its rows still give the prefill's bits. SmolLM2's layout, and
+/// Gemma 3's (one kv head, a sliding window).
+#[test]
+fn long_context_decode_rows_keep_their_bits() {
+    for (heads, seq) in [
+        (
+            Heads {
+                n_head: 9,
+                n_kv_head: 3,
+                head_dim: 64,
+                window: None,
+            },
+            1900,
+        ),
+        (
+            Heads {
+                n_head: 4,
+                n_kv_head: 1,
+                head_dim: 256,
+                window: Some(512),
+            },
+            1100,
+        ),
+    ] {
+        let (row, kv_row) = (
+            heads.n_head * heads.head_dim,
+            heads.n_kv_head * heads.head_dim,
+        );
+        let q = values(seq * row, 3);
+        let (k, v) = (values(seq * kv_row, 4), values(seq * kv_row, 5));
+        let mut captured = Vec::new();
+        let all = attend(&q, &KvView { k: &k, v: &v }, heads, 0, seq, &mut captured);
+        rows_alone_match_the_prefill(&q, (&k, &v), heads, (&all, &captured), seq - 6..seq);
     }
 }
 

@@ -147,7 +147,11 @@ fn tanh_probe_points() -> impl Iterator<Item = f32> {
     ];
     let swept = (0..8192u32).map(|i| {
         let m = f32::from_bits(((67 + i / 128) << 23) | (i * 104_729 % (1 << 23)));
-        if i % 2 == 0 { m } else { -m }
+        if i % 2 == 0 {
+            m
+        } else {
+            -m
+        }
     });
     special.into_iter().chain(swept)
 }
@@ -330,15 +334,26 @@ mod tests {
         }
         assert_eq!(tanh_probe_points().count() % 8, 0);
         let glibc = cfg!(all(target_os = "linux", target_env = "gnu"));
-        assert!(vector_tanh_ok() || !glibc, "the start-up probe found a difference from glibc");
+        assert!(
+            vector_tanh_ok() || !glibc,
+            "the start-up probe found a difference from glibc"
+        );
         let x: Vec<f32> = (0..(1u64 << 32) / 251 / 8 * 8)
             .map(|i| f32::from_bits((i * 251) as u32))
             .collect();
         let mut t = vec![0f32; x.len()];
         // SAFETY: AVX2 detected.
         unsafe { crate::engine::tanhf::x86::tanhs(&x, &mut t) };
-        let differ = x.iter().zip(&t).filter(|(x, t)| !same(**t, x.tanh())).count();
-        assert!(differ == 0 || !glibc, "{differ} of {} inputs differ", x.len());
+        let differ = x
+            .iter()
+            .zip(&t)
+            .filter(|(x, t)| !same(**t, x.tanh()))
+            .count();
+        assert!(
+            differ == 0 || !glibc,
+            "{differ} of {} inputs differ",
+            x.len()
+        );
     }
 
     /// SiLU times `up` is candle's `silu(g) * u` to the bit, over many elements (split over threads, and

@@ -100,10 +100,7 @@ pub(crate) mod x86 {
 
         // The six ways back, by k.
         let k0 = _mm256_sub_ps(r, _mm256_sub_ps(_mm256_mul_ps(r, e), hxs));
-        let e2 = _mm256_sub_ps(
-            _mm256_sub_ps(_mm256_mul_ps(r, _mm256_sub_ps(e, c)), c),
-            hxs,
-        );
+        let e2 = _mm256_sub_ps(_mm256_sub_ps(_mm256_mul_ps(r, _mm256_sub_ps(e, c)), c), hxs);
         let k_minus1 = _mm256_sub_ps(_mm256_mul_ps(half, _mm256_sub_ps(r, e2)), half);
         let k_plus1 = _mm256_blendv_ps(
             _mm256_add_ps(one, _mm256_mul_ps(two, _mm256_sub_ps(r, e2))),

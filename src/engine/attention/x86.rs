@@ -49,30 +49,51 @@ impl Arith for Avx2 {
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn scores(q: &[f32], k: &[f32], stride: usize, scale: f32, s: &mut [f32]) {
-    // Lane sums `b_l = a_l + a_{l+4}` of one key's accumulator.
-    let half = |a: __m256| _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps::<1>(a));
     let scale4 = _mm_set1_ps(scale);
-    let done = s.len() / 4 * 4;
-    let mut quads = s.chunks_exact_mut(4);
-    for (n, out) in (&mut quads).enumerate() {
-        let j = 4 * n;
-        let [a, b, c, d] = dots::<4>(q, k, j, stride).map(half);
-        // Transpose so lane i of row r is key i's b_r; then (b0 + b2) + (b1 + b3) for all four keys.
-        let (t0, t1) = (_mm_unpacklo_ps(a, b), _mm_unpackhi_ps(a, b));
-        let (t2, t3) = (_mm_unpacklo_ps(c, d), _mm_unpackhi_ps(c, d));
-        let (r0, r1) = (_mm_movelh_ps(t0, t2), _mm_movehl_ps(t2, t0));
-        let (r2, r3) = (_mm_movelh_ps(t1, t3), _mm_movehl_ps(t3, t1));
-        let sum = _mm_add_ps(_mm_add_ps(r0, r2), _mm_add_ps(r1, r3));
-        let out: &mut [f32; 4] = out.try_into().unwrap();
-        // SAFETY: a 4-float store into a 4-float array.
-        unsafe { _mm_storeu_ps(out.as_mut_ptr(), _mm_mul_ps(sum, scale4)) };
+    let done = s.len() / 8 * 8;
+    // Eight keys at a time (eight FMA chains in flight, enough to fill both FMA ports), then four.
+    let mut eights = s.chunks_exact_mut(8);
+    for (n, out) in (&mut eights).enumerate() {
+        let acc = dots::<8>(q, k, 8 * n, stride);
+        let (lo, hi) = out.split_at_mut(4);
+        store4(lo, fold4([acc[0], acc[1], acc[2], acc[3]]), scale4);
+        store4(hi, fold4([acc[4], acc[5], acc[6], acc[7]]), scale4);
     }
-    for (i, out) in quads.into_remainder().iter_mut().enumerate() {
-        let b = half(dots::<1>(q, k, done + i, stride)[0]);
+    let rest = eights.into_remainder();
+    let quad = rest.len() / 4 * 4;
+    if quad == 4 {
+        store4(&mut rest[..4], fold4(dots::<4>(q, k, done, stride)), scale4);
+    }
+    for (i, out) in rest[quad..].iter_mut().enumerate() {
+        let a = dots::<1>(q, k, done + quad + i, stride)[0];
+        let b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps::<1>(a));
         let b = _mm_add_ps(b, _mm_movehl_ps(b, b)); // b0 + b2, b1 + b3
         let r = _mm_add_ss(b, _mm_movehdup_ps(b));
         *out = _mm_cvtss_f32(r) * scale;
     }
+}
+
+/// Four keys' 8-lane accumulators folded to their four dot products: `b_l = a_l + a_{l+4}`, then a
+/// 4x4 transpose so lane i of row r is key i's `b_r`, then `(b0 + b2) + (b1 + b3)` for all four.
+#[inline(always)]
+fn fold4(acc: [__m256; 4]) -> __m128 {
+    // SAFETY (all below): register-only intrinsics, AVX2 enabled by the callers.
+    unsafe {
+        let half = |a: __m256| _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps::<1>(a));
+        let [a, b, c, d] = acc.map(half);
+        let (t0, t1) = (_mm_unpacklo_ps(a, b), _mm_unpackhi_ps(a, b));
+        let (t2, t3) = (_mm_unpacklo_ps(c, d), _mm_unpackhi_ps(c, d));
+        let (r0, r1) = (_mm_movelh_ps(t0, t2), _mm_movehl_ps(t2, t0));
+        let (r2, r3) = (_mm_movelh_ps(t1, t3), _mm_movehl_ps(t3, t1));
+        _mm_add_ps(_mm_add_ps(r0, r2), _mm_add_ps(r1, r3))
+    }
+}
+
+#[inline(always)]
+fn store4(out: &mut [f32], sum: __m128, scale4: __m128) {
+    let out: &mut [f32; 4] = out.try_into().unwrap();
+    // SAFETY: a 4-float store into a 4-float array (AVX2 enabled by the callers).
+    unsafe { _mm_storeu_ps(out.as_mut_ptr(), _mm_mul_ps(sum, scale4)) };
 }
 
 /// The 8-lane accumulators of the `N` keys from `j` (key `i` at `k[i * stride..][..q.len()]`), advanced
@@ -163,7 +184,7 @@ mod tests {
                 .collect()
         };
         for hd in [64, 8, 13, 3] {
-            for n in [1, 4, 7, 33] {
+            for n in [1, 4, 7, 12, 33] {
                 let (q, k) = (vals(hd, 1), vals(n * 2 * hd, 2));
                 let (mut a, mut b) = (vec![0f32; n], vec![0f32; n]);
                 avx2.scores(&q, &k[hd..], 2 * hd, 0.125, &mut a);
