@@ -91,11 +91,7 @@ impl Act {
             quantize_rows(xs, &mut act, kind);
         }
         if kind == ActKind::Q8_0 {
-            act.gsum = act
-                .qs
-                .chunks_exact(4)
-                .map(|g| g.iter().map(|&q| q as i32).sum())
-                .collect();
+            act.gsum = group_sums(&act.qs, simd);
         }
         act
     }
@@ -105,6 +101,28 @@ impl Act {
     pub fn block(&self, c: usize, b: usize) -> &[i8] {
         &self.qs[(c * self.nb + b) * self.qk..][..self.qk]
     }
+}
+
+/// `sum(q)` of each 4 quants; `simd` (AVX2 detected) runs the same loop compiled for AVX2.
+fn group_sums(qs: &[i8], simd: bool) -> Vec<i32> {
+    #[inline(always)]
+    fn sums(qs: &[i8]) -> Vec<i32> {
+        qs.chunks_exact(4)
+            .map(|g| g.iter().map(|&q| q as i32).sum())
+            .collect()
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn sums_avx2(qs: &[i8]) -> Vec<i32> {
+        sums(qs)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if simd {
+        // SAFETY: `simd` is true only where AVX2 was detected (`quantize_with`).
+        return unsafe { sums_avx2(qs) };
+    }
+    let _ = simd;
+    sums(qs)
 }
 
 #[inline(always)]

@@ -12,8 +12,25 @@ use super::layout_k::QK_K;
 /// Quants per `bsums` entry.
 pub const BSUM_LEN: usize = 16;
 
-/// Fills `act` (sized for Q8_K: `act.qk == QK_K`) from `xs`, block by block.
+/// Fills `act` (sized for Q8_K: `act.qk == QK_K`) from `xs`, block by block: the same code compiled
+/// for AVX2 where the CPU has it (its loops vectorise 8 lanes wide; the bits cannot change).
 pub(super) fn quantize_rows(xs: &[f32], act: &mut Act) {
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 was detected just above.
+        return unsafe { quantize_rows_avx2(xs, act) };
+    }
+    quantize_rows_any(xs, act)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn quantize_rows_avx2(xs: &[f32], act: &mut Act) {
+    quantize_rows_any(xs, act)
+}
+
+#[inline(always)]
+fn quantize_rows_any(xs: &[f32], act: &mut Act) {
     assert_eq!(act.qk, QK_K);
     act.bsums = vec![0; xs.len() / BSUM_LEN];
     let blocks = xs
