@@ -336,3 +336,31 @@ fn a_tokens_fate_matches_the_full_chain() {
         }
     }
 }
+
+/// `ranks_of` (one pass for all the shown candidates) gives `rank_of`'s answer for every id: ties,
+/// repeated ids, infinities and NaN included.
+#[test]
+fn ranks_of_many_ids_match_one_at_a_time() {
+    use nexttoken::engine::sampler::{rank_of, ranks_of};
+    let mut s = 12345u64;
+    let mut next = move || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (s >> 33) as u32
+    };
+    for case in 0..50 {
+        let n = 1 + (next() % 3000) as usize;
+        // Few distinct values, so ties are common.
+        let mut logits: Vec<f32> = (0..n).map(|_| (next() % 40) as f32 * 0.25 - 5.0).collect();
+        if case % 5 == 0 {
+            logits[next() as usize % n] = f32::NAN;
+            logits[next() as usize % n] = f32::NEG_INFINITY;
+            logits[next() as usize % n] = f32::INFINITY;
+        }
+        let ids: Vec<u32> = (0..1 + next() % 12).map(|_| next() % n as u32).collect();
+        let one: Vec<usize> = ids.iter().map(|&i| rank_of(&logits, i)).collect();
+        assert_eq!(ranks_of(&logits, &ids), one, "case {case}");
+    }
+    assert_eq!(ranks_of(&[1.0, 2.0], &[]), Vec::<usize>::new());
+}

@@ -139,7 +139,7 @@ fn columns_stay_aligned_around_a_wide_character() {
 fn a_window_without_first_key_weights_draws_no_sink_and_still_says_what_it_hides() {
     let mut app = long_path_app(80, 24, 40, 16);
     let mut view = app.session.clone().unwrap();
-    view.attention.first_key.clear();
+    view.attention.forget_first_key();
     app.update(nexttoken::app::Msg::Engine(
         nexttoken::protocol::Event::Synced(view),
     ));

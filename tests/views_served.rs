@@ -7,7 +7,9 @@ mod common;
 
 use common::*;
 use nexttoken::app::{App, Msg};
-use nexttoken::protocol::{Event, ModelInfo, ServedInfo, ServedTiming, SessionView};
+use nexttoken::protocol::{
+    AttentionWindow, Event, ModelInfo, ServedInfo, ServedTiming, SessionView,
+};
 
 fn served_info() -> ModelInfo {
     ModelInfo {
@@ -27,10 +29,7 @@ fn served_info() -> ModelInfo {
 fn served_view() -> SessionView {
     let mut v = prefilled();
     v.next.known_mass = Some(0.873);
-    v.attention.n_layer = 0;
-    v.attention.n_head = 0;
-    v.attention.weights.clear();
-    v.attention.first_key.clear();
+    v.attention = AttentionWindow::none();
     v.last_pass.served = Some(ServedTiming {
         request_ms: 41.5,
         prompt_ms: Some(12.25),

@@ -23,7 +23,7 @@ pub use dry::{
 };
 pub use fate::{fate, Fate};
 pub use penalties::apply_penalties;
-pub use row::{entropy, lse_entropy, rank_of, softmax, top_n};
+pub use row::{entropy, lse_entropy, rank_of, ranks_of, softmax, top_n};
 
 use crate::protocol::{Draw, SamplerSettings, StageReport};
 use penalties::PenaltyRows;

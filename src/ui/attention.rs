@@ -78,7 +78,7 @@ fn panel_lines(
     area: Rect,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
-    if win.len == 0 || win.n_layer == 0 || win.weights.is_empty() {
+    if win.len == 0 || win.n_layer == 0 || !win.has_weights() {
         return vec![Line::styled("no attention yet", theme.dim)];
     }
     let (width, height) = (area.width as usize, area.height as usize);
@@ -122,7 +122,7 @@ pub fn max_key_scroll(app: &App) -> usize {
         return 0;
     };
     let win = &session.attention;
-    if win.len == 0 || win.weights.is_empty() {
+    if win.len == 0 || !win.has_weights() {
         return 0;
     }
     let width = crate::app::layout::inset(area).width as usize;

@@ -138,7 +138,7 @@ fn over_heads(app: &App, win: &AttentionWindow, f: impl Fn(usize, usize) -> f32)
 
 /// Whether the window carries every row's weight on key 0 (`first_key`).
 pub fn knows_first(win: &AttentionWindow) -> bool {
-    win.first_key.len() == win.n_layer * win.n_head * win.len
+    win.knows_first()
 }
 
 /// The weight window row `row` puts on absolute key `key`: a key of the window, or key 0 before it

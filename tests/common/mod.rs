@@ -262,7 +262,7 @@ pub fn attention(len: usize) -> AttentionWindow {
     let first_key = (0..N_LAYER * N_HEAD * len)
         .map(|i| weights[i * len])
         .collect();
-    AttentionWindow {
+    DenseWindow {
         start: 0,
         len,
         n_layer: N_LAYER,
@@ -270,6 +270,7 @@ pub fn attention(len: usize) -> AttentionWindow {
         weights,
         first_key,
     }
+    .into()
 }
 
 fn pass(tokens_fed: usize, ms: f64, kv_len: usize, kv_on: bool, passes: u64) -> PassReport {
@@ -482,15 +483,15 @@ pub fn window_of(full: &AttentionWindow, len: usize) -> AttentionWindow {
     let mut weights = vec![0.0; heads * len * len];
     let mut first_key = vec![0.0; heads * len];
     for lh in 0..heads {
+        let (l, h) = (lh / full.n_head, lh % full.n_head);
         for r in 0..len {
-            first_key[lh * len + r] = full.weights[(lh * full.len + start + r) * full.len];
+            first_key[lh * len + r] = full.get(l, h, start + r, 0);
             for c in 0..len {
-                weights[(lh * len + r) * len + c] =
-                    full.weights[(lh * full.len + start + r) * full.len + start + c];
+                weights[(lh * len + r) * len + c] = full.get(l, h, start + r, start + c);
             }
         }
     }
-    AttentionWindow {
+    DenseWindow {
         start,
         len,
         n_layer: full.n_layer,
@@ -498,4 +499,5 @@ pub fn window_of(full: &AttentionWindow, len: usize) -> AttentionWindow {
         weights,
         first_key,
     }
+    .into()
 }

@@ -7,16 +7,18 @@ use crate::protocol::*;
 
 impl Session {
     pub(super) fn describe(&self, out: &ChainOutput, logits: &[f32]) -> Distribution {
+        let ranks = sampler::ranks_of(logits, &out.shown);
         let candidates = out
             .shown
             .iter()
             .zip(&out.final_probs)
-            .map(|(&id, &fp)| Candidate {
+            .zip(ranks)
+            .map(|((&id, &fp), rank)| Candidate {
                 token: self.vocab.view(id),
                 prob: out.raw_prob(logits, id),
                 logprob: logits[id as usize] - out.lse,
                 sampled_prob: fp,
-                rank: crate::engine::sampler::rank_of(logits, id),
+                rank,
             })
             .collect();
         let eos_prob = self
@@ -62,7 +64,8 @@ impl Session {
         })
     }
 
-    /// Attention over the last `attention_window` positions, every layer and head.
+    /// Attention over the last `attention_window` positions, every layer and head: the rows the tree
+    /// keeps, shared rather than copied.
     pub fn window(&self) -> AttentionWindow {
         let c = self.model.config();
         let len = self
@@ -71,34 +74,18 @@ impl Session {
             .min(ATTENTION_KEEP)
             .min(self.path.len());
         let start = self.path.len() - len;
-        let heads = c.n_layer * c.n_head;
-        let mut weights = vec![0f32; heads * len * len];
-        let mut first_key = vec![0f32; heads * len];
-        for r in 0..len {
-            let pos = start + r;
-            let node = &self.nodes[self.path[pos]];
-            for (lh, &w) in node.attn_first.iter().enumerate() {
-                first_key[lh * len + r] = w;
-            }
-            let first_col = pos + 1 - node.attn_cols;
-            for lh in 0..heads {
-                for col in 0..=r {
-                    let key = start + col;
-                    if key >= first_col && node.attn_cols > 0 {
-                        weights[(lh * len + r) * len + col] =
-                            node.attn[lh * node.attn_cols + key - first_col];
-                    }
+        let rows = self.path[start..]
+            .iter()
+            .map(|&n| {
+                let node = &self.nodes[n];
+                WindowRow {
+                    weights: node.attn.clone(),
+                    cols: node.attn_cols,
+                    first_key: node.attn_first.clone(),
                 }
-            }
-        }
-        AttentionWindow {
-            start,
-            len,
-            n_layer: c.n_layer,
-            n_head: c.n_head,
-            weights,
-            first_key,
-        }
+            })
+            .collect();
+        AttentionWindow::from_rows(start, c.n_layer, c.n_head, rows)
     }
 
     /// Leaves of the tree below the prompt: the branches a user can switch to.
