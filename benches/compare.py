@@ -71,7 +71,8 @@ def main():
         a, b = ours(args, args.depths), theirs(args, args.depths)
         table(a, b, f"round {r + 1}: threads {args.threads}, quiet")
         print(f"step overhead {a['step_overhead']:.3f}x, load {a['load_ms']:.0f} ms, "
-              f"peak RSS {a['peak_rss_mib']:.0f} MiB, max |p_fast - p_exact| {a['max_prob_diff_fast_vs_exact']:.1e}")
+              f"peak RSS {a['peak_rss_mib']:.0f} MiB, max |p_fast - p_exact| {a['max_prob_diff_fast_vs_exact']:.1e}, "
+              f"decode matmuls on {a.get('decode_threads', '?')} thread(s)")
         for row in a["rows"]:
             if "no-kv" in row["test"]:
                 print(f"  {row['test']}: {row['median_ms']:.1f} ms per step")

@@ -37,6 +37,8 @@ pub struct Report {
     /// Largest |p_fast - p_exact| over the vocabulary on a fixed prompt and 8 greedy steps.
     pub max_prob_diff_fast_vs_exact: f32,
     pub peak_rss_mib: f64,
+    /// Threads the decode matmuls ended up on: what the model's own timings chose (1 or all).
+    pub decode_threads: usize,
 }
 
 fn median_std(xs: &[f64]) -> (f64, f64) {
@@ -181,6 +183,7 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
             Ok(())
         })?);
     }
+    let decode_threads = model.decode_threads();
     drop(model);
 
     let step_overhead = step_overhead(path, args.reps)?;
@@ -193,6 +196,7 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
         step_overhead,
         max_prob_diff_fast_vs_exact,
         peak_rss_mib: peak_rss_mib(),
+        decode_threads,
     })
 }
 
@@ -280,6 +284,10 @@ pub fn run(path: &Path, args: &BenchArgs) -> Result<()> {
         );
     }
     println!("\nsession step / bare forward: {:.3}x", r.step_overhead);
+    println!(
+        "decode matmuls on {} thread(s), chosen by timing the decode steps",
+        r.decode_threads
+    );
     println!(
         "max |p_fast - p_exact| (8 greedy steps on {DEFAULT_PROMPT:?}): {:.2e}",
         r.max_prob_diff_fast_vs_exact

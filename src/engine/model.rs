@@ -20,6 +20,7 @@ use super::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use super::kv_cache::KvCache;
 use super::linear::{Linear, MatmulPath};
 use super::requant::{requantize, Requant, RequantReport};
+use crate::engine::quant::decode_threads::{with_small_rows_threads, DecodeThreads};
 use candle_core::{DType, Device, IndexOp, Tensor};
 use std::sync::Arc;
 use std::time::Instant;
@@ -68,6 +69,8 @@ pub struct Model {
     rope_local: Option<Rope>,
     pub cache: KvCache,
     forward_passes: u64,
+    /// How many threads a one-token pass's matmuls use, from timing those passes.
+    decode: DecodeThreads,
 }
 
 impl Model {
@@ -138,6 +141,7 @@ impl Model {
             rope_local,
             cache,
             forward_passes: 0,
+            decode: DecodeThreads::new(crate::engine::quant::threads()),
         })
     }
 
@@ -156,9 +160,30 @@ impl Model {
         self.forward_passes
     }
 
+    /// Threads the one-token passes' matmuls now use (1, or all: `quant/decode_threads.rs`).
+    pub fn decode_threads(&self) -> usize {
+        self.decode.chosen()
+    }
+
     /// Feeds `tokens` at positions `index_pos..`, appending their keys and values to the cache (which must
     /// hold exactly `index_pos` positions).
     pub fn forward(
+        &mut self,
+        tokens: &[u32],
+        index_pos: usize,
+        opts: ForwardOptions,
+    ) -> candle_core::Result<ForwardOutput> {
+        if tokens.len() != 1 {
+            return self.forward_rows(tokens, index_pos, opts);
+        }
+        // A decode step: its matmuls run on the threads the earlier steps' timings chose.
+        let threads = self.decode.next();
+        let out = with_small_rows_threads(threads, || self.forward_rows(tokens, index_pos, opts))?;
+        self.decode.record(threads, out.ms);
+        Ok(out)
+    }
+
+    fn forward_rows(
         &mut self,
         tokens: &[u32],
         index_pos: usize,

@@ -5,7 +5,8 @@
 //!   output row).
 //! - `act` (+ `act_x86`, `act_k`): activations quantised to Q8_1 / Q8_0 / Q8_K exactly as candle does.
 //! - `scalar`, `avx2` (+ `avx2_k`), `avx512` (+ `avx512_k`): tile kernels, bit-identical to each other.
-//! - `matmul`: `QMatrix`, the threaded `xs @ W^T` over tiles; `pool`: thread count.
+//! - `matmul`: `QMatrix`, the threaded `xs @ W^T` over tiles; `pool`: thread count; `decode_threads`:
+//!   how many threads a decode step's matmuls use, decided by timing the steps.
 
 pub mod act;
 mod act_k;
@@ -19,6 +20,7 @@ mod avx2_k;
 pub mod avx512;
 #[cfg(target_arch = "x86_64")]
 mod avx512_k;
+pub mod decode_threads;
 pub mod layout;
 pub mod layout_k;
 pub mod matmul;
