@@ -219,13 +219,19 @@ fn step_overhead(path: &Path, reps: usize) -> Result<f64> {
     )?;
     let (mut bare_ms, mut step_ms) = (Vec::new(), Vec::new());
     s.prefill_text(DEFAULT_PROMPT, false)?;
-    for _ in 0..40 * reps.max(1) {
+    // A warm-up as long as the model's decode-thread trial (which alternates its thread counts, and so
+    // would give the bare passes one count and the steps the other), then the timed pairs.
+    let warm_up = 16;
+    for i in 0..warm_up + 40 * reps.max(1) {
         // The token the model itself would pick, so the walk stays ordinary text for any model.
         let token = s.distribution()?.planned.id;
-        bare_ms.push(s.time_bare_forward(token)?);
+        let bare = s.time_bare_forward(token)?;
         let t = Instant::now();
         s.step(Choice::Force(token))?;
-        step_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        if i >= warm_up {
+            bare_ms.push(bare);
+            step_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        }
     }
     Ok(median_std(&step_ms).0 / median_std(&bare_ms).0)
 }

@@ -27,7 +27,7 @@ pub use row::{entropy, lse_entropy, rank_of, ranks_of, softmax, top_n};
 
 use crate::protocol::{Draw, SamplerSettings, StageReport};
 use penalties::PenaltyRows;
-use row::{lse_scaled, max_of};
+use row::{lse_entropy_max, lse_scaled, lse_scaled_from, max_of};
 
 /// The chain's result over one logits row.
 #[derive(Debug, Clone)]
@@ -92,9 +92,9 @@ pub fn run_chain_with(
     shown_n: usize,
     u: f32,
 ) -> ChainOutput {
-    let (lse, entropy) = lse_entropy(logits);
+    let (lse, entropy, max) = lse_entropy_max(logits);
     let rows = PenaltyRows::new(logits, history, s, breakers);
-    let tempered = Tempered::new(logits, lse, rows.base(), s.temperature);
+    let tempered = Tempered::new(logits, (lse, max), rows.base(), s.temperature);
     let cuts = Cutoffs::find(&tempered, s, shown_n);
     let shown: Vec<u32> = cuts.sorted.iter().take(shown_n).cloned().collect();
     // With DRY on, the penalties stage shows the row before DRY (one more normaliser when both apply).
@@ -144,8 +144,14 @@ struct Tempered<'a> {
 }
 
 impl<'a> Tempered<'a> {
-    /// Each normaliser is one pass over the vocabulary, skipped when it equals one already known.
-    fn new(logits: &'a [f32], lse: f32, penalised: Option<&'a [f32]>, temperature: f32) -> Self {
+    /// Each normaliser is one pass over the vocabulary, skipped when it equals one already known
+    /// (`lse` and `max` are the raw row's).
+    fn new(
+        logits: &'a [f32],
+        (lse, max): (f32, f32),
+        penalised: Option<&'a [f32]>,
+        temperature: f32,
+    ) -> Self {
         let base = penalised.unwrap_or(logits);
         let lse_pen = if penalised.is_some() {
             lse_scaled(base, 1.0)
@@ -153,10 +159,10 @@ impl<'a> Tempered<'a> {
             lse
         };
         let t = if temperature > 0.0 { temperature } else { 1.0 };
-        let lse_t = if t != 1.0 {
-            lse_scaled(base, t)
-        } else {
-            lse_pen
+        let lse_t = match (t == 1.0, penalised) {
+            (true, _) => lse_pen,
+            (false, None) => lse_scaled_from(base, t, max),
+            (false, Some(_)) => lse_scaled(base, t),
         };
         Tempered {
             base,

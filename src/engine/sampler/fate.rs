@@ -2,7 +2,7 @@
 //! after the penalties, DRY and the cut-offs. The repetition panel asks it of the token that would go
 //! on with a loop, which the penalties may push far below the rows on screen.
 
-use super::{lse_entropy, rank_of, Cutoffs, DryBreakers, PenaltyRows, Tempered};
+use super::{lse_entropy_max, rank_of, Cutoffs, DryBreakers, PenaltyRows, Tempered};
 use crate::protocol::SamplerSettings;
 
 /// One token's figures before and after the chain (ranks 0-based).
@@ -26,9 +26,9 @@ pub fn fate(
     breakers: &DryBreakers,
     id: u32,
 ) -> Fate {
-    let (lse, _) = lse_entropy(logits);
+    let (lse, _, max) = lse_entropy_max(logits);
     let rows = PenaltyRows::new(logits, history, s, breakers);
-    let tempered = Tempered::new(logits, lse, rows.base(), s.temperature);
+    let tempered = Tempered::new(logits, (lse, max), rows.base(), s.temperature);
     // Ties rank by lower id first, as the chain's sorted order does.
     let b = tempered.base[id as usize];
     let sampled_rank = tempered

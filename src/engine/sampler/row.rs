@@ -6,8 +6,12 @@
 #[inline(always)]
 fn exp_nonpos(x: f32) -> f32 {
     let t = (x * std::f32::consts::LOG2_E).max(-126.0);
-    // Round to nearest with the 1.5 * 2^23 trick: `f32::round` is a library call without SSE4.1.
-    let n = (t + 12_582_912.0) - 12_582_912.0;
+    // Round to nearest with the 1.5 * 2^23 trick: `f32::round` is a library call without SSE4.1. The
+    // integer sits in the low bits of `big`; reading it there (not `n as i32`, a saturating cast that
+    // compiles to scalar compares) lets the loop vectorise.
+    let big = t + 12_582_912.0;
+    let n = big - 12_582_912.0;
+    let ni = big.to_bits() as i32 - 0x4B40_0000;
     let f = t - n;
     // Taylor coefficients of 2^f = e^(f ln 2): (ln 2)^n / n!. The first is ln 2 itself (the same f32 as
     // the literal 0.6931472 this once was).
@@ -16,7 +20,7 @@ fn exp_nonpos(x: f32) -> f32 {
             + f * (0.240_226_5
                 + f * (0.055_504_11
                     + f * (0.009_618_129 + f * (0.001_333_355 + f * 0.000_154_035)))));
-    p * f32::from_bits(((n as i32 + 127) as u32) << 23)
+    p * f32::from_bits(((ni + 127) as u32) << 23)
 }
 
 const LANES: usize = 8;
@@ -39,17 +43,23 @@ pub(super) fn max_of(xs: &[f32]) -> f32 {
 /// `sum_i e^(l_i * scale - shift)` and `sum_i e^(..) * (l_i * scale - shift)`, in 8 lanes: float sums
 /// are only vectorised when the program itself splits them.
 fn exp_sums(xs: &[f32], scale: f32, shift: f32) -> (f32, f32) {
-    let (mut s, mut sl) = ([0f32; LANES], [0f32; LANES]);
     let chunks = xs.chunks_exact(LANES);
     let tail = chunks.remainder();
-    for c in chunks {
-        for j in 0..LANES {
-            let z = c[j] * scale - shift;
-            let e = exp_nonpos(z);
-            s[j] += e;
-            sl[j] += e * z;
+    #[cfg(target_arch = "x86_64")]
+    let (s, sl) = sse::exp_sums_lanes(chunks, scale, shift);
+    #[cfg(not(target_arch = "x86_64"))]
+    let (s, sl) = {
+        let (mut s, mut sl) = ([0f32; LANES], [0f32; LANES]);
+        for c in chunks {
+            for j in 0..LANES {
+                let z = c[j] * scale - shift;
+                let e = exp_nonpos(z);
+                s[j] += e;
+                sl[j] += e * z;
+            }
         }
-    }
+        (s, sl)
+    };
     let (mut s1, mut sl1) = (s.iter().sum::<f32>(), sl.iter().sum::<f32>());
     for &x in tail {
         let z = x * scale - shift;
@@ -62,16 +72,27 @@ fn exp_sums(xs: &[f32], scale: f32, shift: f32) -> (f32, f32) {
 
 /// `ln sum_i e^(l_i / t)`: the log-normaliser of a logits row at temperature `t`.
 pub(super) fn lse_scaled(logits: &[f32], t: f32) -> f32 {
-    let max = max_of(logits) / t;
+    lse_scaled_from(logits, t, max_of(logits))
+}
+
+/// `lse_scaled` when `max_of(logits)` is already known (`max`): one pass instead of two.
+pub(super) fn lse_scaled_from(logits: &[f32], t: f32, max: f32) -> f32 {
+    let max = max / t;
     max + exp_sums(logits, 1.0 / t, max).0.ln()
 }
 
 /// Log-sum-exp and entropy (nats) of the softmax of `logits`, in one pass:
 /// `H = lse - sum_i p_i l_i`, so no logarithm per token.
 pub fn lse_entropy(logits: &[f32]) -> (f32, f32) {
+    let (lse, entropy, _) = lse_entropy_max(logits);
+    (lse, entropy)
+}
+
+/// `lse_entropy`, and the largest logit it found on the way.
+pub(super) fn lse_entropy_max(logits: &[f32]) -> (f32, f32, f32) {
     let max = max_of(logits);
     let (s, sl) = exp_sums(logits, 1.0, max);
-    (max + s.ln(), (s.ln() - sl / s).max(0.0))
+    (max + s.ln(), (s.ln() - sl / s).max(0.0), max)
 }
 
 /// Softmax of a logits row (tests, bench).
@@ -157,4 +178,111 @@ pub fn top_n(values: &[f32], n: usize) -> Vec<u32> {
     buf.sort_unstable_by(better);
     buf.truncate(n);
     buf.into_iter().map(|(_, i)| i).collect()
+}
+
+/// `exp_sums`' lanes in SSE2 (every x86-64 CPU has it): the compiler left `exp_nonpos` scalar. The same
+/// operations in the same order as `exp_nonpos` on each lane, so the same bits (tested below).
+#[cfg(target_arch = "x86_64")]
+mod sse {
+    use super::LANES;
+    use std::arch::x86_64::*;
+
+    /// `e^z` for 4 lanes: `exp_nonpos`, operation for operation.
+    #[inline(always)]
+    fn exp4(z: __m128) -> __m128 {
+        // SAFETY (all below): SSE2 register arithmetic, part of the x86-64 baseline.
+        unsafe {
+            let c = |v: f32| _mm_set1_ps(v);
+            // `max_ps(x, -126)` is -126 when x is NaN, as `f32::max` is.
+            let t = _mm_max_ps(_mm_mul_ps(z, c(std::f32::consts::LOG2_E)), c(-126.0));
+            let big = _mm_add_ps(t, c(12_582_912.0));
+            let n = _mm_sub_ps(big, c(12_582_912.0));
+            let ni = _mm_sub_epi32(_mm_castps_si128(big), _mm_set1_epi32(0x4B40_0000));
+            let f = _mm_sub_ps(t, n);
+            let mut p = c(0.000_154_035);
+            for k in [
+                0.001_333_355,
+                0.009_618_129,
+                0.055_504_11,
+                0.240_226_5,
+                std::f32::consts::LN_2,
+            ] {
+                p = _mm_add_ps(c(k), _mm_mul_ps(f, p));
+            }
+            let p = _mm_add_ps(c(1.0), _mm_mul_ps(f, p));
+            let scale = _mm_slli_epi32::<23>(_mm_add_epi32(ni, _mm_set1_epi32(127)));
+            _mm_mul_ps(p, _mm_castsi128_ps(scale))
+        }
+    }
+
+    /// The 8 lanes' sums `s[j] = Σ e`, `sl[j] = Σ e·z` over whole chunks, `z = x·scale − shift`.
+    pub(super) fn exp_sums_lanes(
+        chunks: std::slice::ChunksExact<'_, f32>,
+        scale: f32,
+        shift: f32,
+    ) -> ([f32; LANES], [f32; LANES]) {
+        // SAFETY: SSE2 only; each chunk holds exactly 8 floats (two 4-float loads).
+        unsafe {
+            let (sc, sh) = (_mm_set1_ps(scale), _mm_set1_ps(shift));
+            let mut acc = [_mm_setzero_ps(); 4];
+            for ch in chunks {
+                for h in 0..2 {
+                    let x = _mm_loadu_ps(ch.as_ptr().add(4 * h));
+                    let z = _mm_sub_ps(_mm_mul_ps(x, sc), sh);
+                    let e = exp4(z);
+                    acc[h] = _mm_add_ps(acc[h], e);
+                    acc[2 + h] = _mm_add_ps(acc[2 + h], _mm_mul_ps(e, z));
+                }
+            }
+            let mut out = [[0f32; LANES]; 2];
+            for (h, a) in acc.iter().enumerate() {
+                _mm_storeu_ps(out[h / 2].as_mut_ptr().add(4 * (h % 2)), *a);
+            }
+            (out[0], out[1])
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::super::exp_nonpos;
+        use super::*;
+
+        /// Every lane is `exp_nonpos`'s bits (NaN, infinities, zeros and underflow included), and the
+        /// sums are the scalar loop's.
+        #[test]
+        fn lanes_are_the_scalar_code() {
+            let special = [
+                f32::NAN,
+                f32::NEG_INFINITY,
+                -0.0,
+                0.0,
+                -200.0,
+                -87.5,
+                -1e-9,
+                -126.5,
+            ];
+            let xs: Vec<f32> = (0..4096).map(|i| -(i as f32) * 0.0371).collect();
+            for x in xs.chunks_exact(4).chain(special.chunks_exact(4)) {
+                let mut e = [0f32; 4];
+                // SAFETY: SSE2 4-float load and store.
+                unsafe { _mm_storeu_ps(e.as_mut_ptr(), exp4(_mm_loadu_ps(x.as_ptr()))) };
+                for (x, e) in x.iter().zip(e) {
+                    assert_eq!(e.to_bits(), exp_nonpos(*x).to_bits(), "e^{x}");
+                }
+            }
+            let (s, sl) = exp_sums_lanes(xs.chunks_exact(LANES), 0.9, 0.25);
+            let (mut s2, mut sl2) = ([0f32; LANES], [0f32; LANES]);
+            for c in xs.chunks_exact(LANES) {
+                for j in 0..LANES {
+                    let z = c[j] * 0.9 - 0.25;
+                    let e = exp_nonpos(z);
+                    s2[j] += e;
+                    sl2[j] += e * z;
+                }
+            }
+            let bits = |v: [f32; LANES]| v.map(f32::to_bits);
+            assert_eq!(bits(s), bits(s2));
+            assert_eq!(bits(sl), bits(sl2));
+        }
+    }
 }

@@ -241,8 +241,7 @@ impl Session {
     /// The body of a step, inside an edit: choose, record, move along the tree (reusing an existing
     /// child with the same token), feed, describe.
     pub(super) fn commit(&mut self, choice: Choice) -> Result<StepReport> {
-        let (out, logits) = self.chain()?;
-        let chosen_from = self.describe(&out, &logits);
+        let (out, logits, chosen_from) = self.described()?;
         // A hand pick equal to what the sampler would take is a step, not a deviation: only real
         // deviations are marked as forced.
         let token = match choice {
@@ -260,7 +259,10 @@ impl Session {
             source,
             prob: out.raw_prob(&logits, token),
             logprob: logits[token as usize] - out.lse,
-            rank: sampler::rank_of(&logits, token),
+            rank: match chosen_from.candidates.iter().find(|c| c.token.id == token) {
+                Some(c) => c.rank,
+                None => sampler::rank_of(&logits, token),
+            },
             entropy: chosen_from.entropy,
         };
         let tip = *self.path.last().ok_or(SessionError::NoPrompt)?;

@@ -169,6 +169,7 @@ impl Session {
             settings: self.settings.clone(),
             out: out.clone(),
             logits: logits.clone(),
+            described: None,
         });
         Ok((out, logits))
     }

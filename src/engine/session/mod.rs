@@ -137,6 +137,9 @@ struct ChainMemo {
     settings: SamplerSettings,
     out: Arc<ChainOutput>,
     logits: Arc<Vec<f32>>,
+    /// The chain's output described for a report (kept once made: a step describes the distribution
+    /// its previous report already showed).
+    described: Option<Distribution>,
 }
 
 pub struct Session {

@@ -4,6 +4,7 @@ use super::SessionError;
 use super::{ChainOutput, Result, Session, ATTENTION_KEEP};
 use crate::engine::sampler;
 use crate::protocol::*;
+use std::sync::Arc;
 
 impl Session {
     pub(super) fn describe(&self, out: &ChainOutput, logits: &[f32]) -> Distribution {
@@ -177,8 +178,20 @@ impl Session {
     /// The distribution for the next position, with the sampler's plan. No forward pass unless the tip's
     /// logits were dropped.
     pub fn distribution(&mut self) -> Result<Distribution> {
+        Ok(self.described()?.2)
+    }
+
+    /// The chain at the tip, its logits, and the chain described (memoised with the chain).
+    pub(super) fn described(&mut self) -> Result<(Arc<ChainOutput>, Arc<Vec<f32>>, Distribution)> {
         let (out, logits) = self.chain()?;
-        Ok(self.describe(&out, &logits))
+        if let Some(d) = self.chain_memo.as_ref().and_then(|m| m.described.clone()) {
+            return Ok((out, logits, d));
+        }
+        let d = self.describe(&out, &logits);
+        if let Some(m) = &mut self.chain_memo {
+            m.described = Some(d.clone());
+        }
+        Ok((out, logits, d))
     }
 
     /// One vocabulary entry as a candidate at the current position (for search results).
