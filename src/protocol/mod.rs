@@ -12,6 +12,7 @@
 //! `Forcing`), which change nothing. `tests/worker.rs` holds each command to its sequence below.
 
 mod ab;
+mod attention;
 mod data;
 mod fold;
 mod inspect;
@@ -20,6 +21,7 @@ mod served;
 mod settings;
 
 pub use ab::*;
+pub use attention::*;
 pub use data::*;
 pub use inspect::*;
 pub use lab::*;

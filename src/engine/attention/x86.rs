@@ -5,8 +5,8 @@
 //! 120 cycles per (query, key) pair in prefill. Here four keys share each load of `q`, their four
 //! 8-lane sums are folded together by one 4x4 transpose, and `exp` runs on 4 doubles per instruction.
 
+use super::arith::{Arith, Fused};
 use super::expf::{C0, C1, C2, INV_LN2_N, SHIFT, TAB, UNDERFLOW};
-use super::{Arith, Fused};
 use std::arch::x86_64::*;
 
 /// Proof that this CPU has AVX2 and FMA: only `detect` makes one.

@@ -1,0 +1,188 @@
+//! The kernel's arithmetic, shared by its portable and x86 forms: the `Arith` operations, one key's
+//! dot product, the softmax in candle's summation order, and the probability-weighted sums of values,
+//! each in the one fixed order that keeps a position's bits whatever pass computes it.
+
+use super::expf;
+use std::ops::Range;
+
+/// The kernel's arithmetic: portable loops, or (`x86::Avx2`) intrinsics for the two hottest ones that
+/// give the same bits.
+pub(super) trait Arith: Copy {
+    /// Multiply-adds are fused (one rounding, as gemm and glibc's FMA build do) wherever the CPU has FMA.
+    const FUSED: bool;
+    fn mul_add(a: f32, b: f32, c: f32) -> f32;
+    fn mul_add64(a: f64, b: f64, c: f64) -> f64;
+
+    /// `s[j] = dot(q, k_j) * scale` for `j < s.len()`, key `j` at `k[j * stride..][..q.len()]`.
+    #[inline(always)]
+    fn scores(self, q: &[f32], k: &[f32], stride: usize, scale: f32, s: &mut [f32]) {
+        for (j, sj) in s.iter_mut().enumerate() {
+            *sj = dot::<Self>(q, &k[j * stride..][..q.len()]) * scale;
+        }
+    }
+
+    /// `x = exp(x - max)` in place, libm's bits (`expf`).
+    #[inline(always)]
+    fn exps(self, s: &mut [f32], max: f32) {
+        s.iter_mut().for_each(|x| *x = expf::exp::<Self>(*x - max));
+    }
+}
+
+/// Portable loops with fused multiply-adds (`mul_add`, one instruction where the CPU has FMA).
+#[derive(Clone, Copy)]
+pub(super) struct Fused;
+impl Arith for Fused {
+    const FUSED: bool = true;
+    #[inline(always)]
+    fn mul_add(a: f32, b: f32, c: f32) -> f32 {
+        a.mul_add(b, c)
+    }
+    #[inline(always)]
+    fn mul_add64(a: f64, b: f64, c: f64) -> f64 {
+        a.mul_add(b, c)
+    }
+}
+
+/// x86 without FMA only (pre-2013 CPUs), where `mul_add` is a slow library call: plain `a * b + c`.
+/// Different bits from `Fused`, but the same on every pass, so the cache still changes nothing.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(super) struct Unfused;
+#[cfg(target_arch = "x86_64")]
+impl Arith for Unfused {
+    const FUSED: bool = false;
+    #[inline(always)]
+    fn mul_add(a: f32, b: f32, c: f32) -> f32 {
+        a * b + c
+    }
+    #[inline(always)]
+    fn mul_add64(a: f64, b: f64, c: f64) -> f64 {
+        a * b + c
+    }
+}
+
+/// Bytes of keys or values a block brings into L1 for all of a group's queries.
+pub(super) const L1_BLOCK_BYTES: usize = 16 << 10;
+
+/// The queries' probabilities (query `qi`'s over keys `spans[qi]` at `p[qi * kv_len..]`), where each
+/// reads its values (`v_at`: its kv head's offset in a cache row) and writes its output (`y_at`).
+pub(super) struct Sums<'a> {
+    pub(super) p: &'a [f32],
+    pub(super) kv_len: usize,
+    pub(super) spans: &'a [Range<usize>],
+    pub(super) v_at: &'a dyn Fn(usize) -> usize,
+    pub(super) y_at: &'a dyn Fn(usize) -> usize,
+}
+
+/// `y[y_at(qi)..][..hd] = Σ_j p_qi,j v_j` for each query, where `v_j` is row `j` of the value cache
+/// (`stride` floats, `n_kv` heads) from `v_at(qi)`: 64 elements of the head at a time, a block of keys
+/// at a time, so that block of values stays in L1 across the queries. Each element is one chain of
+/// multiply-adds in key order, from zero (a block's partial sum is stored and picked up again, which
+/// changes no bit).
+#[inline(always)]
+pub(super) fn weighted_sums<A: Arith>(
+    q: &Sums,
+    (v, stride, n_kv): (&[f32], usize, usize),
+    hd: usize,
+    y: &mut [f32],
+) {
+    const W: usize = 64; // 64 elements of a head stay in registers
+    let keys = (L1_BLOCK_BYTES / (4 * W * n_kv)).max(1);
+    let lo = q.spans.iter().map(|s| s.start).min().unwrap_or(0);
+    let hi = q.spans.iter().map(|s| s.end).max().unwrap_or(0);
+    for c0 in (0..hd).step_by(W) {
+        let w = W.min(hd - c0);
+        for j0 in (lo..hi).step_by(keys) {
+            let j1 = hi.min(j0 + keys);
+            for (qi, s) in q.spans.iter().enumerate() {
+                let (a, b) = (s.start.max(j0), s.end.min(j1));
+                if a >= b {
+                    continue;
+                }
+                let p = &q.p[qi * q.kv_len..][a..b];
+                let v = &v[a * stride + (q.v_at)(qi) + c0..];
+                let out = &mut y[(q.y_at)(qi) + c0..][..w];
+                match <&mut [f32; W]>::try_from(&mut *out) {
+                    Ok(out) => chain::<A, W>(p, v, stride, out),
+                    Err(_) => chain_any::<A>(p, v, stride, out),
+                }
+            }
+        }
+    }
+}
+
+/// `out[e] += p_j · v_j[e]` by multiply-add, for each `j` in order (`v_j = v[j * stride..]`), in
+/// registers.
+#[inline(always)]
+fn chain<A: Arith, const W: usize>(p: &[f32], v: &[f32], stride: usize, out: &mut [f32; W]) {
+    let mut acc = *out;
+    for (j, &pj) in p.iter().enumerate() {
+        let vr: &[f32; W] = v[j * stride..][..W].try_into().unwrap();
+        for e in 0..W {
+            acc[e] = A::mul_add(pj, vr[e], acc[e]);
+        }
+    }
+    *out = acc;
+}
+
+/// `chain` for a head's last, narrower piece.
+#[inline(always)]
+fn chain_any<A: Arith>(p: &[f32], v: &[f32], stride: usize, out: &mut [f32]) {
+    for (j, &pj) in p.iter().enumerate() {
+        for (o, x) in out.iter_mut().zip(&v[j * stride..]) {
+            *o = A::mul_add(pj, *x, *o);
+        }
+    }
+}
+
+/// `Σ a_e b_e` as gemm's horizontal kernel computes it: element `e` into lane `e % 8` by fused
+/// multiply-add in order, then lanes `l + l+4`, `+2`, `+1`.
+#[inline(always)]
+fn dot<A: Arith>(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ac, at) = a.as_chunks::<8>();
+    let (bc, bt) = b.as_chunks::<8>();
+    for (x, y) in ac.iter().zip(bc) {
+        for l in 0..8 {
+            acc[l] = A::mul_add(x[l], y[l], acc[l]);
+        }
+    }
+    if !at.is_empty() {
+        // gemm loads the tail with zeros past its end and adds all 8 lanes
+        let (mut x, mut y) = ([0f32; 8], [0f32; 8]);
+        x[..at.len()].copy_from_slice(at);
+        y[..bt.len()].copy_from_slice(bt);
+        for l in 0..8 {
+            acc[l] = A::mul_add(x[l], y[l], acc[l]);
+        }
+    }
+    let acc: [f32; 4] = std::array::from_fn(|l| acc[l] + acc[l + 4]);
+    (acc[0] + acc[2]) + (acc[1] + acc[3])
+}
+
+/// In place: `p_j = exp(s_j - max) / sum`, the sum in candle's `vec_sum` order: whole blocks of 32 in
+/// 32 lanes, the lanes folded `(l, l+8, l+16, l+24)`, then `l + l+4`, pairs, and the rest in order.
+/// `exp` is libm's, through the vectorisable copy when `exp_ok` (it gives libm's bits here).
+#[inline(always)]
+pub(super) fn softmax<A: Arith>(arith: A, s: &mut [f32], exp_ok: bool) {
+    let max = s.iter().fold(s[0], |m, &x| m.max(x));
+    if exp_ok {
+        arith.exps(s, max);
+    } else {
+        s.iter_mut().for_each(|x| *x = (*x - max).exp());
+    }
+    let (blocks, rest) = s.as_chunks::<32>();
+    let mut lanes = [0f32; 32];
+    for b in blocks {
+        for l in 0..32 {
+            lanes[l] += b[l];
+        }
+    }
+    let x: [f32; 8] =
+        std::array::from_fn(|l| (lanes[l] + lanes[l + 8]) + (lanes[l + 16] + lanes[l + 24]));
+    let t: [f32; 4] = std::array::from_fn(|l| x[l] + x[l + 4]);
+    let sum = rest
+        .iter()
+        .fold((t[0] + t[1]) + (t[2] + t[3]), |a, &e| a + e);
+    s.iter_mut().for_each(|x| *x /= sum);
+}
