@@ -7,9 +7,9 @@
 //! approximation) where llama's uses SiLU.
 
 use super::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
-use super::linear::{Linear, MatmulPath};
+use super::linear::{Linear, MatmulPath, Stack};
 use candle_core::quantized::QTensor;
-use candle_core::{Device, Result, Tensor};
+use candle_core::{Device, Result};
 
 /// What happens to each weight matrix as it is loaded: `Some` replaces it, `None` keeps it as stored.
 pub type WeightMap<'a> = dyn FnMut(&QTensor) -> Result<Option<QTensor>> + 'a;
@@ -24,23 +24,22 @@ pub enum Activation {
 }
 
 pub struct Block {
-    pub attn_norm: Tensor,
-    pub wq: Linear,
-    pub wk: Linear,
-    pub wv: Linear,
+    pub attn_norm: Vec<f32>,
+    /// `W_q`, `W_k`, `W_v`: one matmul on the fast path.
+    pub qkv: Stack,
     /// Qwen 2.5's q, k, v biases.
-    pub bias: Option<[Tensor; 3]>,
+    pub bias: Option<[Vec<f32>; 3]>,
     /// Qwen 3's and Gemma 3's per-head q and k norms (`[head_dim]` each).
-    pub qk_norm: Option<[Tensor; 2]>,
+    pub qk_norm: Option<[Vec<f32>; 2]>,
     pub wo: Linear,
     /// Gemma 3's norm on the attention output, before the residual add.
-    pub post_attn_norm: Option<Tensor>,
-    pub ffn_norm: Tensor,
-    pub w_gate: Linear,
-    pub w_up: Linear,
+    pub post_attn_norm: Option<Vec<f32>>,
+    pub ffn_norm: Vec<f32>,
+    /// `W_gate`, `W_up`: one matmul on the fast path.
+    pub gate_up: Stack,
     pub w_down: Linear,
     /// Gemma 3's norm on the MLP output, before the residual add.
-    pub post_ffn_norm: Option<Tensor>,
+    pub post_ffn_norm: Option<Vec<f32>>,
     pub activation: Activation,
 }
 
@@ -57,7 +56,10 @@ impl Block {
         let err = |e: candle_core::Error| LoadError::Other(format!("building the model: {e}"));
         let p = |s: &str| format!("blk.{i}.{s}.weight");
         let b = |s: &str| format!("blk.{i}.{s}.bias");
-        let mut dense = |name: &str| g.tensor(name)?.dequantize(&Device::Cpu).map_err(err);
+        let mut dense = |name: &str| {
+            let t = g.tensor(name)?.dequantize(&Device::Cpu).map_err(err)?;
+            t.flatten_all().and_then(|t| t.to_vec1::<f32>()).map_err(err)
+        };
         let bias = match c.arch {
             Arch::Qwen2 => Some([
                 dense(&b("attn_q"))?,
@@ -88,16 +90,17 @@ impl Block {
         };
         Ok(Self {
             attn_norm,
-            wq: linear(&p("attn_q"))?,
-            wk: linear(&p("attn_k"))?,
-            wv: linear(&p("attn_v"))?,
+            qkv: Stack::new(vec![
+                linear(&p("attn_q"))?,
+                linear(&p("attn_k"))?,
+                linear(&p("attn_v"))?,
+            ]),
             bias,
             qk_norm,
             wo: linear(&p("attn_output"))?,
             post_attn_norm,
             ffn_norm,
-            w_gate: linear(&p("ffn_gate"))?,
-            w_up: linear(&p("ffn_up"))?,
+            gate_up: Stack::new(vec![linear(&p("ffn_gate"))?, linear(&p("ffn_up"))?]),
             w_down: linear(&p("ffn_down"))?,
             post_ffn_norm,
             activation: match c.arch {
@@ -107,26 +110,24 @@ impl Block {
         })
     }
 
-    /// The attention branch's output `a` joins the residual stream `x`: `x + a`, or `x + rms(a)` with
-    /// a post-norm.
-    pub fn join_attention(&self, x: &Tensor, a: Tensor, eps: f32) -> Result<Tensor> {
-        join(x, a, self.post_attn_norm.as_ref(), eps)
+    /// The MLP branch on normed rows `x` (`[m][n_embd]`): `W_down · (act(W_gate · x) * W_up · x)`,
+    /// before it joins the residual stream.
+    pub fn mlp(&self, x: &[f32], m: usize) -> Result<Vec<f32>> {
+        let [gate, up]: [Vec<f32>; 2] = self
+            .gate_up
+            .forward_rows(x, m)?
+            .try_into()
+            .expect("a gate and an up projection");
+        let mut gated = vec![0f32; gate.len()];
+        super::gate::gate_into(&gate, &up, self.activation, &mut gated);
+        self.w_down.forward_rows(&gated, m)
     }
 
-    /// The MLP branch on the residual stream `h`, joined to it: `h + mlp(rms(h))` (post-normed for Gemma).
-    pub fn mlp(&self, h: &Tensor, eps: f32) -> Result<Tensor> {
-        let x = candle_nn::ops::rms_norm(h, &self.ffn_norm, eps)?;
-        let (gate, up) = (self.w_gate.forward(&x)?, self.w_up.forward(&x)?);
-        let y = self
-            .w_down
-            .forward(&super::gate::gated(&gate, &up, self.activation)?)?;
-        join(h, y, self.post_ffn_norm.as_ref(), eps)
-    }
-}
-
-fn join(x: &Tensor, branch: Tensor, post_norm: Option<&Tensor>, eps: f32) -> Result<Tensor> {
-    match post_norm {
-        Some(w) => candle_nn::ops::rms_norm(&branch, w, eps)? + x,
-        None => branch + x,
+    /// Bytes of weight data this block's matrices hold on the fast path.
+    pub fn fast_bytes(&self) -> usize {
+        self.qkv.fast_bytes()
+            + self.wo.fast_bytes()
+            + self.gate_up.fast_bytes()
+            + self.w_down.fast_bytes()
     }
 }

@@ -13,19 +13,12 @@
 use super::attention::expf::{exp_any, OVERFLOW, UNDERFLOW};
 use super::block::Activation;
 use super::quant::pool;
-use candle_core::{CpuStorage, CustomOp2, Layout, Result, Shape, Tensor};
 use std::sync::OnceLock;
 
 /// `√(2/π)` as candle writes it.
 const SQRT_TWO_OVER_PI: f32 = 0.797_884_6;
 /// Elements per work item when a prefill's rows are split over the threads.
 const CHUNK: usize = 1 << 14;
-
-/// `act(gate) · up`, element by element (`gate` and `up` of one shape, f32).
-pub fn gated(gate: &Tensor, up: &Tensor, act: Activation) -> Result<Tensor> {
-    let (gate, up) = (gate.contiguous()?, up.contiguous()?);
-    gate.apply_op2_no_bwd(&up, &GateOp(act))
-}
 
 /// `out[i] = act(gate[i]) · up[i]`.
 pub fn gate_into(gate: &[f32], up: &[f32], act: Activation, out: &mut [f32]) {
@@ -170,38 +163,6 @@ fn probe_points() -> impl Iterator<Item = f32> {
     special.into_iter().chain(swept)
 }
 
-struct GateOp(Activation);
-
-impl CustomOp2 for GateOp {
-    fn name(&self) -> &'static str {
-        "gated-activation"
-    }
-
-    fn cpu_fwd(
-        &self,
-        g: &CpuStorage,
-        lg: &Layout,
-        u: &CpuStorage,
-        lu: &Layout,
-    ) -> Result<(CpuStorage, Shape)> {
-        let (Some((g0, g1)), Some((u0, u1))) = (lg.contiguous_offsets(), lu.contiguous_offsets())
-        else {
-            candle_core::bail!("gated-activation: inputs are not contiguous")
-        };
-        if lg.shape() != lu.shape() {
-            candle_core::bail!(
-                "gated-activation: gate {:?}, up {:?}",
-                lg.shape(),
-                lu.shape()
-            )
-        }
-        let (g, u) = (&g.as_slice::<f32>()?[g0..g1], &u.as_slice::<f32>()?[u0..u1]);
-        let mut out = vec![0f32; g.len()];
-        gate_into(g, u, self.0, &mut out);
-        Ok((CpuStorage::F32(out), lg.shape().clone()))
-    }
-}
-
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::*;
@@ -275,6 +236,7 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use candle_core::Tensor;
 
     fn bits(v: &[f32]) -> Vec<u32> {
         v.iter().map(|x| x.to_bits()).collect()
@@ -286,16 +248,15 @@ mod tests {
         (g.collect(), u.collect())
     }
 
-    /// `g` and `u` as tensors, and candle's `act(g) * u`.
+    /// candle's `act(g) * u`.
     fn candles(
         g: &[f32],
         u: &[f32],
-        act: impl Fn(&Tensor) -> Result<Tensor>,
-    ) -> (Tensor, Tensor, Vec<f32>) {
+        act: impl Fn(&Tensor) -> candle_core::Result<Tensor>,
+    ) -> Vec<f32> {
         let dev = candle_core::Device::Cpu;
         let (gt, ut) = (Tensor::new(g, &dev).unwrap(), Tensor::new(u, &dev).unwrap());
-        let theirs = (act(&gt).unwrap() * &ut).unwrap().to_vec1::<f32>().unwrap();
-        (gt, ut, theirs)
+        (act(&gt).unwrap() * &ut).unwrap().to_vec1::<f32>().unwrap()
     }
 
     /// The scalar copy of glibc's `expf` is libm's bits from underflow to overflow (where libm is
@@ -364,13 +325,8 @@ mod tests {
         let (g, u) = inputs(n);
         let mut ours = vec![0f32; n];
         gate_into(&g, &u, Activation::Silu, &mut ours);
-        let (gt, ut, theirs) = candles(&g, &u, |t| t.silu());
+        let theirs = candles(&g, &u, |t| t.silu());
         assert_eq!(bits(&ours), bits(&theirs));
-        let via_tensor = gated(&gt, &ut, Activation::Silu)
-            .unwrap()
-            .to_vec1::<f32>()
-            .unwrap();
-        assert_eq!(bits(&via_tensor), bits(&ours));
     }
 
     /// The GELU gate is candle's `gelu(g) * u` to the bit, split over threads or alone.
@@ -380,7 +336,7 @@ mod tests {
         let (g, u) = inputs(n);
         let mut ours = vec![0f32; n];
         gate_into(&g, &u, Activation::GeluTanh, &mut ours);
-        let (_, _, theirs) = candles(&g, &u, |t| t.gelu());
+        let theirs = candles(&g, &u, |t| t.gelu());
         assert_eq!(bits(&ours), bits(&theirs));
         let mut alone = [0f32];
         gate_into(&g[7..8], &u[7..8], Activation::GeluTanh, &mut alone);

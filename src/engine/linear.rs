@@ -100,6 +100,18 @@ impl Linear {
         }
     }
 
+    /// `xs @ W^T` on plain rows: `xs` is `[m][in_dim]`, the result `[m][out_dim]`. The fast path
+    /// builds no tensor; candle's path wraps the rows in one, with `forward`'s bits either way.
+    pub fn forward_rows(&self, xs: &[f32], m: usize) -> Result<Vec<f32>> {
+        match &self.inner {
+            Inner::Tiled(op) if xs.len() == m * self.in_dim => Ok(op.w.matmul(xs, m, op.isa)),
+            _ => {
+                let xs = Tensor::from_slice(xs, (m, self.in_dim), &candle_core::Device::Cpu)?;
+                self.forward(&xs)?.flatten_all()?.to_vec1::<f32>()
+            }
+        }
+    }
+
     pub fn out_dim(&self) -> usize {
         self.out_dim
     }
@@ -114,6 +126,77 @@ impl Linear {
             Inner::Tiled(op) => op.w.size_in_bytes(),
             Inner::Candle(_) => 0,
         }
+    }
+}
+
+/// Matrices that multiply the same input (q, k and v; gate and up), as one matmul when the fast path
+/// holds them all in tiles of one kind (`QMatrix::stack`): the input is quantised once and the pool
+/// woken once. Each output keeps its bits: a tile's outputs depend on its own weights alone.
+pub struct Stack {
+    fused: Option<Linear>,
+    parts: Vec<Linear>,
+    widths: Vec<usize>,
+}
+
+impl Stack {
+    pub fn new(parts: Vec<Linear>) -> Self {
+        let widths: Vec<usize> = parts.iter().map(|l| l.out_dim).collect();
+        let tiles: Option<Vec<&TiledOp>> = parts
+            .iter()
+            .map(|l| match &l.inner {
+                Inner::Tiled(op) => Some(op),
+                Inner::Candle(_) => None,
+            })
+            .collect();
+        let fused = tiles.and_then(|ops| {
+            let w = QMatrix::stack(&ops.iter().map(|op| &op.w).collect::<Vec<_>>())?;
+            Some(Linear {
+                out_dim: w.out_dim(),
+                in_dim: w.in_dim(),
+                inner: Inner::Tiled(TiledOp { w, isa: ops[0].isa }),
+                pad_lone_row: false,
+            })
+        });
+        match fused {
+            Some(f) => Self {
+                fused: Some(f),
+                parts: Vec::new(),
+                widths,
+            },
+            None => Self {
+                fused: None,
+                parts,
+                widths,
+            },
+        }
+    }
+
+    /// Whether the parts run as one matmul.
+    pub fn is_fused(&self) -> bool {
+        self.fused.is_some()
+    }
+
+    /// The parts' outputs for rows `xs` (`[m][in_dim]`): one `[m][width]` vector each, in order.
+    pub fn forward_rows(&self, xs: &[f32], m: usize) -> Result<Vec<Vec<f32>>> {
+        let Some(fused) = &self.fused else {
+            return self.parts.iter().map(|l| l.forward_rows(xs, m)).collect();
+        };
+        let ys = fused.forward_rows(xs, m)?;
+        let total = fused.out_dim;
+        let mut outs: Vec<Vec<f32>> = self.widths.iter().map(|w| Vec::with_capacity(m * w)).collect();
+        for row in ys.chunks_exact(total) {
+            let mut at = 0;
+            for (out, &w) in outs.iter_mut().zip(&self.widths) {
+                out.extend_from_slice(&row[at..at + w]);
+                at += w;
+            }
+        }
+        Ok(outs)
+    }
+
+    /// Bytes of weight data on the fast path (0 when candle holds it).
+    pub fn fast_bytes(&self) -> usize {
+        self.fused.iter().chain(&self.parts).map(Linear::fast_bytes).sum()
     }
 }
 

@@ -18,6 +18,7 @@ pub mod load;
 pub mod model;
 pub mod quant;
 pub mod requant;
+mod rows;
 pub mod sampler;
 pub mod served;
 pub mod session;

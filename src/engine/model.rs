@@ -15,13 +15,14 @@
 
 use super::attention::{self, Heads, Rope};
 use super::block::{Activation, Block, WeightMap};
+use super::rows;
 use super::embedding::Embeddings;
 use super::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use super::kv_cache::KvCache;
 use super::linear::{Linear, MatmulPath};
 use super::requant::{requantize, Requant, RequantReport};
 use crate::engine::quant::decode_threads::{with_small_rows_threads, DecodeThreads};
-use candle_core::{DType, Device, IndexOp, Tensor};
+use candle_core::{DType, Device, Tensor};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -62,7 +63,7 @@ pub struct Model {
     pub vocab_size: usize,
     embeddings: Embeddings,
     layers: Vec<Block>,
-    norm: Tensor,
+    norm: Vec<f32>,
     output: Linear,
     /// The global layers' RoPE, and the sliding-window layers' (their own base) when there are any.
     rope: Rope,
@@ -118,6 +119,7 @@ impl Model {
         let norm = g
             .tensor("output_norm.weight")?
             .dequantize(&Device::Cpu)
+            .and_then(|t| t.to_vec1::<f32>())
             .map_err(err)?;
         let rope = rope_tables(&config, config.rope_base).map_err(err)?;
         let rope_local = match config.sliding_window {
@@ -222,24 +224,32 @@ impl Model {
                 .reserve(self.layers.len() * self.config.n_head * capture * kv_len);
         }
         let mut lens = Vec::new();
-        let mut xs = self.embeddings.rows(tokens)?; // [seq, n_embd]
+        // The residual stream, `[seq][n_embd]`, and its normed copy for the next branch to read.
+        let mut xs = self.embeddings.rows(tokens)?.flatten_all()?.to_vec1::<f32>()?;
+        let mut normed = vec![0f32; xs.len()];
         let eps = self.config.rms_eps;
+        rows::rms_norm(&xs, &self.layers[0].attn_norm, eps, &mut normed);
         for li in 0..self.layers.len() {
-            let a = self.attention(li, &xs, index_pos, capture, &mut attention.data)?;
-            let h = self.layers[li].join_attention(&xs, a, eps)?;
-            xs = self.layers[li].mlp(&h, eps)?;
+            let mut a = self.attention(li, &normed, seq, index_pos, capture, &mut attention.data)?;
+            let layer = &self.layers[li];
+            let post = layer.post_attn_norm.as_deref();
+            rows::join_and_norm(&mut xs, &mut a, post, eps, &layer.ffn_norm, &mut normed);
+            let mut y = layer.mlp(&normed, seq)?;
+            // The next layer's attention norm, or the output norm after the last layer.
+            let next = self.layers.get(li + 1).map_or(&self.norm, |l| &l.attn_norm);
+            let post = layer.post_ffn_norm.as_deref();
+            rows::join_and_norm(&mut xs, &mut y, post, eps, next, &mut normed);
             if opts.lens {
-                lens.push(self.head(&xs.i(seq - 1..seq)?)?);
+                lens.push(self.head(&xs[(seq - 1) * self.config.n_embd..])?);
             }
         }
         self.cache.set_len(kv_len);
-        let xs = candle_nn::ops::rms_norm(&xs, &self.norm, self.config.rms_eps)?;
-        let xs = if opts.all_logits {
-            xs
-        } else {
-            xs.i(seq - 1..seq)?
+        let n_embd = self.config.n_embd;
+        let (last, m) = match opts.all_logits {
+            true => (&normed[..], seq),
+            false => (&normed[(seq - 1) * n_embd..], 1),
         };
-        let logits = self.output.forward(&xs)?.flatten_all()?.to_vec1::<f32>()?;
+        let logits = self.output.forward_rows(last, m)?;
         self.forward_passes += 1;
         Ok(ForwardOutput {
             logits,
@@ -249,22 +259,25 @@ impl Model {
         })
     }
 
-    /// The final norm and the output head on residual rows: the logits they would give.
-    fn head(&self, xs: &Tensor) -> candle_core::Result<Vec<f32>> {
-        let x = candle_nn::ops::rms_norm(xs, &self.norm, self.config.rms_eps)?;
-        self.output.forward(&x)?.flatten_all()?.to_vec1::<f32>()
+    /// The final norm and the output head on one residual row: the logits it would give.
+    fn head(&self, x: &[f32]) -> candle_core::Result<Vec<f32>> {
+        let mut normed = vec![0f32; x.len()];
+        rows::rms_norm(x, &self.norm, self.config.rms_eps, &mut normed);
+        self.output.forward_rows(&normed, 1)
     }
 
-    /// One layer's attention block on `xs` (`[seq, n_embd]`), returning `W_o · attn` (`[seq, n_embd]`).
-    /// The attention itself is `attention::attend`: per query row, in a fixed order (see there).
+    /// One layer's attention block on normed rows `x` (`[seq][n_embd]`), returning `W_o · attn`
+    /// (`[seq][n_embd]`). The attention itself is `attention::attend`: per query row, in a fixed order
+    /// (see there).
     fn attention(
         &mut self,
         li: usize,
-        xs: &Tensor,
+        x: &[f32],
+        seq: usize,
         index_pos: usize,
         capture: usize,
         captured: &mut Vec<f32>,
-    ) -> candle_core::Result<Tensor> {
+    ) -> candle_core::Result<Vec<f32>> {
         let c = &self.config;
         let heads = Heads {
             n_head: c.n_head,
@@ -273,31 +286,25 @@ impl Model {
             window: c.window(li),
         };
         let hd = c.head_dim;
-        let seq = xs.dim(0)?;
         let layer = &self.layers[li];
-        let x = candle_nn::ops::rms_norm(xs, &layer.attn_norm, c.rms_eps)?;
-        let rows = |t: Tensor| t.flatten_all()?.to_vec1::<f32>();
         // `[seq][heads * head_dim]`: each row is one position, heads side by side, as the cache stores them.
-        let (mut q, mut k, mut v) = (
-            layer.wq.forward(&x)?,
-            layer.wk.forward(&x)?,
-            layer.wv.forward(&x)?,
-        );
+        let [mut q, mut k, v]: [Vec<f32>; 3] = layer
+            .qkv
+            .forward_rows(x, seq)?
+            .try_into()
+            .expect("q, k and v projections");
+        let mut v = v;
         if let Some([bq, bk, bv]) = &layer.bias {
-            q = q.broadcast_add(bq)?;
-            k = k.broadcast_add(bk)?;
-            v = v.broadcast_add(bv)?;
+            for (t, b) in [(&mut q, bq), (&mut k, bk), (&mut v, bv)] {
+                t.chunks_exact_mut(b.len())
+                    .for_each(|row| row.iter_mut().zip(b).for_each(|(x, b)| *x += *b));
+            }
         }
         if let Some([nq, nk]) = &layer.qk_norm {
-            // One row per (position, head): the norm sees each head's `head_dim` values alone.
-            let per_head = |t: Tensor, n: &Tensor, heads: usize| {
-                candle_nn::ops::rms_norm(&t.reshape((seq * heads, hd))?, n, c.rms_eps)?
-                    .reshape((seq, heads * hd))
-            };
-            q = per_head(q, nq, c.n_head)?;
-            k = per_head(k, nk, c.n_kv_head)?;
+            // Rows of one head: the norm sees each head's `head_dim` values alone.
+            rows::rms_norm_in_place(&mut q, nq, c.rms_eps);
+            rows::rms_norm_in_place(&mut k, nk, c.rms_eps);
         }
-        let (mut q, mut k, v) = (rows(q)?, rows(k)?, rows(v)?);
         let rope = match (heads.window, &self.rope_local) {
             (Some(_), Some(local)) => local,
             _ => &self.rope,
@@ -306,9 +313,7 @@ impl Model {
         rope.apply(&mut k, hd, c.n_kv_head * hd, index_pos);
         let kv = self.cache.append(li, index_pos, &k, &v)?;
         let y = attention::attend(&q, &kv, heads, index_pos, capture, captured);
-        layer
-            .wo
-            .forward(&Tensor::from_vec(y, (seq, c.n_head * hd), &Device::Cpu)?)
+        layer.wo.forward_rows(&y, seq)
     }
 }
 

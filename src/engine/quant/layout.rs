@@ -172,6 +172,40 @@ pub(super) fn pack<T: Copy + Send>(
 }
 
 impl Tiles {
+    /// The tiles of matrices of one kind and width, one after another: the matrix of their rows
+    /// stacked (`None` for mixed kinds). Each part must be whole tiles.
+    pub fn stack(parts: &[&Tiles]) -> Option<Tiles> {
+        fn cat<T: Clone>(parts: &[&Tiles], get: impl Fn(&Tiles) -> Option<&Vec<T>>) -> Option<Vec<T>> {
+            let mut all = Vec::new();
+            for p in parts {
+                all.extend_from_slice(get(p)?);
+            }
+            Some(all)
+        }
+        Some(match parts.first()? {
+            Tiles::Q4_1(_) => Tiles::Q4_1(cat(parts, |t| match t {
+                Tiles::Q4_1(v) => Some(v),
+                _ => None,
+            })?),
+            Tiles::Q8_0(_) => Tiles::Q8_0(cat(parts, |t| match t {
+                Tiles::Q8_0(v) => Some(v),
+                _ => None,
+            })?),
+            Tiles::Q5_0(_) => Tiles::Q5_0(cat(parts, |t| match t {
+                Tiles::Q5_0(v) => Some(v),
+                _ => None,
+            })?),
+            Tiles::Q4K(_) => Tiles::Q4K(cat(parts, |t| match t {
+                Tiles::Q4K(v) => Some(v),
+                _ => None,
+            })?),
+            Tiles::Q6K(_) => Tiles::Q6K(cat(parts, |t| match t {
+                Tiles::Q6K(v) => Some(v),
+                _ => None,
+            })?),
+        })
+    }
+
     pub fn size_in_bytes(&self) -> usize {
         match self {
             Tiles::Q4_1(t) => std::mem::size_of_val(t.as_slice()),

@@ -106,6 +106,21 @@ impl QMatrix {
         Ok(Some(QMatrix { n, k, tiles }))
     }
 
+    /// The matrix of `parts`' rows one after another (q, k and v; gate and up), when they are of one
+    /// kind and width and each is whole tiles; `None` otherwise.
+    pub fn stack(parts: &[&QMatrix]) -> Option<QMatrix> {
+        let k = parts.first()?.k;
+        if parts.iter().any(|p| p.k != k || !p.n.is_multiple_of(TILE)) {
+            return None;
+        }
+        let tiles = Tiles::stack(&parts.iter().map(|p| &p.tiles).collect::<Vec<_>>())?;
+        Some(QMatrix {
+            n: parts.iter().map(|p| p.n).sum(),
+            k,
+            tiles,
+        })
+    }
+
     pub fn out_dim(&self) -> usize {
         self.n
     }
