@@ -35,6 +35,9 @@ fn main() {
     if args.iter().any(|a| a == "attention") {
         return attention();
     }
+    if args.iter().any(|a| a == "attention-cold") {
+        return attention_cold();
+    }
     if let Some(i) = args.iter().position(|a| a == "kernel") {
         // `kernel NAME ROWS`: just the fast matmul, repeated ~3 s, for a profiler.
         let w = nexttoken::engine::quant::QMatrix::from_qtensor(&load(&args[i + 1]))
@@ -217,7 +220,7 @@ fn attention() {
         let (mut new, mut old) = (vec![], vec![]);
         for _ in 0..reps {
             let s = Instant::now();
-            let kv = KvView { k: &k, v: &v };
+            let kv = KvView::position_major(&k, &v, 3, 64);
             drop(attend(&q, &kv, heads, index_pos, 0, &mut Vec::new()));
             new.push(s.elapsed().as_secs_f64() * 1e6);
             let s = Instant::now();
@@ -234,6 +237,50 @@ fn attention() {
             o0 / n0
         );
     }
+}
+
+/// A decode step's attention at depth as the model meets it: 30 layers' caches (SmolLM2's layout,
+/// 2048 keys: 94 MB, more than the last-level cache), one layer after another, so each layer's keys and
+/// values come from memory. Prints µs per layer and the bandwidth that implies.
+fn attention_cold() {
+    use nexttoken::engine::attention::{attend, Heads};
+    let heads = Heads {
+        n_head: 9,
+        n_kv_head: 3,
+        head_dim: 64,
+        window: None,
+    };
+    let layers = std::env::var("LAYERS").ok().and_then(|v| v.parse().ok()).unwrap_or(30);
+    let kv_len = 2048;
+    let fill = |n: usize, seed: usize| -> Vec<f32> {
+        (0..n)
+            .map(|i| (((i + seed) * 7919 % 2003) as f32 - 1001.0) * 1e-3)
+            .collect()
+    };
+    // The model's own cache: its layout is what the kernel streams.
+    let mut cache = nexttoken::engine::kv_cache::KvCache::new(layers, 3, 64, kv_len);
+    for l in 0..layers {
+        let (k, v) = (fill(kv_len * 192, l), fill(kv_len * 192, l + 99));
+        cache.append(l, 0, &k, &v).unwrap();
+    }
+    cache.set_len(kv_len);
+    let q = fill(576, 7);
+    let mut per_layer = Vec::new();
+    for _ in 0..40 {
+        let s = Instant::now();
+        for l in 0..layers {
+            drop(attend(&q, &cache.view(l), heads, kv_len - 1, 0, &mut Vec::new()));
+        }
+        per_layer.push(s.elapsed().as_secs_f64() * 1e6 / layers as f64);
+    }
+    per_layer.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let med = per_layer[per_layer.len() / 2];
+    let bytes = (2 * kv_len * 192 * 4) as f64;
+    println!(
+        "cold decode attention, {kv_len} keys: {:.1} / {med:.1} us a layer (min / median), {:.1} GB/s at the median",
+        per_layer[0],
+        bytes / med / 1e3
+    );
 }
 
 /// The attention as `model.rs` computed it before the kernel (after RoPE, from the cache's K and V).

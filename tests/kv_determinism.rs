@@ -6,7 +6,7 @@ mod support;
 
 use nexttoken::engine::attention::{attend, Heads};
 use nexttoken::engine::gguf::GgufFile;
-use nexttoken::engine::kv_cache::KvView;
+use nexttoken::engine::kv_cache::{KvCache, KvView};
 use nexttoken::engine::linear::MatmulPath;
 use nexttoken::engine::load::{load_session, LoadOptions};
 use nexttoken::engine::model::{ForwardOptions, Model};
@@ -83,7 +83,7 @@ fn attention_rows_do_not_depend_on_the_pass() {
         let q = values(seq * row, hd as u64);
         let (k, v) = (values(seq * kv_row, 7), values(seq * kv_row, 8));
         let mut captured = Vec::new();
-        let all = attend(&q, &KvView { k: &k, v: &v }, heads, 0, seq, &mut captured);
+        let all = attend(&q, &rows_view(&k, &v, heads), heads, 0, seq, &mut captured);
         let want = naive(&q, &k, &v, heads);
         let err = all
             .iter()
@@ -98,9 +98,16 @@ fn attention_rows_do_not_depend_on_the_pass() {
     }
 }
 
+/// Keys and values as the projections write them, one position a row.
+fn rows_view<'a>(k: &'a [f32], v: &'a [f32], heads: Heads) -> KvView<'a> {
+    KvView::position_major(k, v, heads.n_kv_head, heads.head_dim)
+}
+
 /// Each row of `rows`, computed alone as a decode step over the keys before it, gives the bits of the
 /// same row in the whole prefill (`all`, with every row's probabilities in `captured`), and its
-/// probabilities are causal, windowed and sum to one.
+/// probabilities are causal, windowed and sum to one. The decode steps read the model's own cache
+/// (head-major, grown by doubling as positions arrive) where the prefill read position-major rows: the
+/// layout changes no bit.
 fn rows_alone_match_the_prefill(
     q: &[f32],
     (k, v): (&[f32], &[f32]),
@@ -111,11 +118,11 @@ fn rows_alone_match_the_prefill(
     let (nh, hd, window) = (heads.n_head, heads.head_dim, heads.window);
     let (row, kv_row) = (nh * hd, heads.n_kv_head * hd);
     let seq = q.len() / row;
+    let mut cache = KvCache::new(1, heads.n_kv_head, hd, seq);
+    cache.append(0, 0, &k[..rows.start * kv_row], &v[..rows.start * kv_row]).unwrap();
+    cache.set_len(rows.start);
     for i in rows {
-        let kv = KvView {
-            k: &k[..(i + 1) * kv_row],
-            v: &v[..(i + 1) * kv_row],
-        };
+        let kv = cache.append(0, i, &k[i * kv_row..][..kv_row], &v[i * kv_row..][..kv_row]).unwrap();
         let mut one = Vec::new();
         let y = attend(&q[i * row..][..row], &kv, heads, i, 1, &mut one);
         assert_eq!(bits(&y), bits(&all[i * row..][..row]), "hd {hd} row {i}");
@@ -169,7 +176,7 @@ fn long_context_decode_rows_keep_their_bits() {
         let q = values(seq * row, 3);
         let (k, v) = (values(seq * kv_row, 4), values(seq * kv_row, 5));
         let mut captured = Vec::new();
-        let all = attend(&q, &KvView { k: &k, v: &v }, heads, 0, seq, &mut captured);
+        let all = attend(&q, &rows_view(&k, &v, heads), heads, 0, seq, &mut captured);
         rows_alone_match_the_prefill(&q, (&k, &v), heads, (&all, &captured), seq - 6..seq);
     }
 }

@@ -5,12 +5,16 @@
 //! here; without it, every step re-feeds the whole sequence. Its size is
 //! `2 (K and V) x layers x kv_heads x positions x head_dim x 4 bytes`.
 //!
-//! Storage is plain `f32`, position-major (`[position][kv_head][head_dim]`): a position's keys are exactly
-//! one row of `W_k`'s output, so appending is one copy, and the attention kernel reads key rows in place.
+//! Storage is plain `f32`, head-major (`[kv_head][position][head_dim]`): each kv head's keys and values
+//! are one contiguous run, which a decode step's attention streams from memory one kv head at a time.
+//! Position-major rows (`[position][kv_head][head_dim]`, one row of `W_k`'s output a position) would
+//! make an append one copy, but a head's keys would then be 256-byte pieces 768 bytes apart (SmolLM2),
+//! which the hardware prefetchers follow badly: reading them so ran at 5.5 GB/s where a contiguous run
+//! of each head ran at 13 GB/s (`benches/quick.rs attention-cold` and the note in docs/PERFORMANCE.md).
 
 use candle_core::Result;
 
-/// Keys and values of one layer: `capacity` positions of `row` floats each.
+/// Keys and values of one layer: `n_kv_head` runs of `capacity` positions of `head_dim` floats.
 #[derive(Default, Clone)]
 struct LayerKv {
     k: Vec<f32>,
@@ -18,10 +22,35 @@ struct LayerKv {
 }
 
 /// Keys and values of positions `0..len` of one layer, as the attention kernel reads them: position `j`,
-/// kv head `g` starts at `(j * n_kv_head + g) * head_dim`.
+/// kv head `g` starts at `g * head_stride + j * row_stride` in `k` and in `v`.
+#[derive(Clone, Copy)]
 pub struct KvView<'a> {
     pub k: &'a [f32],
     pub v: &'a [f32],
+    pub len: usize,
+    pub row_stride: usize,
+    pub head_stride: usize,
+}
+
+impl<'a> KvView<'a> {
+    /// Keys and values stored position-major, `[position][kv_head][head_dim]` (as `W_k` and `W_v`
+    /// write them), for every position they hold.
+    pub fn position_major(k: &'a [f32], v: &'a [f32], n_kv_head: usize, head_dim: usize) -> Self {
+        let row = n_kv_head * head_dim;
+        assert!(k.len() == v.len() && k.len().is_multiple_of(row));
+        Self {
+            k,
+            v,
+            len: k.len() / row,
+            row_stride: row,
+            head_stride: head_dim,
+        }
+    }
+
+    /// Where position `j`'s kv head `g` starts in `k` and `v`.
+    pub fn at(&self, j: usize, g: usize) -> usize {
+        g * self.head_stride + j * self.row_stride
+    }
 }
 
 /// Keys and values for every layer, valid up to `len`.
@@ -113,34 +142,63 @@ impl KvCache {
         if end > self.capacity {
             self.grow(end);
         }
-        let cap = self.capacity * row;
+        let (cap, hd) = (self.capacity, self.head_dim);
         let l = &mut self.layers[layer];
-        if l.k.len() < cap {
+        if l.k.len() < cap * row {
             // First use of this layer since the storage was (re)sized; earlier positions were kept by `grow`.
-            l.k.resize(cap, 0.0);
-            l.v.resize(cap, 0.0);
+            l.k.resize(cap * row, 0.0);
+            l.v.resize(cap * row, 0.0);
         }
-        l.k[index_pos * row..end * row].copy_from_slice(k);
-        l.v[index_pos * row..end * row].copy_from_slice(v);
-        Ok(KvView {
-            k: &l.k[..end * row],
-            v: &l.v[..end * row],
-        })
+        for (r, (kr, vr)) in k.chunks_exact(row).zip(v.chunks_exact(row)).enumerate() {
+            for g in 0..self.n_kv_head {
+                let at = (g * cap + index_pos + r) * hd;
+                l.k[at..at + hd].copy_from_slice(&kr[g * hd..][..hd]);
+                l.v[at..at + hd].copy_from_slice(&vr[g * hd..][..hd]);
+            }
+        }
+        Ok(self.view_of(layer, end))
     }
 
-    /// Doubles capacity (at least to `needed`, at most the context length). Position-major storage grows
-    /// in place: valid entries keep their offsets.
+    /// Positions `0..len()` of `layer` (empty if the layer has stored nothing yet).
+    pub fn view(&self, layer: usize) -> KvView<'_> {
+        match self.layers[layer].k.is_empty() {
+            true => KvView::position_major(&[], &[], self.n_kv_head, self.head_dim),
+            false => self.view_of(layer, self.len),
+        }
+    }
+
+    fn view_of(&self, layer: usize, len: usize) -> KvView<'_> {
+        let l = &self.layers[layer];
+        KvView {
+            k: &l.k,
+            v: &l.v,
+            len,
+            row_stride: self.head_dim,
+            head_stride: self.capacity * self.head_dim,
+        }
+    }
+
+    /// Doubles capacity (at least to `needed`, at most the context length). Each kv head's run moves
+    /// to its place in the larger storage; positions keep their values.
     fn grow(&mut self, needed: usize) {
         let mut cap = self.capacity.max(256);
         while cap < needed {
             cap *= 2;
         }
-        self.capacity = cap.min(self.max_len);
-        let floats = self.capacity * self.row();
+        let (old, cap) = (self.capacity, cap.min(self.max_len));
+        let (n_kv, hd) = (self.n_kv_head, self.head_dim);
+        let regrow = |x: &mut Vec<f32>| {
+            let mut y = vec![0f32; n_kv * cap * hd];
+            for g in 0..n_kv {
+                y[g * cap * hd..][..old * hd].copy_from_slice(&x[g * old * hd..][..old * hd]);
+            }
+            *x = y;
+        };
         for l in self.layers.iter_mut().filter(|l| !l.k.is_empty()) {
-            l.k.resize(floats, 0.0);
-            l.v.resize(floats, 0.0);
+            regrow(&mut l.k);
+            regrow(&mut l.v);
         }
+        self.capacity = cap;
     }
 }
 
@@ -157,21 +215,26 @@ mod tests {
         let rows = |from: usize, n: usize| -> Vec<f32> {
             (from * row..(from + n) * row).map(|i| i as f32).collect()
         };
+        // Position `j`'s kv head `g` as the view reads it, and as appended.
+        let key = |view: &KvView, j: usize, g: usize| view.k[view.at(j, g)..][..hd].to_vec();
+        let appended = |j: usize, g: usize| rows(j, 1)[g * hd..][..hd].to_vec();
         c.append(0, 0, &rows(0, 200), &rows(0, 200)).unwrap();
         c.set_len(200);
         let view = c.append(0, 200, &rows(200, 100), &rows(200, 100)).unwrap();
-        assert_eq!(
-            view.k,
-            &rows(0, 300)[..],
-            "positions survive growth past 256"
-        );
+        assert_eq!(view.len, 300);
+        for j in 0..300 {
+            for g in 0..n_kv {
+                assert_eq!(key(&view, j, g), appended(j, g), "position {j} head {g} survives growth past 256");
+            }
+        }
         c.set_len(300);
         c.truncate(10);
         let mut other = rows(10, 1);
         other[0] = -1.0;
         let view = c.append(0, 10, &other, &other).unwrap();
-        assert_eq!(view.k.len(), 11 * row);
-        assert_eq!(view.v[10 * row], -1.0);
+        assert_eq!(view.len, 11);
+        assert_eq!(view.v[view.at(10, 0)], -1.0);
+        assert_eq!(key(&view, 9, 1), appended(9, 1));
         assert!(
             c.append(0, 1020, &rows(0, 5), &rows(0, 5)).is_err(),
             "past the context"

@@ -65,7 +65,7 @@ impl Arith for Unfused {
 pub(super) const L1_BLOCK_BYTES: usize = 16 << 10;
 
 /// The queries' probabilities (query `qi`'s over keys `spans[qi]` at `p[qi * kv_len..]`), where each
-/// reads its values (`v_at`: its kv head's offset in a cache row) and writes its output (`y_at`).
+/// reads its values (`v_at`: where its kv head's first value starts) and writes its output (`y_at`).
 pub(super) struct Sums<'a> {
     pub(super) p: &'a [f32],
     pub(super) kv_len: usize,
@@ -75,7 +75,7 @@ pub(super) struct Sums<'a> {
 }
 
 /// `y[y_at(qi)..][..hd] = Σ_j p_qi,j v_j` for each query, where `v_j` is row `j` of the value cache
-/// (`stride` floats, `n_kv` heads) from `v_at(qi)`: 64 elements of the head at a time, a block of keys
+/// (`j * stride` floats on from `v_at(qi)`; `n_kv` heads size the blocks): 64 elements of the head at a time, a block of keys
 /// at a time, so that block of values stays in L1 across the queries. Each element is one chain of
 /// multiply-adds in key order, from zero (a block's partial sum is stored and picked up again, which
 /// changes no bit).

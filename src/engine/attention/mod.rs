@@ -18,7 +18,9 @@
 //! That is exactly the arithmetic candle does for small shapes (gemm's AVX2 horizontal dot kernel and
 //! its column gemv, candle's AVX2 `vec_sum`), so on such shapes the model keeps candle-transformers'
 //! bits; for every shape it is one order, whatever the row count, block split or thread count.
-//! Grouped-query attention reads kv head `h / (n_head / n_kv_head)` in place: no copies.
+//! Grouped-query attention reads kv head `h / (n_head / n_kv_head)` in place: no copies. The cache is
+//! read through a `KvView`'s strides, so its layout (head-major in `KvCache`, position-major as the
+//! projections write rows) changes no bit.
 
 mod arith;
 pub(crate) mod expf;
@@ -66,8 +68,8 @@ pub fn attend(
     let width = heads.n_head * heads.head_dim;
     let seq = q.len() / width;
     let kv_len = index_pos + seq;
-    assert_eq!(kv.k.len(), kv_len * heads.n_kv_head * heads.head_dim);
-    assert_eq!(kv.v.len(), kv.k.len());
+    assert_eq!(kv.len, kv_len);
+    assert!(kv.k.len() == kv.v.len() && kv.k.len() >= kv.at(kv_len - 1, heads.n_kv_head - 1) + heads.head_dim);
     let job = Job {
         q,
         kv,
@@ -176,9 +178,9 @@ impl Job<'_> {
     }
 
     /// Rows `rows` for heads `hs`, as `[row][head][hd]` (outputs) and `[head][captured row][kv_len]`
-    /// (probabilities), heads counted from `hs.start`. A block of keys at a time, whole rows of the
-    /// cache, for every (row, head) of the block: each key and value is brought into L1 once for all
-    /// the queries that read it (a 3x to 64x cut in cache traffic; the cache is streamed in order). The
+    /// (probabilities), heads counted from `hs.start`. A block of keys at a time (of every kv head),
+    /// for every (row, head) of the block: each key and value is brought into L1 once for all the
+    /// queries that read it (a 3x to 64x cut in cache traffic; each head's run is streamed in order). The
     /// blocking only regroups work: each score is still one key's dot product, and each output element
     /// one chain of multiply-adds in key order.
     #[inline(always)]
@@ -190,8 +192,8 @@ impl Job<'_> {
             window,
         } = self.heads;
         let n_rep = n_head / n_kv_head;
-        let stride = n_kv_head * hd;
-        let kv_len = self.kv.k.len() / stride;
+        let (kv, kv_len) = (self.kv, self.kv.len);
+        let stride = kv.row_stride;
         let first_cap = self.cap_from.max(rows.start);
         let cap_rows = rows.end.saturating_sub(first_cap);
         let nh = hs.len();
@@ -215,15 +217,15 @@ impl Job<'_> {
             .collect();
         let spans: Vec<_> = queries.iter().map(|&(i, _)| span(i)).collect();
         let mut p = vec![0f32; queries.len() * kv_len];
-        // A block of keys, whole rows of the cache (every kv head), read once for all the queries.
-        let score_block = (L1_BLOCK_BYTES / (4 * stride)).max(4) / 4 * 4;
+        // A block of keys (of every kv head), read once for all the queries.
+        let score_block = (L1_BLOCK_BYTES / (4 * n_kv_head * hd)).max(4) / 4 * 4;
         for j0 in keys.clone().step_by(score_block) {
             let j1 = keys.end.min(j0 + score_block);
             for (qi, (&(i, h), s)) in queries.iter().zip(&spans).enumerate() {
                 let (a, b) = (s.start.max(j0), s.end.min(j1));
                 if a < b {
                     let q = &self.q[(i * n_head + h) * hd..][..hd];
-                    let k = &self.kv.k[a * stride + h / n_rep * hd..];
+                    let k = &kv.k[kv.at(a, h / n_rep)..];
                     arith.scores(q, k, stride, self.scale, &mut p[qi * kv_len..][a..b]);
                 }
             }
@@ -240,13 +242,13 @@ impl Job<'_> {
             p: &p,
             kv_len,
             spans: &spans,
-            v_at: &|qi| queries[qi].1 / n_rep * hd,
+            v_at: &|qi| kv.at(0, queries[qi].1 / n_rep),
             y_at: &|qi| {
                 let (i, h) = queries[qi];
                 ((i - rows.start) * nh + h - hs.start) * hd
             },
         };
-        weighted_sums::<A>(&sums, (self.kv.v, stride, n_kv_head), hd, &mut y);
+        weighted_sums::<A>(&sums, (kv.v, stride, n_kv_head), hd, &mut y);
         BlockOut { y, probs }
     }
 }
