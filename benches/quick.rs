@@ -241,7 +241,8 @@ fn attention() {
 
 /// A decode step's attention at depth as the model meets it: 30 layers' caches (SmolLM2's layout,
 /// 2048 keys: 94 MB, more than the last-level cache), one layer after another, so each layer's keys and
-/// values come from memory. Prints µs per layer and the bandwidth that implies.
+/// values come from memory. Prints µs per layer and the bandwidth that implies. `LAYERS=1` keeps one
+/// layer's cache warm instead (the kernel's compute alone); `REPS` sets the repetitions (40).
 fn attention_cold() {
     use nexttoken::engine::attention::{attend, Heads};
     let heads = Heads {
@@ -266,7 +267,8 @@ fn attention_cold() {
     cache.set_len(kv_len);
     let q = fill(576, 7);
     let mut per_layer = Vec::new();
-    for _ in 0..40 {
+    let reps = std::env::var("REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
+    for _ in 0..reps {
         let s = Instant::now();
         for l in 0..layers {
             drop(attend(&q, &cache.view(l), heads, kv_len - 1, 0, &mut Vec::new()));

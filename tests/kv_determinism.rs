@@ -105,9 +105,8 @@ fn rows_view<'a>(k: &'a [f32], v: &'a [f32], heads: Heads) -> KvView<'a> {
 
 /// Each row of `rows`, computed alone as a decode step over the keys before it, gives the bits of the
 /// same row in the whole prefill (`all`, with every row's probabilities in `captured`), and its
-/// probabilities are causal, windowed and sum to one. The decode steps read the model's own cache
-/// (head-major, grown by doubling as positions arrive) where the prefill read position-major rows: the
-/// layout changes no bit.
+/// probabilities are causal, windowed and sum to one. The decode steps read the model's own cache (appended
+/// to position by position) where the prefill read the rows it was handed.
 fn rows_alone_match_the_prefill(
     q: &[f32],
     (k, v): (&[f32], &[f32]),

@@ -5,16 +5,14 @@
 //! here; without it, every step re-feeds the whole sequence. Its size is
 //! `2 (K and V) x layers x kv_heads x positions x head_dim x 4 bytes`.
 //!
-//! Storage is plain `f32`, head-major (`[kv_head][position][head_dim]`): each kv head's keys and values
-//! are one contiguous run, which a decode step's attention streams from memory one kv head at a time.
-//! Position-major rows (`[position][kv_head][head_dim]`, one row of `W_k`'s output a position) would
-//! make an append one copy, but a head's keys would then be 256-byte pieces 768 bytes apart (SmolLM2),
-//! which the hardware prefetchers follow badly: reading them so ran at 5.5 GB/s where a contiguous run
-//! of each head ran at 13 GB/s (`benches/quick.rs attention-cold` and the note in docs/PERFORMANCE.md).
+//! Storage is plain `f32`, position-major (`[position][kv_head][head_dim]`): a position's keys are exactly
+//! one row of `W_k`'s output, so appending is one copy and growing keeps every offset. The attention
+//! kernel reads it through `KvView`'s strides. Head-major runs (`[kv_head][position][head_dim]`) were
+//! tried, for a decode step that streams one kv head at a time: no faster here (docs/PERFORMANCE.md).
 
 use candle_core::Result;
 
-/// Keys and values of one layer: `n_kv_head` runs of `capacity` positions of `head_dim` floats.
+/// Keys and values of one layer: `capacity` positions of `row` floats each.
 #[derive(Default, Clone)]
 struct LayerKv {
     k: Vec<f32>,
@@ -142,20 +140,15 @@ impl KvCache {
         if end > self.capacity {
             self.grow(end);
         }
-        let (cap, hd) = (self.capacity, self.head_dim);
+        let cap = self.capacity * row;
         let l = &mut self.layers[layer];
-        if l.k.len() < cap * row {
+        if l.k.len() < cap {
             // First use of this layer since the storage was (re)sized; earlier positions were kept by `grow`.
-            l.k.resize(cap * row, 0.0);
-            l.v.resize(cap * row, 0.0);
+            l.k.resize(cap, 0.0);
+            l.v.resize(cap, 0.0);
         }
-        for (r, (kr, vr)) in k.chunks_exact(row).zip(v.chunks_exact(row)).enumerate() {
-            for g in 0..self.n_kv_head {
-                let at = (g * cap + index_pos + r) * hd;
-                l.k[at..at + hd].copy_from_slice(&kr[g * hd..][..hd]);
-                l.v[at..at + hd].copy_from_slice(&vr[g * hd..][..hd]);
-            }
-        }
+        l.k[index_pos * row..end * row].copy_from_slice(k);
+        l.v[index_pos * row..end * row].copy_from_slice(v);
         Ok(self.view_of(layer, end))
     }
 
@@ -173,32 +166,24 @@ impl KvCache {
             k: &l.k,
             v: &l.v,
             len,
-            row_stride: self.head_dim,
-            head_stride: self.capacity * self.head_dim,
+            row_stride: self.row(),
+            head_stride: self.head_dim,
         }
     }
 
-    /// Doubles capacity (at least to `needed`, at most the context length). Each kv head's run moves
-    /// to its place in the larger storage; positions keep their values.
+    /// Doubles capacity (at least to `needed`, at most the context length). Position-major storage grows
+    /// in place: valid entries keep their offsets.
     fn grow(&mut self, needed: usize) {
         let mut cap = self.capacity.max(256);
         while cap < needed {
             cap *= 2;
         }
-        let (old, cap) = (self.capacity, cap.min(self.max_len));
-        let (n_kv, hd) = (self.n_kv_head, self.head_dim);
-        let regrow = |x: &mut Vec<f32>| {
-            let mut y = vec![0f32; n_kv * cap * hd];
-            for g in 0..n_kv {
-                y[g * cap * hd..][..old * hd].copy_from_slice(&x[g * old * hd..][..old * hd]);
-            }
-            *x = y;
-        };
+        self.capacity = cap.min(self.max_len);
+        let floats = self.capacity * self.row();
         for l in self.layers.iter_mut().filter(|l| !l.k.is_empty()) {
-            regrow(&mut l.k);
-            regrow(&mut l.v);
+            l.k.resize(floats, 0.0);
+            l.v.resize(floats, 0.0);
         }
-        self.capacity = cap;
     }
 }
 

@@ -19,8 +19,7 @@
 //! its column gemv, candle's AVX2 `vec_sum`), so on such shapes the model keeps candle-transformers'
 //! bits; for every shape it is one order, whatever the row count, block split or thread count.
 //! Grouped-query attention reads kv head `h / (n_head / n_kv_head)` in place: no copies. The cache is
-//! read through a `KvView`'s strides, so its layout (head-major in `KvCache`, position-major as the
-//! projections write rows) changes no bit.
+//! read through a `KvView`'s strides: its layout changes the order of reads, never a bit.
 
 mod arith;
 pub(crate) mod expf;
