@@ -35,8 +35,9 @@ pub fn gate_into(gate: &[f32], up: &[f32], act: Activation, out: &mut [f32]) {
     pool::parallel_for(n.div_ceil(CHUNK), pool::threads(), run);
 }
 
+/// A pointer into an output buffer that parallel items write in disjoint ranges.
 #[derive(Clone, Copy)]
-struct OutPtr(*mut f32);
+pub(crate) struct OutPtr(pub(crate) *mut f32);
 // SAFETY: see `gate_into`: items write disjoint ranges and are all joined before the borrow ends.
 unsafe impl Send for OutPtr {}
 // SAFETY: as for `Send`.
@@ -44,7 +45,7 @@ unsafe impl Sync for OutPtr {}
 
 impl OutPtr {
     /// A method, so that closures capture the whole `OutPtr` (which is `Sync`), not its raw field.
-    fn at(self, i: usize) -> *mut f32 {
+    pub(crate) fn at(self, i: usize) -> *mut f32 {
         self.0.wrapping_add(i)
     }
 }

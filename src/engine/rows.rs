@@ -8,6 +8,7 @@
 //! four at a time, four independent chains that the core runs side by side: the same bits as one row
 //! after another, about four times the throughput for a prefill's rows.
 
+use super::gate::OutPtr;
 use super::quant::pool;
 
 /// Rows per work item when a prefill's norm is split over the threads.
@@ -92,20 +93,6 @@ fn scale_row(row: &mut [f32], alpha: &[f32], eps: f32, sum2: f32) {
     let m = (sum2 / alpha.len() as f32 + eps).sqrt();
     for (v, &a) in row.iter_mut().zip(alpha) {
         *v = *v / m * a;
-    }
-}
-
-#[derive(Clone, Copy)]
-struct OutPtr(*mut f32);
-// SAFETY: see `rms_norm`: items write disjoint ranges and are all joined before the borrow ends.
-unsafe impl Send for OutPtr {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for OutPtr {}
-
-impl OutPtr {
-    /// A method, so that closures capture the whole `OutPtr` (which is `Sync`), not its raw field.
-    fn at(self, i: usize) -> *mut f32 {
-        self.0.wrapping_add(i)
     }
 }
 

@@ -182,28 +182,17 @@ impl Tiles {
             }
             Some(all)
         }
-        Some(match parts.first()? {
-            Tiles::Q4_1(_) => Tiles::Q4_1(cat(parts, |t| match t {
-                Tiles::Q4_1(v) => Some(v),
-                _ => None,
-            })?),
-            Tiles::Q8_0(_) => Tiles::Q8_0(cat(parts, |t| match t {
-                Tiles::Q8_0(v) => Some(v),
-                _ => None,
-            })?),
-            Tiles::Q5_0(_) => Tiles::Q5_0(cat(parts, |t| match t {
-                Tiles::Q5_0(v) => Some(v),
-                _ => None,
-            })?),
-            Tiles::Q4K(_) => Tiles::Q4K(cat(parts, |t| match t {
-                Tiles::Q4K(v) => Some(v),
-                _ => None,
-            })?),
-            Tiles::Q6K(_) => Tiles::Q6K(cat(parts, |t| match t {
-                Tiles::Q6K(v) => Some(v),
-                _ => None,
-            })?),
-        })
+        macro_rules! stack {
+            ($($kind:ident),*) => {
+                match parts.first()? {
+                    $(Tiles::$kind(_) => Tiles::$kind(cat(parts, |t| match t {
+                        Tiles::$kind(v) => Some(v),
+                        _ => None,
+                    })?),)*
+                }
+            };
+        }
+        Some(stack!(Q4_1, Q8_0, Q5_0, Q4K, Q6K))
     }
 
     pub fn size_in_bytes(&self) -> usize {
