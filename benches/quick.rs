@@ -251,7 +251,10 @@ fn attention_cold() {
         head_dim: 64,
         window: None,
     };
-    let layers = std::env::var("LAYERS").ok().and_then(|v| v.parse().ok()).unwrap_or(30);
+    let layers = std::env::var("LAYERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
     let kv_len = 2048;
     let fill = |n: usize, seed: usize| -> Vec<f32> {
         (0..n)
@@ -267,11 +270,21 @@ fn attention_cold() {
     cache.set_len(kv_len);
     let q = fill(576, 7);
     let mut per_layer = Vec::new();
-    let reps = std::env::var("REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
+    let reps = std::env::var("REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
     for _ in 0..reps {
         let s = Instant::now();
         for l in 0..layers {
-            drop(attend(&q, &cache.view(l), heads, kv_len - 1, 0, &mut Vec::new()));
+            drop(attend(
+                &q,
+                &cache.view(l),
+                heads,
+                kv_len - 1,
+                0,
+                &mut Vec::new(),
+            ));
         }
         per_layer.push(s.elapsed().as_secs_f64() * 1e6 / layers as f64);
     }

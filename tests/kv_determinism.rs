@@ -118,10 +118,14 @@ fn rows_alone_match_the_prefill(
     let (row, kv_row) = (nh * hd, heads.n_kv_head * hd);
     let seq = q.len() / row;
     let mut cache = KvCache::new(1, heads.n_kv_head, hd, seq);
-    cache.append(0, 0, &k[..rows.start * kv_row], &v[..rows.start * kv_row]).unwrap();
+    cache
+        .append(0, 0, &k[..rows.start * kv_row], &v[..rows.start * kv_row])
+        .unwrap();
     cache.set_len(rows.start);
     for i in rows {
-        let kv = cache.append(0, i, &k[i * kv_row..][..kv_row], &v[i * kv_row..][..kv_row]).unwrap();
+        let kv = cache
+            .append(0, i, &k[i * kv_row..][..kv_row], &v[i * kv_row..][..kv_row])
+            .unwrap();
         let mut one = Vec::new();
         let y = attend(&q[i * row..][..row], &kv, heads, i, 1, &mut one);
         assert_eq!(bits(&y), bits(&all[i * row..][..row]), "hd {hd} row {i}");

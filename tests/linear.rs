@@ -13,7 +13,7 @@ mod support;
 
 use candle_core::quantized::{gguf_file, GgmlDType, QTensor};
 use candle_core::{Device, Tensor};
-use nexttoken::engine::linear::{Linear, MatmulPath};
+use nexttoken::engine::linear::{Linear, MatmulPath, Stack};
 use nexttoken::engine::quant::Isa;
 
 /// Deterministic values in roughly N(0, scale): a 64-bit LCG summed over 4 uniforms.
@@ -403,4 +403,48 @@ fn gemma_is_the_same_bits_on_both_paths_and_through_the_cache() {
         bits(&prefills[0]) == bits(&prefills[1]),
         "fast and exact differ"
     );
+}
+
+/// q, k and v of one kind stack into one matmul whose outputs are each part's own bits, row by row;
+/// parts of mixed kinds (or on the exact path) stay separate and give the same outputs.
+#[test]
+fn a_stack_is_one_matmul_with_each_parts_bits() {
+    let k = 256;
+    let parts = |dtypes: [GgmlDType; 3], path: MatmulPath| -> (Vec<QTensor>, Stack) {
+        let ws: Vec<QTensor> = [(96, 1), (32, 2), (48, 3)]
+            .iter()
+            .zip(dtypes)
+            .map(|(&(n, seed), dt)| quantized(n, k, dt, seed))
+            .collect();
+        let linears = ws
+            .iter()
+            .map(|w| Linear::new(copy(w), path).unwrap())
+            .collect();
+        (ws, Stack::new(linears))
+    };
+    let rows = 3;
+    let xs = input(rows, k, 9)
+        .flatten_all()
+        .unwrap()
+        .to_vec1::<f32>()
+        .unwrap();
+    let one = [GgmlDType::Q4_1; 3];
+    let mixed = [GgmlDType::Q4_1, GgmlDType::Q8_0, GgmlDType::Q4_1];
+    for (dtypes, path, fused) in [
+        (one, MatmulPath::Fast, true),
+        (mixed, MatmulPath::Fast, false),
+        (one, MatmulPath::Exact, false),
+    ] {
+        let (ws, stack) = parts(dtypes, path);
+        assert_eq!(stack.is_fused(), fused, "{dtypes:?} {path:?}");
+        let outs = stack.forward_rows(&xs, rows).unwrap();
+        for (w, out) in ws.iter().zip(&outs) {
+            let alone = Linear::new(copy(w), path)
+                .unwrap()
+                .forward_rows(&xs, rows)
+                .unwrap();
+            let b = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(b(out), b(&alone), "{dtypes:?} {path:?}");
+        }
+    }
 }

@@ -58,7 +58,9 @@ impl Block {
         let b = |s: &str| format!("blk.{i}.{s}.bias");
         let mut dense = |name: &str| {
             let t = g.tensor(name)?.dequantize(&Device::Cpu).map_err(err)?;
-            t.flatten_all().and_then(|t| t.to_vec1::<f32>()).map_err(err)
+            t.flatten_all()
+                .and_then(|t| t.to_vec1::<f32>())
+                .map_err(err)
         };
         let bias = match c.arch {
             Arch::Qwen2 => Some([

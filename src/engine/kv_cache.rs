@@ -209,7 +209,11 @@ mod tests {
         assert_eq!(view.len, 300);
         for j in 0..300 {
             for g in 0..n_kv {
-                assert_eq!(key(&view, j, g), appended(j, g), "position {j} head {g} survives growth past 256");
+                assert_eq!(
+                    key(&view, j, g),
+                    appended(j, g),
+                    "position {j} head {g} survives growth past 256"
+                );
             }
         }
         c.set_len(300);

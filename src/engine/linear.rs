@@ -157,17 +157,12 @@ impl Stack {
                 pad_lone_row: false,
             })
         });
-        match fused {
-            Some(f) => Self {
-                fused: Some(f),
-                parts: Vec::new(),
-                widths,
-            },
-            None => Self {
-                fused: None,
-                parts,
-                widths,
-            },
+        // A fused stack keeps no separate parts: their tiles live in `fused` alone.
+        let parts = if fused.is_some() { Vec::new() } else { parts };
+        Self {
+            fused,
+            parts,
+            widths,
         }
     }
 
@@ -183,7 +178,11 @@ impl Stack {
         };
         let ys = fused.forward_rows(xs, m)?;
         let total = fused.out_dim;
-        let mut outs: Vec<Vec<f32>> = self.widths.iter().map(|w| Vec::with_capacity(m * w)).collect();
+        let mut outs: Vec<Vec<f32>> = self
+            .widths
+            .iter()
+            .map(|w| Vec::with_capacity(m * w))
+            .collect();
         for row in ys.chunks_exact(total) {
             let mut at = 0;
             for (out, &w) in outs.iter_mut().zip(&self.widths) {
@@ -196,7 +195,11 @@ impl Stack {
 
     /// Bytes of weight data on the fast path (0 when candle holds it).
     pub fn fast_bytes(&self) -> usize {
-        self.fused.iter().chain(&self.parts).map(Linear::fast_bytes).sum()
+        self.fused
+            .iter()
+            .chain(&self.parts)
+            .map(Linear::fast_bytes)
+            .sum()
     }
 }
 

@@ -15,12 +15,12 @@
 
 use super::attention::{self, Heads, Rope};
 use super::block::{Activation, Block, WeightMap};
-use super::rows;
 use super::embedding::Embeddings;
 use super::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use super::kv_cache::KvCache;
 use super::linear::{Linear, MatmulPath};
 use super::requant::{requantize, Requant, RequantReport};
+use super::rows;
 use crate::engine::quant::decode_threads::{with_small_rows_threads, DecodeThreads};
 use candle_core::{DType, Device, Tensor};
 use std::sync::Arc;
@@ -225,12 +225,17 @@ impl Model {
         }
         let mut lens = Vec::new();
         // The residual stream, `[seq][n_embd]`, and its normed copy for the next branch to read.
-        let mut xs = self.embeddings.rows(tokens)?.flatten_all()?.to_vec1::<f32>()?;
+        let mut xs = self
+            .embeddings
+            .rows(tokens)?
+            .flatten_all()?
+            .to_vec1::<f32>()?;
         let mut normed = vec![0f32; xs.len()];
         let eps = self.config.rms_eps;
         rows::rms_norm(&xs, &self.layers[0].attn_norm, eps, &mut normed);
         for li in 0..self.layers.len() {
-            let mut a = self.attention(li, &normed, seq, index_pos, capture, &mut attention.data)?;
+            let mut a =
+                self.attention(li, &normed, seq, index_pos, capture, &mut attention.data)?;
             let layer = &self.layers[li];
             let post = layer.post_attn_norm.as_deref();
             rows::join_and_norm(&mut xs, &mut a, post, eps, &layer.ffn_norm, &mut normed);

@@ -74,8 +74,8 @@ pub(super) struct Sums<'a> {
     pub(super) y_at: &'a dyn Fn(usize) -> usize,
 }
 
-/// `y[y_at(qi)..][..hd] = Σ_j p_qi,j v_j` for each query, where `v_j` is row `j` of the value cache
-/// (`j * stride` floats on from `v_at(qi)`; `n_kv` heads size the blocks): 64 elements of the head at a time, a block of keys
+/// `y[y_at(qi)..][..hd] = Σ_j p_qi,j v_j` for each query, where `v_j` starts `j * stride` floats on
+/// from `v_at(qi)` (`n_kv` heads size the blocks): 64 elements of the head at a time, a block of keys
 /// at a time, so that block of values stays in L1 across the queries. Each element is one chain of
 /// multiply-adds in key order, from zero (a block's partial sum is stored and picked up again, which
 /// changes no bit).

@@ -68,7 +68,10 @@ pub fn attend(
     let seq = q.len() / width;
     let kv_len = index_pos + seq;
     assert_eq!(kv.len, kv_len);
-    assert!(kv.k.len() == kv.v.len() && kv.k.len() >= kv.at(kv_len - 1, heads.n_kv_head - 1) + heads.head_dim);
+    assert!(
+        kv.k.len() == kv.v.len()
+            && kv.k.len() >= kv.at(kv_len - 1, heads.n_kv_head - 1) + heads.head_dim
+    );
     let job = Job {
         q,
         kv,

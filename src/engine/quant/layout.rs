@@ -175,7 +175,10 @@ impl Tiles {
     /// The tiles of matrices of one kind and width, one after another: the matrix of their rows
     /// stacked (`None` for mixed kinds). Each part must be whole tiles.
     pub fn stack(parts: &[&Tiles]) -> Option<Tiles> {
-        fn cat<T: Clone>(parts: &[&Tiles], get: impl Fn(&Tiles) -> Option<&Vec<T>>) -> Option<Vec<T>> {
+        fn cat<T: Clone>(
+            parts: &[&Tiles],
+            get: impl Fn(&Tiles) -> Option<&Vec<T>>,
+        ) -> Option<Vec<T>> {
             let mut all = Vec::new();
             for p in parts {
                 all.extend_from_slice(get(p)?);
