@@ -364,3 +364,40 @@ fn ranks_of_many_ids_match_one_at_a_time() {
     }
     assert_eq!(ranks_of(&[1.0, 2.0], &[]), Vec::<usize>::new());
 }
+
+/// `top_n` (one pass with a rising threshold, whole chunks skipped by one compare) gives the first `n`
+/// of a full sort, best first and ties by lower id: lengths that do and do not fill the last chunk,
+/// infinities included.
+#[test]
+fn top_n_is_the_head_of_a_full_sort() {
+    use nexttoken::engine::sampler::top_n;
+    let mut s = 777u64;
+    let mut next = move || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (s >> 33) as u32
+    };
+    for case in 0..60 {
+        let len = 1 + (next() % 5000) as usize;
+        let mut values: Vec<f32> = (0..len).map(|_| (next() % 300) as f32 * 0.1 - 15.0).collect();
+        if case % 4 == 0 {
+            values[next() as usize % len] = f32::INFINITY;
+            values[next() as usize % len] = f32::NEG_INFINITY;
+        }
+        // Rising values make the threshold climb all the way (the buffer is cut back often).
+        if case % 7 == 0 {
+            values.sort_by(f32::total_cmp);
+        }
+        let mut all: Vec<u32> = (0..len as u32).collect();
+        all.sort_by(|&a, &b| {
+            values[b as usize]
+                .total_cmp(&values[a as usize])
+                .then(a.cmp(&b))
+        });
+        for n in [1, 7, 40, 512, len] {
+            let want = &all[..n.min(len)];
+            assert_eq!(top_n(&values, n), want, "case {case} len {len} n {n}");
+        }
+    }
+}

@@ -46,7 +46,12 @@ fn exp_sums(xs: &[f32], scale: f32, shift: f32) -> (f32, f32) {
     let chunks = xs.chunks_exact(LANES);
     let tail = chunks.remainder();
     #[cfg(target_arch = "x86_64")]
-    let (s, sl) = sse::exp_sums_lanes(chunks, scale, shift);
+    let (s, sl) = if is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2.
+        unsafe { sse::exp_sums_lanes_avx2(chunks, scale, shift) }
+    } else {
+        sse::exp_sums_lanes(chunks, scale, shift)
+    };
     #[cfg(not(target_arch = "x86_64"))]
     let (s, sl) = {
         let (mut s, mut sl) = ([0f32; LANES], [0f32; LANES]);
@@ -132,9 +137,14 @@ pub fn ranks_of(values: &[f32], ids: &[u32]) -> Vec<usize> {
     };
     // `ends[j - 1]`: how many values are larger than exactly the first `j` candidates.
     let mut ends = vec![0usize; sorted.len()];
-    for &x in values {
-        if x > lowest {
-            ends[sorted.partition_point(|&t| t < x) - 1] += 1;
+    for chunk in values.chunks(LANES) {
+        if !any_above(chunk, lowest) {
+            continue;
+        }
+        for &x in chunk {
+            if x > lowest {
+                ends[sorted.partition_point(|&t| t < x) - 1] += 1;
+            }
         }
     }
     // Larger than candidate `k`: every value that ends at `k` or later.
@@ -154,6 +164,25 @@ pub fn ranks_of(values: &[f32], ids: &[u32]) -> Vec<usize> {
         .collect()
 }
 
+/// Whether any of `xs` (at most `LANES`) is `>= thr`, in one vector compare for a whole chunk (NaN is
+/// never `>=`, as in the scalar test).
+#[inline(always)]
+fn any_at_least(xs: &[f32], thr: f32) -> bool {
+    match <&[f32; LANES]>::try_from(xs) {
+        Ok(c) => c.iter().fold(false, |a, &x| a | (x >= thr)),
+        Err(_) => xs.iter().any(|&x| x >= thr),
+    }
+}
+
+/// Whether any of `xs` (at most `LANES`) is `> lowest`, as [`any_at_least`].
+#[inline(always)]
+fn any_above(xs: &[f32], lowest: f32) -> bool {
+    match <&[f32; LANES]>::try_from(xs) {
+        Ok(c) => c.iter().fold(false, |a, &x| a | (x > lowest)),
+        Err(_) => xs.iter().any(|&x| x > lowest),
+    }
+}
+
 /// The `n` largest indices by value, sorted descending (ties by lower id first). One pass with a
 /// rising threshold: candidates collect in a buffer, which is cut back to the best `n` whenever it holds
 /// `2n`, so most of the vocabulary costs a single comparison.
@@ -165,13 +194,19 @@ pub fn top_n(values: &[f32], n: usize) -> Vec<u32> {
     let better = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
     let mut buf: Vec<(f32, u32)> = Vec::with_capacity(2 * n + 1);
     let mut thr = f32::NEG_INFINITY;
-    for (i, &v) in values.iter().enumerate() {
-        if v >= thr {
-            buf.push((v, i as u32));
-            if buf.len() == 2 * n {
-                buf.select_nth_unstable_by(n - 1, better);
-                buf.truncate(n);
-                thr = buf.iter().fold(f32::INFINITY, |a, x| a.min(x.0));
+    for (c, chunk) in values.chunks(LANES).enumerate() {
+        // Most chunks hold nothing at or above the threshold: one vector compare skips them.
+        if !any_at_least(chunk, thr) {
+            continue;
+        }
+        for (i, &v) in (c * LANES..).zip(chunk) {
+            if v >= thr {
+                buf.push((v, i as u32));
+                if buf.len() == 2 * n {
+                    buf.select_nth_unstable_by(n - 1, better);
+                    buf.truncate(n);
+                    thr = buf.iter().fold(f32::INFINITY, |a, x| a.min(x.0));
+                }
             }
         }
     }
@@ -242,6 +277,55 @@ mod sse {
         }
     }
 
+    /// `exp_sums_lanes` with the 8 lanes in one AVX register: the same lanes, operations and order (no
+    /// fused multiply-add), so the same bits (tested below).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn exp_sums_lanes_avx2(
+        chunks: std::slice::ChunksExact<'_, f32>,
+        scale: f32,
+        shift: f32,
+    ) -> ([f32; LANES], [f32; LANES]) {
+        let c = |v: f32| _mm256_set1_ps(v);
+        let (sc, sh) = (c(scale), c(shift));
+        let (mut s, mut sl) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+        for ch in chunks {
+            // SAFETY: each chunk holds exactly 8 floats.
+            let x = unsafe { _mm256_loadu_ps(ch.as_ptr()) };
+            let z = _mm256_sub_ps(_mm256_mul_ps(x, sc), sh);
+            // `exp4`, eight lanes wide.
+            let t = _mm256_max_ps(_mm256_mul_ps(z, c(std::f32::consts::LOG2_E)), c(-126.0));
+            let big = _mm256_add_ps(t, c(12_582_912.0));
+            let n = _mm256_sub_ps(big, c(12_582_912.0));
+            let ni = _mm256_sub_epi32(_mm256_castps_si256(big), _mm256_set1_epi32(0x4B40_0000));
+            let f = _mm256_sub_ps(t, n);
+            let mut p = c(0.000_154_035);
+            for k in [
+                0.001_333_355,
+                0.009_618_129,
+                0.055_504_11,
+                0.240_226_5,
+                std::f32::consts::LN_2,
+            ] {
+                p = _mm256_add_ps(c(k), _mm256_mul_ps(f, p));
+            }
+            let p = _mm256_add_ps(c(1.0), _mm256_mul_ps(f, p));
+            let pow = _mm256_slli_epi32::<23>(_mm256_add_epi32(ni, _mm256_set1_epi32(127)));
+            let e = _mm256_mul_ps(p, _mm256_castsi256_ps(pow));
+            s = _mm256_add_ps(s, e);
+            sl = _mm256_add_ps(sl, _mm256_mul_ps(e, z));
+        }
+        let mut out = [[0f32; LANES]; 2];
+        // SAFETY: 8-float stores into 8-float arrays.
+        unsafe {
+            _mm256_storeu_ps(out[0].as_mut_ptr(), s);
+            _mm256_storeu_ps(out[1].as_mut_ptr(), sl);
+        }
+        (out[0], out[1])
+    }
+
     #[cfg(test)]
     mod tests {
         use super::super::exp_nonpos;
@@ -283,6 +367,20 @@ mod sse {
             let bits = |v: [f32; LANES]| v.map(f32::to_bits);
             assert_eq!(bits(s), bits(s2));
             assert_eq!(bits(sl), bits(sl2));
+            if is_x86_feature_detected!("avx2") {
+                let mut xs = xs.clone();
+                xs.extend_from_slice(&special);
+                // SAFETY: the CPU has AVX2.
+                let wide = unsafe { exp_sums_lanes_avx2(xs.chunks_exact(LANES), 0.9, 0.25) };
+                assert_eq!(
+                    bits(wide.0),
+                    bits(exp_sums_lanes(xs.chunks_exact(LANES), 0.9, 0.25).0)
+                );
+                assert_eq!(
+                    bits(wide.1),
+                    bits(exp_sums_lanes(xs.chunks_exact(LANES), 0.9, 0.25).1)
+                );
+            }
         }
     }
 }
