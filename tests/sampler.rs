@@ -337,18 +337,22 @@ fn a_tokens_fate_matches_the_full_chain() {
     }
 }
 
+/// A reproducible stream of pseudo-random numbers (a 64-bit LCG's high bits) for the generated cases.
+fn lcg(mut s: u64) -> impl FnMut() -> u32 {
+    move || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (s >> 33) as u32
+    }
+}
+
 /// `ranks_of` (one pass for all the shown candidates) gives `rank_of`'s answer for every id: ties,
 /// repeated ids, infinities and NaN included.
 #[test]
 fn ranks_of_many_ids_match_one_at_a_time() {
     use nexttoken::engine::sampler::{rank_of, ranks_of};
-    let mut s = 12345u64;
-    let mut next = move || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (s >> 33) as u32
-    };
+    let mut next = lcg(12345);
     for case in 0..50 {
         let n = 1 + (next() % 3000) as usize;
         // Few distinct values, so ties are common.
@@ -371,16 +375,12 @@ fn ranks_of_many_ids_match_one_at_a_time() {
 #[test]
 fn top_n_is_the_head_of_a_full_sort() {
     use nexttoken::engine::sampler::top_n;
-    let mut s = 777u64;
-    let mut next = move || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (s >> 33) as u32
-    };
+    let mut next = lcg(777);
     for case in 0..60 {
         let len = 1 + (next() % 5000) as usize;
-        let mut values: Vec<f32> = (0..len).map(|_| (next() % 300) as f32 * 0.1 - 15.0).collect();
+        let mut values: Vec<f32> = (0..len)
+            .map(|_| (next() % 300) as f32 * 0.1 - 15.0)
+            .collect();
         if case % 4 == 0 {
             values[next() as usize % len] = f32::INFINITY;
             values[next() as usize % len] = f32::NEG_INFINITY;
