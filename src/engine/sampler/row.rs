@@ -1,25 +1,37 @@
 //! Whole-row maths over a logits vector, written so the compiler vectorises it: max, log-sum-exp,
 //! entropy, and the `n` best ids without sorting the vocabulary.
 
+/// Round to nearest with the 1.5 * 2^23 trick: `t + ROUNDER` holds `round(t)` in its low mantissa
+/// bits, and `bits - ROUNDER_BITS` reads it out as an integer. `f32::round` is a library call without
+/// SSE4.1, and `n as i32` is a saturating cast that compiles to scalar compares; this vectorises.
+const ROUNDER: f32 = 12_582_912.0;
+const ROUNDER_BITS: i32 = 0x4B40_0000;
+
+/// Taylor coefficients of `2^f = e^(f ln 2)`, `(ln 2)^k / k!` for `k` = 6 down to 1, in Horner order;
+/// the constant 1 comes last. Shared by the scalar and vector bodies, which are held to the same bits.
+const EXP2_TAYLOR: [f32; 6] = [
+    0.000_154_035,
+    0.001_333_355,
+    0.009_618_129,
+    0.055_504_11,
+    0.240_226_5,
+    std::f32::consts::LN_2,
+];
+
 /// `e^x` for `x <= 0`, vectorisable: `2^(x log2 e)` split into an integer power (exponent bits) and a
 /// degree-6 polynomial for `2^f`, `f` in [-0.5, 0.5]. Relative error below 1e-7; 0 below -87.
 #[inline(always)]
 fn exp_nonpos(x: f32) -> f32 {
     let t = (x * std::f32::consts::LOG2_E).max(-126.0);
-    // Round to nearest with the 1.5 * 2^23 trick: `f32::round` is a library call without SSE4.1. The
-    // integer sits in the low bits of `big`; reading it there (not `n as i32`, a saturating cast that
-    // compiles to scalar compares) lets the loop vectorise.
-    let big = t + 12_582_912.0;
-    let n = big - 12_582_912.0;
-    let ni = big.to_bits() as i32 - 0x4B40_0000;
+    let big = t + ROUNDER;
+    let n = big - ROUNDER;
+    let ni = big.to_bits() as i32 - ROUNDER_BITS;
     let f = t - n;
-    // Taylor coefficients of 2^f = e^(f ln 2): (ln 2)^n / n!. The first is ln 2 itself (the same f32 as
-    // the literal 0.6931472 this once was).
-    let p = 1.0
-        + f * (std::f32::consts::LN_2
-            + f * (0.240_226_5
-                + f * (0.055_504_11
-                    + f * (0.009_618_129 + f * (0.001_333_355 + f * 0.000_154_035)))));
+    let mut p = EXP2_TAYLOR[0];
+    for k in &EXP2_TAYLOR[1..] {
+        p = k + f * p;
+    }
+    let p = 1.0 + f * p;
     p * f32::from_bits(((ni + 127) as u32) << 23)
 }
 
@@ -138,7 +150,7 @@ pub fn ranks_of(values: &[f32], ids: &[u32]) -> Vec<usize> {
     // `ends[j - 1]`: how many values are larger than exactly the first `j` candidates.
     let mut ends = vec![0usize; sorted.len()];
     for chunk in values.chunks(LANES) {
-        if !any_above(chunk, lowest) {
+        if !any_lane(chunk, |x| x > lowest) {
             continue;
         }
         for &x in chunk {
@@ -164,22 +176,13 @@ pub fn ranks_of(values: &[f32], ids: &[u32]) -> Vec<usize> {
         .collect()
 }
 
-/// Whether any of `xs` (at most `LANES`) is `>= thr`, in one vector compare for a whole chunk (NaN is
-/// never `>=`, as in the scalar test).
+/// Whether `pred` holds for any of `xs` (at most `LANES`): for a whole chunk the fold has no early
+/// exit, so it compiles to one vector compare.
 #[inline(always)]
-fn any_at_least(xs: &[f32], thr: f32) -> bool {
+fn any_lane(xs: &[f32], pred: impl Fn(f32) -> bool) -> bool {
     match <&[f32; LANES]>::try_from(xs) {
-        Ok(c) => c.iter().fold(false, |a, &x| a | (x >= thr)),
-        Err(_) => xs.iter().any(|&x| x >= thr),
-    }
-}
-
-/// Whether any of `xs` (at most `LANES`) is `> lowest`, as [`any_at_least`].
-#[inline(always)]
-fn any_above(xs: &[f32], lowest: f32) -> bool {
-    match <&[f32; LANES]>::try_from(xs) {
-        Ok(c) => c.iter().fold(false, |a, &x| a | (x > lowest)),
-        Err(_) => xs.iter().any(|&x| x > lowest),
+        Ok(c) => c.iter().fold(false, |a, &x| a | pred(x)),
+        Err(_) => xs.iter().any(|&x| pred(x)),
     }
 }
 
@@ -196,7 +199,7 @@ pub fn top_n(values: &[f32], n: usize) -> Vec<u32> {
     let mut thr = f32::NEG_INFINITY;
     for (c, chunk) in values.chunks(LANES).enumerate() {
         // Most chunks hold nothing at or above the threshold: one vector compare skips them.
-        if !any_at_least(chunk, thr) {
+        if !any_lane(chunk, |x| x >= thr) {
             continue;
         }
         for (i, &v) in (c * LANES..).zip(chunk) {
@@ -219,7 +222,7 @@ pub fn top_n(values: &[f32], n: usize) -> Vec<u32> {
 /// operations in the same order as `exp_nonpos` on each lane, so the same bits (tested below).
 #[cfg(target_arch = "x86_64")]
 mod sse {
-    use super::LANES;
+    use super::{EXP2_TAYLOR, LANES, ROUNDER, ROUNDER_BITS};
     use std::arch::x86_64::*;
 
     /// `e^z` for 4 lanes: `exp_nonpos`, operation for operation.
@@ -230,18 +233,12 @@ mod sse {
             let c = |v: f32| _mm_set1_ps(v);
             // `max_ps(x, -126)` is -126 when x is NaN, as `f32::max` is.
             let t = _mm_max_ps(_mm_mul_ps(z, c(std::f32::consts::LOG2_E)), c(-126.0));
-            let big = _mm_add_ps(t, c(12_582_912.0));
-            let n = _mm_sub_ps(big, c(12_582_912.0));
-            let ni = _mm_sub_epi32(_mm_castps_si128(big), _mm_set1_epi32(0x4B40_0000));
+            let big = _mm_add_ps(t, c(ROUNDER));
+            let n = _mm_sub_ps(big, c(ROUNDER));
+            let ni = _mm_sub_epi32(_mm_castps_si128(big), _mm_set1_epi32(ROUNDER_BITS));
             let f = _mm_sub_ps(t, n);
-            let mut p = c(0.000_154_035);
-            for k in [
-                0.001_333_355,
-                0.009_618_129,
-                0.055_504_11,
-                0.240_226_5,
-                std::f32::consts::LN_2,
-            ] {
+            let mut p = c(EXP2_TAYLOR[0]);
+            for &k in &EXP2_TAYLOR[1..] {
                 p = _mm_add_ps(c(k), _mm_mul_ps(f, p));
             }
             let p = _mm_add_ps(c(1.0), _mm_mul_ps(f, p));
@@ -297,18 +294,12 @@ mod sse {
             let z = _mm256_sub_ps(_mm256_mul_ps(x, sc), sh);
             // `exp4`, eight lanes wide.
             let t = _mm256_max_ps(_mm256_mul_ps(z, c(std::f32::consts::LOG2_E)), c(-126.0));
-            let big = _mm256_add_ps(t, c(12_582_912.0));
-            let n = _mm256_sub_ps(big, c(12_582_912.0));
-            let ni = _mm256_sub_epi32(_mm256_castps_si256(big), _mm256_set1_epi32(0x4B40_0000));
+            let big = _mm256_add_ps(t, c(ROUNDER));
+            let n = _mm256_sub_ps(big, c(ROUNDER));
+            let ni = _mm256_sub_epi32(_mm256_castps_si256(big), _mm256_set1_epi32(ROUNDER_BITS));
             let f = _mm256_sub_ps(t, n);
-            let mut p = c(0.000_154_035);
-            for k in [
-                0.001_333_355,
-                0.009_618_129,
-                0.055_504_11,
-                0.240_226_5,
-                std::f32::consts::LN_2,
-            ] {
+            let mut p = c(EXP2_TAYLOR[0]);
+            for &k in &EXP2_TAYLOR[1..] {
                 p = _mm256_add_ps(c(k), _mm256_mul_ps(f, p));
             }
             let p = _mm256_add_ps(c(1.0), _mm256_mul_ps(f, p));
