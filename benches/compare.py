@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs `nexttoken bench --json` and `llama_cpp_bench.py --json` back to back, interleaved twice, and
 prints the ratios per test (nexttoken / llama.cpp), quiet and then with a CPU hog keeping another
-core busy (`--busy`). Not run by CI. Usage, from the repository root after
+core busy (`--busy`), then a summary: each test's ratio in every round against issue 11's targets. Not run by CI. Usage, from the repository root after
 `cargo build --release`:  python3 benches/compare.py [--threads 2] [--model PATH] [--binary PATH]
 Both sides read the same GGUF file (default: the SmolLM2 file under models/).
 """
@@ -41,7 +41,18 @@ def busy(n, secs=900):
     return [subprocess.Popen([sys.executable, "-c", HOG.format(secs=secs)]) for _ in range(n)]
 
 
-def table(a, b, label):
+# Issue 11's targets: (test as the summary names it, at least / at most, the line).
+TARGETS = {
+    "pp512": (">=", 3.0),
+    "tg128": (">=", 1.3),
+    "tg128, busy": (">=", 1.1),
+    "tg128 @ d2048": (">=", 1.2),
+    "step overhead": ("<=", 1.03),
+}
+
+
+def table(a, b, label, seen, suffix=""):
+    """Prints one part's table and records each ratio in `seen[test + suffix]`."""
     rates_b = {row["test"]: row["median_tok_s"] for row in b["rows"]}
     print(f"{label}, load {os.getloadavg()[0]:.2f}")
     print("| test | nexttoken tok/s | llama.cpp tok/s | ratio |")
@@ -49,7 +60,26 @@ def table(a, b, label):
     for row in a["rows"]:
         t = row["test"]
         if t in rates_b:
-            print(f"| {t} | {row['median_tok_s']:.1f} | {rates_b[t]:.1f} | {row['median_tok_s'] / rates_b[t]:.2f}x |")
+            ratio = row["median_tok_s"] / rates_b[t]
+            seen.setdefault(t + suffix, []).append(ratio)
+            print(f"| {t} | {row['median_tok_s']:.1f} | {rates_b[t]:.1f} | {ratio:.2f}x |")
+
+
+def summary(seen):
+    """Each test's ratio in every round, and whether it met its target in each."""
+    rounds = max(len(v) for v in seen.values())
+    print(f"summary over {rounds} round(s): nexttoken / llama.cpp (step overhead: step / bare forward)")
+    print("| test | each round | target | rounds met |")
+    print("|---|---|---|---:|")
+    for test, ratios in seen.items():
+        each = ", ".join(f"{r:.2f}x" if test != "step overhead" else f"{r:.3f}x" for r in ratios)
+        if test in TARGETS:
+            op, line = TARGETS[test]
+            met = sum(r >= line if op == ">=" else r <= line for r in ratios)
+            sign = "≥" if op == ">=" else "≤"
+            print(f"| {test} | {each} | {sign} {line}x | {met} of {len(ratios)} |")
+        else:
+            print(f"| {test} | {each} | | |")
 
 
 def main():
@@ -67,9 +97,11 @@ def main():
     args = ap.parse_args()
     args.model = os.path.abspath(args.model)
     print(f"model: {args.model}")
+    seen = {}
     for r in range(args.rounds):
         a, b = ours(args, args.depths), theirs(args, args.depths)
-        table(a, b, f"round {r + 1}: threads {args.threads}, quiet")
+        table(a, b, f"round {r + 1}: threads {args.threads}, quiet", seen)
+        seen.setdefault("step overhead", []).append(a["step_overhead"])
         print(f"step overhead {a['step_overhead']:.3f}x, load {a['load_ms']:.0f} ms, "
               f"peak RSS {a['peak_rss_mib']:.0f} MiB, max |p_fast - p_exact| {a['max_prob_diff_fast_vs_exact']:.1e}, "
               f"decode matmuls on {a.get('decode_threads', '?')} thread(s)")
@@ -80,12 +112,14 @@ def main():
             hogs = busy(args.busy)
             try:
                 a, b = ours(args, "0"), theirs(args, "0")
-                table(a, b, f"round {r + 1}: threads {args.threads}, {args.busy} core(s) kept busy")
+                table(a, b, f"round {r + 1}: threads {args.threads}, {args.busy} core(s) kept busy", seen,
+                      ", busy")
             finally:
                 for h in hogs:
                     h.kill()
                     h.wait()
         print()
+    summary(seen)
 
 
 if __name__ == "__main__":
