@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs `nexttoken bench --json` and `llama_cpp_bench.py --json` back to back, interleaved twice, and
 prints the ratios per test (nexttoken / llama.cpp), quiet and then with a CPU hog keeping another
-core busy (`--busy`), then a summary: each test's ratio in every round against issue 11's targets. Not run by CI. Usage, from the repository root after
+core busy (`--busy`), then a summary: each test's ratio in every round against issue 11's targets.
+Not run by CI. Usage, from the repository root after
 `cargo build --release`:  python3 benches/compare.py [--threads 2] [--model PATH] [--binary PATH]
 Both sides read the same GGUF file (default: the SmolLM2 file under models/).
 """

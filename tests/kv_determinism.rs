@@ -152,9 +152,6 @@ fn rows_alone_match_the_prefill(
 /// Gemma 3's (one kv head, a sliding window).
 #[test]
 fn long_context_decode_rows_keep_their_bits() {
-    // Two threads even on a one-core machine, so the split runs; no test in this file depends on the
-    // thread count.
-    nexttoken::engine::quant::pool::set_threads(2);
     for (heads, seq) in [
         (
             Heads {
