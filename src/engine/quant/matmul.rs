@@ -48,14 +48,14 @@ impl Isa {
 /// has 32 registers for the accumulators, AVX2 16; Q8_0 keeps 8 partial sums per output. Measured,
 /// not derived: on AVX2 only Q4_1 has been timed at 8.
 fn rows_per_call(isa: Isa, tiles: &Tiles) -> usize {
-    match (isa, matches!(tiles, Tiles::Q8_0(_))) {
-        (Isa::Avx512Vnni, false) => 8,
-        (Isa::Avx512Vnni, true) => 2,
-        (Isa::Avx2, true) => 1,
+    match (isa, tiles) {
+        (Isa::Avx512Vnni, Tiles::Q8_0(_)) => 2,
+        (Isa::Avx512Vnni, _) => 8,
+        (Isa::Avx2, Tiles::Q8_0(_)) => 1,
         // Its 8 rows' f32 sums spill, but they change once a block, while the i16 sums that change
         // every 4 values stay in registers: 68-71 against 50-55 GMAC/s a core on 512 rows of
         // SmolLM2's q, up and down (`quick 1 kernel NAME 512`, Zen 3; PERFORMANCE round five).
-        (Isa::Avx2, false) if matches!(tiles, Tiles::Q4_1(_)) => 8,
+        (Isa::Avx2, Tiles::Q4_1(_)) => 8,
         _ => 4,
     }
 }
