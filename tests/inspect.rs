@@ -12,6 +12,7 @@ use nexttoken::engine::model::{ForwardOptions, Model};
 use nexttoken::engine::session::{Choice, Session, SessionOptions};
 use nexttoken::protocol::SamplerSettings;
 use std::path::Path;
+use support::lcg::Lcg;
 
 fn greedy(path: &Path) -> Session {
     let settings = SamplerSettings {
@@ -144,14 +145,9 @@ fn paris_rises_through_the_last_layers() {
 
 /// Random token ids in an ordinary range of the vocabulary.
 fn random_tokens(n: usize, seed: u64) -> Vec<u32> {
-    let mut x = seed;
+    let mut g = Lcg(seed);
     (0..n)
-        .map(|_| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            1000 + (x >> 33) as u32 % 20000
-        })
+        .map(|_| 1000 + (g.next() >> 33) as u32 % 20000)
         .collect()
 }
 

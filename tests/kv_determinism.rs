@@ -13,19 +13,14 @@ use nexttoken::engine::model::{ForwardOptions, Model};
 use nexttoken::engine::session::{Choice, Session, SessionOptions};
 use nexttoken::protocol::{Distribution, SamplerSettings};
 use std::path::Path;
+use support::lcg::Lcg;
 
 /// What the issue allows between two ways of computing one distribution; in practice 0.
 const TOL: f32 = 1e-6;
 
 fn values(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(6364136223846793005) | 1;
-    let mut next = move || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-    };
-    (0..n).map(|_| next()).collect()
+    let mut g = Lcg(seed.wrapping_mul(6364136223846793005) | 1);
+    (0..n).map(|_| g.unit() * 2.0 - 1.0).collect()
 }
 
 fn bits(x: &[f32]) -> Vec<u32> {

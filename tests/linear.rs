@@ -15,20 +15,13 @@ use candle_core::quantized::{gguf_file, GgmlDType, QTensor};
 use candle_core::{Device, Tensor};
 use nexttoken::engine::linear::{Linear, MatmulPath, Stack};
 use nexttoken::engine::quant::Isa;
+use support::lcg::Lcg;
 
 /// Deterministic values in roughly N(0, scale): a 64-bit LCG summed over 4 uniforms.
 fn values(n: usize, seed: u64, scale: f32) -> Vec<f32> {
-    let mut s = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    let mut uniform = move || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-    };
+    let mut g = Lcg::stepped(seed);
     (0..n)
-        .map(|_| scale * 1.7 * (0..4).map(|_| uniform()).sum::<f32>())
+        .map(|_| scale * 1.7 * (0..4).map(|_| g.unit() - 0.5).sum::<f32>())
         .collect()
 }
 

@@ -1,5 +1,8 @@
 //! Each sampler stage does what its name says, on hand-made logits.
+#[path = "support/lcg.rs"]
+mod lcg;
 
+use lcg::Lcg;
 use nexttoken::engine::sampler::{apply_penalties, entropy, run_chain, softmax, uniform};
 use nexttoken::protocol::SamplerSettings;
 
@@ -337,14 +340,10 @@ fn a_tokens_fate_matches_the_full_chain() {
     }
 }
 
-/// A reproducible stream of pseudo-random numbers (a 64-bit LCG's high bits) for the generated cases.
-fn lcg(mut s: u64) -> impl FnMut() -> u32 {
-    move || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (s >> 33) as u32
-    }
+/// A reproducible stream of pseudo-random numbers (the shared LCG's high bits) for the generated cases.
+fn lcg(s: u64) -> impl FnMut() -> u32 {
+    let mut g = Lcg(s);
+    move || (g.next() >> 33) as u32
 }
 
 /// `ranks_of` (one pass for all the shown candidates) gives `rank_of`'s answer for every id: ties,

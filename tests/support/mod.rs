@@ -3,6 +3,7 @@
 
 pub mod fake_server;
 pub mod golden;
+pub mod lcg;
 pub mod llama_server;
 pub mod tiny;
 pub mod tiny_gemma;

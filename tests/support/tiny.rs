@@ -35,17 +35,8 @@ fn byte_char(b: u8) -> char {
 
 /// Deterministic pseudo-random values in about [-scale, scale].
 pub fn random(n: usize, seed: u64, scale: f32) -> Vec<f32> {
-    let mut s = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..n)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale
-        })
-        .collect()
+    let mut g = super::lcg::Lcg::stepped(seed);
+    (0..n).map(|_| (g.unit() * 2.0 - 1.0) * scale).collect()
 }
 
 pub fn qtensor(shape: (usize, usize), seed: u64, dtype: GgmlDType) -> QTensor {
