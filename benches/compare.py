@@ -24,7 +24,7 @@ HOG = "import time\nend = time.time() + {secs}\nwhile time.time() < end:\n    pa
 def ours(args, depths):
     out = subprocess.run(
         [args.binary, "bench", "--json", "--threads", str(args.threads), "--model", args.model,
-         "-p", "64,512", "-n", "128", "-d", depths, "-r", "3", "--no-cache-lens", "64,256"],
+         "-p", "64,512", "-n", "128", "-d", depths, "-r", "3", "--no-cache-lens", "64,256", "--isa", args.isa],
         check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
@@ -33,8 +33,16 @@ def theirs(args, depths):
     out = subprocess.run(
         [sys.executable, os.path.join(HERE, "llama_cpp_bench.py"), "--json", "--threads", str(args.threads),
          "--model", args.model, "-p", "64,512", "-n", "128", "-d", depths, "-r", "3", "--ctx", "4096"],
-        check=True, capture_output=True, text=True).stdout
+        check=True, capture_output=True, text=True, env=llama_env(args)).stdout
     return json.loads(out)
+
+
+def llama_env(args):
+    """The environment for llama.cpp's side: `--llama-path` first on the module path, when given."""
+    env = dict(os.environ)
+    if args.llama_path:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [args.llama_path, env.get("PYTHONPATH")]))
+    return env
 
 
 def busy(n, secs=900):
@@ -95,12 +103,22 @@ def main():
     ap.add_argument("--busy", type=int, default=1,
                     help="after the quiet runs, run both engines again (depth 0) with this many CPU hogs "
                          "keeping cores busy (default 1: the other core of a 2-core machine; 0 skips)")
+    ap.add_argument("--isa", default="best", choices=["best", "avx512", "avx2", "scalar"],
+                    help="nexttoken's matmul kernels, at most (`bench --isa`): avx2 on an AVX-512 machine "
+                         "stands in for an AVX2-only CPU; pair it with an AVX2-only llama.cpp (--llama-path)")
+    ap.add_argument("--llama-path", default=None,
+                    help="a folder holding another llama_cpp build (pip install --target DIR ...), "
+                         "put first on llama.cpp's module path")
     args = ap.parse_args()
     args.model = os.path.abspath(args.model)
     print(f"model: {args.model}")
+    seen_isa = False
     seen = {}
     for r in range(args.rounds):
         a, b = ours(args, args.depths), theirs(args, args.depths)
+        if not seen_isa:
+            seen_isa = True
+            print(f"nexttoken's matmul kernels: {a.get('isa', '?')}; llama.cpp: {b.get('system_info', '?')}")
         table(a, b, f"round {r + 1}: threads {args.threads}, quiet", seen)
         seen.setdefault("step overhead", []).append(a["step_overhead"])
         print(f"step overhead {a['step_overhead']:.3f}x, load {a['load_ms']:.0f} ms, "

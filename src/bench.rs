@@ -2,11 +2,12 @@
 //! the KV cache, a session step's overhead over a bare forward, load time, peak RSS, and how far the fast
 //! matmul path's probabilities are from the exact quantised path.
 
-use crate::cli::{BenchArgs, DEFAULT_PROMPT};
+use crate::cli::{BenchArgs, KernelCap, DEFAULT_PROMPT};
 use crate::engine::gguf::GgufFile;
 use crate::engine::linear::MatmulPath;
 use crate::engine::load::{load_session, LoadOptions};
 use crate::engine::model::{ForwardOptions, Model};
+use crate::engine::quant::Isa;
 use crate::engine::sampler::softmax;
 use crate::engine::session::{Choice, SessionOptions};
 use crate::engine::tokenizer::Vocab;
@@ -39,6 +40,8 @@ pub struct Report {
     pub peak_rss_mib: f64,
     /// Threads the decode matmuls ended up on: what the model's own timings chose (1 or all).
     pub decode_threads: usize,
+    /// The SIMD kernels that ran (`avx512`, `avx2`, `scalar`): the CPU's best, or `--isa`'s cap.
+    pub isa: String,
 }
 
 fn median_std(xs: &[f64]) -> (f64, f64) {
@@ -197,6 +200,7 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
         max_prob_diff_fast_vs_exact,
         peak_rss_mib: peak_rss_mib(),
         decode_threads,
+        isa: Isa::best().name().to_string(),
     })
 }
 
@@ -272,14 +276,23 @@ fn fast_vs_exact(path: &Path) -> Result<f32> {
 }
 
 pub fn run(path: &Path, args: &BenchArgs) -> Result<()> {
+    let cap = match args.isa {
+        KernelCap::Best => None,
+        KernelCap::Avx512 => Some(Isa::Avx512Vnni),
+        KernelCap::Avx2 => Some(Isa::Avx2),
+        KernelCap::Scalar => Some(Isa::Scalar),
+    };
+    if let Some(isa) = cap {
+        Isa::cap(isa).map_err(|e| anyhow::anyhow!("--isa {}: {e}", isa.name()))?;
+    }
     let r = measure_all(path, args)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(());
     }
     println!(
-        "model: {} · threads: {} · load {:.0} ms · peak RSS {:.0} MiB\n",
-        r.model, r.threads, r.load_ms, r.peak_rss_mib
+        "model: {} · threads: {} · kernels: {} · load {:.0} ms · peak RSS {:.0} MiB\n",
+        r.model, r.threads, r.isa, r.load_ms, r.peak_rss_mib
     );
     println!("| test | tokens | tok/s (median) | ± stddev | ms (median) |");
     println!("|---|---:|---:|---:|---:|");

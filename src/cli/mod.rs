@@ -261,6 +261,20 @@ pub struct BenchArgs {
     /// Print JSON instead of a markdown table.
     #[arg(long)]
     pub json: bool,
+    /// The SIMD kernels (matmuls and attention) to run, at most: `avx2` measures on an AVX-512
+    /// machine what a CPU with only AVX2 runs (the rest of the pass is the same code on both).
+    #[arg(long, value_enum, default_value_t = KernelCap::Best)]
+    pub isa: KernelCap,
+}
+
+/// `bench --isa`: the fastest matmul kernel set a run may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KernelCap {
+    /// The fastest this CPU runs.
+    Best,
+    Avx512,
+    Avx2,
+    Scalar,
 }
 
 /// A name `fetch` knows, or the error listing the names it does.

@@ -12,6 +12,7 @@ use super::layout::{pack_q4_1, pack_q5_0, pack_q8_0, Tiles, QK, TILE};
 use super::layout_k::{pack_q4k, pack_q6k};
 use super::{pool, scalar};
 use candle_core::quantized::{GgmlDType, QTensor};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// Which kernels run. `best()` is chosen once at run time; tests force the others to compare.
@@ -22,10 +23,53 @@ pub enum Isa {
     Avx512Vnni,
 }
 
+/// The fastest kernel set `best()` may pick, as an index into `Isa::ORDER`; set by `Isa::cap`.
+static CAP: AtomicUsize = AtomicUsize::new(usize::MAX);
+
 impl Isa {
+    /// Every kernel set, slowest first.
+    const ORDER: [Isa; 3] = [Isa::Scalar, Isa::Avx2, Isa::Avx512Vnni];
+
+    /// The fastest kernel set this CPU runs, at most the one `cap` allows. Read when a matrix is
+    /// loaded: a cap set later applies to models loaded after it.
     pub fn best() -> Isa {
-        static BEST: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
-        *BEST.get_or_init(|| Isa::all().into_iter().last().unwrap_or(Isa::Scalar))
+        Isa::all()
+            .into_iter()
+            .filter(|isa| isa.allowed())
+            .last()
+            .unwrap_or(Isa::Scalar)
+    }
+
+    /// Caps `best()` at `isa`, so that an AVX-512 machine runs (and measures) the matmuls of a CPU
+    /// that has only AVX2; `nexttoken bench --isa`. Errors, naming what this CPU runs, when it
+    /// cannot run `isa`.
+    pub fn cap(isa: Isa) -> Result<(), String> {
+        if !Isa::all().contains(&isa) {
+            let names: Vec<&str> = Isa::all().iter().map(|i| i.name()).collect();
+            return Err(format!(
+                "this CPU cannot run the {} kernels; it runs: {}",
+                isa.name(),
+                names.join(", ")
+            ));
+        }
+        let at = Isa::ORDER.iter().position(|o| *o == isa).unwrap_or(0);
+        CAP.store(at, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Whether the cap (`Isa::cap`) lets kernels of `self`'s generation run: the attention asks it of
+    /// its AVX-512 arithmetic, so that `--isa avx2` runs what an AVX2-only CPU runs there too.
+    pub fn allowed(self) -> bool {
+        Isa::ORDER.iter().position(|o| *o == self).unwrap_or(0) <= CAP.load(Ordering::Relaxed)
+    }
+
+    /// The name `--isa` takes and `bench` prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512Vnni => "avx512",
+        }
     }
 
     /// Every kernel set this CPU can run, slowest first.
