@@ -323,3 +323,49 @@ fn bench_measures_decode_at_a_kv_depth() {
         "{err}"
     );
 }
+
+/// `bench --isa` runs (and reports) the kernels it is capped at, with the same probabilities as the
+/// exact path; a kernel set the CPU lacks is refused with what it runs.
+#[test]
+fn bench_runs_the_kernels_it_is_capped_at() {
+    let run = |isa: &str| {
+        let args = [
+            "bench",
+            "--json",
+            "-p",
+            "8",
+            "-n",
+            "2",
+            "-r",
+            "1",
+            "--no-cache-lens",
+            "4",
+            "--isa",
+            isa,
+        ];
+        nexttoken(&args)
+    };
+    #[cfg(target_arch = "x86_64")]
+    let (has_avx2, has_avx512) = (
+        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
+        is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vnni"),
+    );
+    #[cfg(not(target_arch = "x86_64"))]
+    let (has_avx2, has_avx512) = (false, false);
+    for (isa, runs) in [("scalar", true), ("avx2", has_avx2), ("avx512", has_avx512)] {
+        let out = run(isa);
+        if !runs {
+            assert!(!out.status.success(), "--isa {isa} ran on a CPU without it");
+            let err = stderr(&out);
+            assert!(
+                err.contains(&format!("cannot run the {isa} kernels")) && err.contains("scalar"),
+                "{err}"
+            );
+            continue;
+        }
+        assert!(out.status.success(), "--isa {isa}: {}", stderr(&out));
+        let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(report["isa"], isa, "{report}");
+        assert_eq!(report["max_prob_diff_fast_vs_exact"], 0.0, "{report}");
+    }
+}

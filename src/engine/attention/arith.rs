@@ -10,6 +10,10 @@ use std::ops::Range;
 pub(super) trait Arith: Copy {
     /// Multiply-adds are fused (one rounding, as gemm and glibc's FMA build do) wherever the CPU has FMA.
     const FUSED: bool;
+    /// Queries whose weighted sums one pass over a block of values serves (those that read one kv
+    /// head over the same keys): each keeps its own chains, but their multiply-adds interleave, so a
+    /// CPU with registers to spare hides each chain's latency.
+    const SUMS_TOGETHER: usize = 1;
     fn mul_add(a: f32, b: f32, c: f32) -> f32;
     fn mul_add64(a: f64, b: f64, c: f64) -> f64;
 
@@ -76,9 +80,10 @@ pub(super) struct Sums<'a> {
 
 /// `y[y_at(qi)..][..hd] = Σ_j p_qi,j v_j` for each query, where `v_j` starts `j * stride` floats on
 /// from `v_at(qi)` (`n_kv` heads size the blocks): 64 elements of the head at a time, a block of keys
-/// at a time, so that block of values stays in L1 across the queries. Each element is one chain of
-/// multiply-adds in key order, from zero (a block's partial sum is stored and picked up again, which
-/// changes no bit).
+/// at a time, so that block of values stays in L1 across the queries, and up to `A::SUMS_TOGETHER`
+/// queries that read one kv head over the same keys (a row's heads of one group) in one pass. Each
+/// element is one chain of multiply-adds in key order, from zero (a block's partial sum is stored and
+/// picked up again, which changes no bit).
 #[inline(always)]
 pub(super) fn weighted_sums<A: Arith>(
     q: &Sums,
@@ -94,35 +99,73 @@ pub(super) fn weighted_sums<A: Arith>(
         let w = W.min(hd - c0);
         for j0 in (lo..hi).step_by(keys) {
             let j1 = hi.min(j0 + keys);
-            for (qi, s) in q.spans.iter().enumerate() {
+            let mut qi = 0;
+            while qi < q.spans.len() {
+                let s = &q.spans[qi];
                 let (a, b) = (s.start.max(j0), s.end.min(j1));
+                // The queries from `qi` on that read the same values over the same keys.
+                let same = |n: &usize| q.spans[*n] == *s && (q.v_at)(*n) == (q.v_at)(qi);
+                let together = (qi..q.spans.len().min(qi + A::SUMS_TOGETHER))
+                    .take_while(same)
+                    .count();
+                let first = qi;
+                qi += together;
                 if a >= b {
                     continue;
                 }
-                let p = &q.p[qi * q.kv_len..][a..b];
-                let v = &v[a * stride + (q.v_at)(qi) + c0..];
-                let out = &mut y[(q.y_at)(qi) + c0..][..w];
-                match <&mut [f32; W]>::try_from(&mut *out) {
-                    Ok(out) => chain::<A, W>(p, v, stride, out),
-                    Err(_) => chain_any::<A>(p, v, stride, out),
+                let p = |n: usize| &q.p[(first + n) * q.kv_len..][a..b];
+                let v = &v[a * stride + (q.v_at)(first) + c0..];
+                let at = |n: usize| (q.y_at)(first + n) + c0;
+                match together {
+                    _ if w < W => (0..together)
+                        .for_each(|n| chain_any::<A>(p(n), v, stride, &mut y[at(n)..][..w])),
+                    3 => chains_into::<A, W, 3>(y, at, p, v, stride),
+                    2 => chains_into::<A, W, 2>(y, at, p, v, stride),
+                    _ => chains_into::<A, W, 1>(y, at, p, v, stride),
                 }
             }
         }
     }
 }
 
-/// `out[e] += p_j · v_j[e]` by multiply-add, for each `j` in order (`v_j = v[j * stride..]`), in
-/// registers.
+/// `chains` for queries `0..N` of a run, whose outputs start at `y[at(n)..]`.
 #[inline(always)]
-fn chain<A: Arith, const W: usize>(p: &[f32], v: &[f32], stride: usize, out: &mut [f32; W]) {
-    let mut acc = *out;
-    for (j, &pj) in p.iter().enumerate() {
+fn chains_into<'p, A: Arith, const W: usize, const N: usize>(
+    y: &mut [f32],
+    at: impl Fn(usize) -> usize,
+    p: impl Fn(usize) -> &'p [f32],
+    v: &[f32],
+    stride: usize,
+) {
+    let outs = y
+        .get_disjoint_mut(std::array::from_fn::<_, N, _>(|n| at(n)..at(n) + W))
+        .expect("each query owns its output");
+    let outs = outs.map(|o| <&mut [f32; W]>::try_from(o).unwrap());
+    chains::<A, W, N>(std::array::from_fn(p), v, stride, outs);
+}
+
+/// For each of `N` queries, `out[e] += p_j · v_j[e]` by multiply-add, for each `j` in order
+/// (`v_j = v[j * stride..]`), in registers: the queries share each load of `v_j`.
+#[inline(always)]
+fn chains<A: Arith, const W: usize, const N: usize>(
+    p: [&[f32]; N],
+    v: &[f32],
+    stride: usize,
+    out: [&mut [f32; W]; N],
+) {
+    let mut acc: [[f32; W]; N] = std::array::from_fn(|n| *out[n]);
+    for j in 0..p[0].len() {
         let vr: &[f32; W] = v[j * stride..][..W].try_into().unwrap();
-        for e in 0..W {
-            acc[e] = A::mul_add(pj, vr[e], acc[e]);
+        for n in 0..N {
+            let pj = p[n][j];
+            for e in 0..W {
+                acc[n][e] = A::mul_add(pj, vr[e], acc[n][e]);
+            }
         }
     }
-    *out = acc;
+    for (o, a) in out.into_iter().zip(acc) {
+        *o = a;
+    }
 }
 
 /// `chain` for a head's last, narrower piece.
