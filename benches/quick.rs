@@ -21,6 +21,10 @@ fn main() {
     if let Some(t) = args.first().and_then(|a| a.parse().ok()) {
         nexttoken::engine::quant::set_threads(t);
     }
+    // `ISA=avx2`: every kernel (the attention's too) as on a CPU without AVX-512.
+    if std::env::var("ISA").as_deref() == Ok("avx2") {
+        nexttoken::engine::quant::Isa::cap(nexttoken::engine::quant::Isa::Avx2).unwrap();
+    }
     let only = std::env::var("ONLY").unwrap_or_default();
     let cases: &[(&str, &[usize])] = &[
         ("blk.0.attn_q.weight", &[1, 4, 16, 64, 512]),
