@@ -289,8 +289,9 @@ impl Job<'_> {
 mod tests {
     use super::*;
 
-    /// The kernel this CPU runs gives the portable loops' bits: outputs and captured probabilities, for
-    /// a prefill block and a decode row deep in the cache, with a head size that has a tail.
+    /// Every kernel this CPU runs (AVX2, AVX-512) gives the portable loops' bits: outputs and captured
+    /// probabilities, for a prefill block, a decode row deep in the cache, a head size with a tail and
+    /// a sliding window.
     #[test]
     fn the_cpus_arithmetic_gives_the_portable_bits() {
         let vals = |n: usize, seed: u32| -> Vec<f32> {
@@ -300,12 +301,18 @@ mod tests {
                 })
                 .collect()
         };
-        for (hd, seq, index_pos) in [(64, 16, 0), (64, 1, 700), (24, 5, 37)] {
+        let cases = [
+            (64, 16, 0, None),
+            (64, 1, 700, None),
+            (24, 5, 37, None),
+            (64, 16, 40, Some(9)),
+        ];
+        for (hd, seq, index_pos, window) in cases {
             let heads = Heads {
                 n_head: 6,
                 n_kv_head: 2,
                 head_dim: hd,
-                window: None,
+                window,
             };
             let kv_len = index_pos + seq;
             let (k, v) = (vals(kv_len * 2 * hd, 3), vals(kv_len * 2 * hd, 4));
@@ -319,18 +326,29 @@ mod tests {
                 cap_from: 0,
                 scale: 0.125,
             };
-            let (best, portable) = (job.run(0..seq, 0..6), job.rows(Fused, 0..seq, 0..6));
+            let portable = job.rows(Fused, 0..seq, 0..6);
+            let mut kernels = vec![("best", job.run(0..seq, 0..6))];
+            #[cfg(target_arch = "x86_64")]
+            {
+                if let Some(avx2) = x86::Avx2::detect() {
+                    // SAFETY: `detect` found AVX2 and FMA.
+                    kernels.push(("avx2", unsafe { job.run_avx2(avx2, 0..seq, 0..6) }));
+                }
+                if let Some(avx512) = x86_512::Avx512::detect() {
+                    // SAFETY: `detect` found AVX-512F, AVX2 and FMA.
+                    kernels.push(("avx512", unsafe { job.run_avx512(avx512, 0..seq, 0..6) }));
+                }
+            }
             let bits = |x: &[f32]| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-            assert_eq!(
-                bits(&best.y),
-                bits(&portable.y),
-                "outputs, hd {hd} seq {seq}"
-            );
-            assert_eq!(
-                bits(&best.probs),
-                bits(&portable.probs),
-                "probabilities, hd {hd} seq {seq}"
-            );
+            for (name, out) in kernels {
+                let at = format!("{name}, hd {hd} seq {seq}");
+                assert_eq!(bits(&out.y), bits(&portable.y), "outputs, {at}");
+                assert_eq!(
+                    bits(&out.probs),
+                    bits(&portable.probs),
+                    "probabilities, {at}"
+                );
+            }
         }
     }
 }
