@@ -284,25 +284,17 @@ fn penalty_flags_reach_the_trace_settings() {
     }
 }
 
+/// `nexttoken bench --json` with one short prefill (8 tokens) and one repetition, then `extra`.
+fn quick_bench(extra: &[&str]) -> Output {
+    let args = ["bench", "--json", "-p", "8", "-r", "1"];
+    nexttoken(&[&args[..], extra].concat())
+}
+
 /// `bench --depth` measures decode with a prompt already in the cache, as llama-bench's `-d`; a depth
 /// past the context is refused before anything is measured.
 #[test]
 fn bench_measures_decode_at_a_kv_depth() {
-    let args = [
-        "bench",
-        "--json",
-        "-p",
-        "8",
-        "-n",
-        "4",
-        "-r",
-        "1",
-        "--no-cache-lens",
-        "8",
-        "-d",
-        "0,64",
-    ];
-    let out = nexttoken(&args);
+    let out = quick_bench(&["-n", "4", "--no-cache-lens", "8", "-d", "0,64"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let tests: Vec<&str> = report["rows"]
@@ -328,23 +320,7 @@ fn bench_measures_decode_at_a_kv_depth() {
 /// exact path; a kernel set the CPU lacks is refused with what it runs.
 #[test]
 fn bench_runs_the_kernels_it_is_capped_at() {
-    let run = |isa: &str| {
-        let args = [
-            "bench",
-            "--json",
-            "-p",
-            "8",
-            "-n",
-            "2",
-            "-r",
-            "1",
-            "--no-cache-lens",
-            "4",
-            "--isa",
-            isa,
-        ];
-        nexttoken(&args)
-    };
+    let run = |isa: &str| quick_bench(&["-n", "2", "--no-cache-lens", "4", "--isa", isa]);
     #[cfg(target_arch = "x86_64")]
     let (has_avx2, has_avx512) = (
         is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
