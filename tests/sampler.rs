@@ -1,4 +1,6 @@
 //! Each sampler stage does what its name says, on hand-made logits.
+// The shared LCG alone, not all of `support`; this file uses neither `stepped` nor `unit`.
+#[allow(dead_code)]
 #[path = "support/lcg.rs"]
 mod lcg;
 
