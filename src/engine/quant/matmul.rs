@@ -15,7 +15,8 @@ use candle_core::quantized::{GgmlDType, QTensor};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-/// Which kernels run. `best()` is chosen once at run time; tests force the others to compare.
+/// Which kernels run, slowest first (the declaration order is the order `Isa::cap` compares by).
+/// `best()` is read when a matrix is loaded; tests force the others to compare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Isa {
     Scalar,
@@ -23,26 +24,23 @@ pub enum Isa {
     Avx512Vnni,
 }
 
-/// The fastest kernel set `best()` may pick, as an index into `Isa::ORDER`; set by `Isa::cap`.
+/// The fastest kernel set `best()` may pick, as `Isa as usize`; set by `Isa::cap`.
 static CAP: AtomicUsize = AtomicUsize::new(usize::MAX);
 
 impl Isa {
-    /// Every kernel set, slowest first.
-    const ORDER: [Isa; 3] = [Isa::Scalar, Isa::Avx2, Isa::Avx512Vnni];
-
     /// The fastest kernel set this CPU runs, at most the one `cap` allows. Read when a matrix is
     /// loaded: a cap set later applies to models loaded after it.
     pub fn best() -> Isa {
         Isa::all()
             .into_iter()
-            .filter(|isa| isa.allowed())
-            .last()
+            .rev()
+            .find(|isa| isa.allowed())
             .unwrap_or(Isa::Scalar)
     }
 
-    /// Caps `best()` at `isa`, so that an AVX-512 machine runs (and measures) the matmuls of a CPU
-    /// that has only AVX2; `nexttoken bench --isa`. Errors, naming what this CPU runs, when it
-    /// cannot run `isa`.
+    /// Caps `best()` (and the attention's arithmetic, through `allowed`) at `isa`, so that an AVX-512
+    /// machine runs, and measures, the kernels of a CPU that has only AVX2; `nexttoken bench --isa`.
+    /// Errors, naming what this CPU runs, when it cannot run `isa`.
     pub fn cap(isa: Isa) -> Result<(), String> {
         if !Isa::all().contains(&isa) {
             let names: Vec<&str> = Isa::all().iter().map(|i| i.name()).collect();
@@ -52,15 +50,14 @@ impl Isa {
                 names.join(", ")
             ));
         }
-        let at = Isa::ORDER.iter().position(|o| *o == isa).unwrap_or(0);
-        CAP.store(at, Ordering::Relaxed);
+        CAP.store(isa as usize, Ordering::Relaxed);
         Ok(())
     }
 
     /// Whether the cap (`Isa::cap`) lets kernels of `self`'s generation run: the attention asks it of
     /// its AVX-512 arithmetic, so that `--isa avx2` runs what an AVX2-only CPU runs there too.
     pub fn allowed(self) -> bool {
-        Isa::ORDER.iter().position(|o| *o == self).unwrap_or(0) <= CAP.load(Ordering::Relaxed)
+        self as usize <= CAP.load(Ordering::Relaxed)
     }
 
     /// The name `--isa` takes and `bench` prints.
