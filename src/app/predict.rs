@@ -7,7 +7,7 @@
 
 use super::keymap::{hint_key, Action, Mode};
 use super::App;
-use crate::protocol::{Candidate, Command};
+use crate::protocol::{Candidate, ClassAnswer, Command};
 
 /// Default entropy (nats) at or above which autoplay stops for a guess in predict mode.
 pub const DEFAULT_PAUSE_ABOVE: f32 = 2.0;
@@ -122,6 +122,8 @@ pub struct Predict {
     /// The last guess revealed.
     pub last: Option<Reveal>,
     pub score: Score,
+    /// Every question the class answered, oldest first (guesses and lesson questions alike).
+    pub answers: Vec<ClassAnswer>,
 }
 
 impl Default for Predict {
@@ -134,11 +136,17 @@ impl Default for Predict {
             teacher_hidden: false,
             last: None,
             score: Score::default(),
+            answers: Vec::new(),
         }
     }
 }
 
 impl App {
+    /// Keeps one answered question: the one entry point for guesses and lesson questions alike.
+    pub fn record_answer(&mut self, answer: ClassAnswer) {
+        self.predict.answers.push(answer);
+    }
+
     /// The position of the distribution on screen (the next token's), if any.
     fn next_position(&self) -> Option<usize> {
         self.session.as_ref().map(|s| s.next.position)

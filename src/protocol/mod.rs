@@ -12,6 +12,7 @@
 //! `Forcing`), which change nothing. `tests/worker.rs` holds each command to its sequence below.
 
 mod ab;
+mod answers;
 mod attention;
 mod data;
 mod fold;
@@ -21,6 +22,7 @@ mod served;
 mod settings;
 
 pub use ab::*;
+pub use answers::*;
 pub use attention::*;
 pub use data::*;
 pub use inspect::*;
