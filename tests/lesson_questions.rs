@@ -172,3 +172,67 @@ fn the_class_answers_in_the_app_and_is_scored() {
     );
     assert!(!app.distribution_hidden(), "revealed");
 }
+
+/// `panel = { name = "chain", at = "last" }` shows the draw that chose the last token (its position,
+/// the token it took, where u landed); the next step brings the panel back to the next token.
+#[test]
+fn a_panel_at_the_last_choice_shows_the_draw_the_narration_is_about() {
+    const DRAW: &str = r#"
+title = "The draw"
+summary = "The chain of the last draw."
+minutes = 1
+
+[[step]]
+narration = "The draw that chose the last word."
+actions = [
+  { prompt = "My favourite animal is the" },
+  { sampler = { temperature = 0.8, seed = 7 } },
+  { step = 2 },
+  { panel = { name = "chain", at = "last" } },
+]
+"#;
+    let mut s = support::real_session();
+    let mut track: Option<Track> = None;
+    let l = lesson::parse("d", "d.toml", DRAW).unwrap();
+    let mut app = App::new(config(120, 36)).with_lesson(l);
+    let mut cmds = app.update(Msg::Engine(Event::Loaded(model_info())));
+    while !cmds.is_empty() {
+        let mut next = Vec::new();
+        for c in cmds {
+            for e in events_in_lesson(&mut s, &mut track, c) {
+                next.extend(app.update(Msg::Engine(e)));
+            }
+        }
+        cmds = next;
+    }
+    let view = app.session.clone().unwrap();
+    let last = view
+        .last_choice
+        .as_ref()
+        .expect("the last draw is in the view");
+    let taken = view.tokens.last().unwrap();
+    assert_eq!(last.position, taken.position);
+    assert_eq!(
+        last.planned.id, taken.token.id,
+        "the draw chose the token on screen"
+    );
+    let screen = screen_text(&app).join("\n");
+    let title = format!("The last choice · position {}", taken.position);
+    assert!(screen.contains(&title), "{screen}");
+    let u = last.draw.as_ref().expect("a sampled draw").u;
+    assert!(
+        screen.contains(&format!("u={u:.3}")),
+        "the draw's u is on screen: {screen}"
+    );
+
+    // A step moves the panel on to the next token by itself.
+    let cmds = press(&mut app, Key::Char(' '));
+    for c in cmds {
+        for e in events_in_lesson(&mut s, &mut track, c) {
+            app.update(Msg::Engine(e));
+        }
+    }
+    let screen = screen_text(&app).join("\n");
+    assert!(!screen.contains("The last choice"), "{screen}");
+    assert!(screen.contains("Next token · position"), "{screen}");
+}
