@@ -212,6 +212,10 @@ pub struct SessionView {
     /// thread adds it to each view it sends.
     #[serde(default)]
     pub ab: Option<super::AbView>,
+    /// The class's answers kept in the session file this tree was loaded from (`--load`), for the app
+    /// to take back; empty for a tree read from a prompt. The app keeps the answers given since.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<super::ClassAnswer>,
 }
 
 /// Facts about the loaded model.

@@ -170,6 +170,7 @@ impl Session {
             settings: self.settings.clone(),
             typed_prompt: self.typed_prompt(),
             ab: None,
+            answers: self.loaded_answers().to_vec(),
         })
     }
 }
