@@ -273,28 +273,6 @@ fn the_guess_box_shows_nothing_of_the_model_and_takes_a_hit_only_when_moved_onto
     );
 }
 
-/// The rows of the box drawn with `title` on its top border, borders included.
-fn boxed(screen: &[String], title: &str) -> Vec<String> {
-    let rows: Vec<Vec<char>> = screen.iter().map(|r| r.chars().collect()).collect();
-    let top = screen
-        .iter()
-        .position(|r| r.contains(title))
-        .expect("the box");
-    let t = &rows[top];
-    let at = screen[top].find(title).expect("title");
-    let title_col = screen[top][..at].chars().count();
-    let left = (0..title_col).rev().find(|&c| t[c] == '┌').expect("left");
-    let right = (title_col..t.len()).find(|&c| t[c] == '┐').expect("right");
-    let mut out = vec![];
-    for r in &rows[top..] {
-        out.push(r[left..=right].iter().collect::<String>());
-        if r[left] == '└' {
-            break;
-        }
-    }
-    out
-}
-
 #[test]
 fn a_typed_guess_goes_on_from_the_text_as_the_model_reads_it() {
     use nexttoken::protocol::as_continuation;

@@ -1,6 +1,7 @@
 //! Predict-then-reveal on the real model: the class's guess typed as a word is matched as the model
 //! continues the text (" Paris" after "… is"), scored by the engine aside (the session unchanged), and a
-//! guess of two tokens is scored as a sequence: the product of what forcing each token records.
+//! guess of two tokens (" Notre Dame") is scored as a sequence: the product of what forcing each token
+//! records.
 
 mod common;
 mod support;
@@ -54,12 +55,9 @@ fn typing_paris_guesses_space_paris_and_scores_top_1() {
         "the search finds ⟨␣Paris⟩: {:?}",
         app.input.hits
     );
-    let screen = common::screen_text(&app).join("\n");
-    let overlay: Vec<&str> = screen
-        .lines()
-        .skip_while(|l| !l.contains(" Your guess: Paris "))
-        .take_while(|l| !l.contains('└'))
-        .collect();
+    let screen = common::screen_text(&app);
+    let overlay = common::boxed(&screen, " Your guess: Paris ");
+    let screen = screen.join("\n");
     assert!(overlay.len() > 3, "the guess box is open:\n{screen}");
     for line in &overlay {
         assert!(
@@ -101,8 +99,8 @@ fn typing_paris_guesses_space_paris_and_scores_top_1() {
 /// scored it is unchanged.
 #[test]
 fn a_two_token_guess_is_the_product_of_forcing_its_tokens() {
-    let prompt = "The most famous landmark in Paris is the";
-    let guess = " Eiffel Tower";
+    let prompt = "The most famous cathedral in Paris is";
+    let guess = nexttoken::protocol::as_continuation(prompt, "Notre Dame");
     let (mut s, _) = real();
     let (mut twin, _) = real();
     for x in [&mut s, &mut twin] {
@@ -112,10 +110,15 @@ fn a_two_token_guess_is_the_product_of_forcing_its_tokens() {
         };
         assert!(matches!(events(x, p).last(), Some(Event::Synced(_))));
     }
-    let ids = s.encode(guess).unwrap();
+    let ids = s.encode(&guess).unwrap();
     assert_eq!(ids.len(), 2, "{guess:?} is two tokens in SmolLM2: {ids:?}");
     let before = s.view().unwrap();
-    let ev = events(&mut s, Command::ScoreGuess { text: guess.into() });
+    let ev = events(
+        &mut s,
+        Command::ScoreGuess {
+            text: guess.clone(),
+        },
+    );
     let [Event::GuessScored(g)] = ev.as_slice() else {
         panic!("{ev:?}");
     };

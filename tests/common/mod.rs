@@ -532,3 +532,25 @@ pub fn guess_score(
         tokens,
     }
 }
+
+/// The rows of the box drawn with `title` on its top border, borders included.
+pub fn boxed(screen: &[String], title: &str) -> Vec<String> {
+    let rows: Vec<Vec<char>> = screen.iter().map(|r| r.chars().collect()).collect();
+    let top = screen
+        .iter()
+        .position(|r| r.contains(title))
+        .expect("the box");
+    let t = &rows[top];
+    let at = screen[top].find(title).expect("title");
+    let title_col = screen[top][..at].chars().count();
+    let left = (0..title_col).rev().find(|&c| t[c] == '┌').expect("left");
+    let right = (title_col..t.len()).find(|&c| t[c] == '┐').expect("right");
+    let mut out = vec![];
+    for r in &rows[top..] {
+        out.push(r[left..=right].iter().collect::<String>());
+        if r[left] == '└' {
+            break;
+        }
+    }
+    out
+}
