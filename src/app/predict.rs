@@ -100,20 +100,22 @@ pub struct Reveal {
 }
 
 impl Reveal {
-    /// "' Paris' (1 token): the model gave it 76.8%, rank 1 (0.4 bits): its own top pick", or for a
-    /// guess it did not make: "… 0.3%, rank 12 (8.4 bits); its pick: ' the' 45.0%". A guess of several
-    /// tokens is rated as a sequence, its rank being its first token's.
+    /// "⟨␣located⟩ 3.0%, rank 4 (5.1 bits); the model's pick: ⟨␣Paris⟩ 78.0%", or "⟨␣Paris⟩ 76.8%,
+    /// rank 1 (0.4 bits): the model's own pick". A guess of several tokens is rated as a sequence, and
+    /// says how many tokens it is and that the rank is its first token's: "⟨␣Notre␣Dame⟩ (2 tokens)
+    /// 12.3%, first token rank 3 (3.0 bits); …".
     pub fn sentence(&self) -> String {
         let g = &self.score;
         let n = g.tokens.len();
-        let prob = g.prob() as f32;
+        let (count, first) = match n {
+            1 => (String::new(), ""),
+            n => (format!(" ({n} tokens)"), "first token "),
+        };
         let mut s = format!(
-            "{} ({n} token{}): the model gave it {}, rank {}{} ({:.1} bits)",
+            "{}{count} {}, {first}rank {} ({:.1} bits)",
             quoted(&g.text),
-            if n == 1 { "" } else { "s" },
-            pct(prob),
+            pct(g.prob() as f32),
             g.first_rank() + 1,
-            if n == 1 { "" } else { " for its first token" },
             -g.logprob / std::f64::consts::LN_2
         );
         if g.is_greedy {
@@ -121,7 +123,7 @@ impl Reveal {
         } else {
             let own: String = g.greedy.iter().map(|t| t.text.as_str()).collect();
             s += &format!(
-                "; its own pick: {} {}",
+                "; the model's pick: {} {}",
                 quoted(&own),
                 pct(g.greedy_logprob.exp() as f32)
             );

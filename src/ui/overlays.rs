@@ -171,12 +171,12 @@ fn guess_box(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         )),
         None if typed.trim().is_empty() => None,
         None => Some(format!(
-            "{enter} guesses {}, as the text would go on",
+            "{enter} guesses {} as the next text",
             quoted(&app.guess_text(typed))
         )),
     };
     match what {
-        Some(what) => lines.push(Line::styled(fit(&what, w), theme.key)),
+        Some(what) => lines.push(Line::styled(what, theme.key)),
         None => lines.push(Line::styled("type a word, or a few", theme.dim)),
     }
     lines.push(Line::default());
@@ -189,8 +189,8 @@ fn guess_box(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             hint_key(Mode::Search, Action::Up),
             hint_key(Mode::Search, Action::Down)
         );
-        let head = format!("tokens that match ({keys} picks one instead):");
-        lines.push(Line::styled(fit(&head, w), theme.title));
+        let head = format!("matching tokens ({keys} picks one):");
+        lines.push(Line::styled(head, theme.title));
     }
     for (i, h) in app.search_hits().into_iter().enumerate() {
         let sel = app.input.picked && i == app.input.selected;
@@ -202,13 +202,13 @@ fn guess_box(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
     let title = format!(" Your guess: {} ", fit(typed, 20));
     let note = "The model's numbers stay hidden until the reveal.";
-    lines.push(Line::styled(fit(note, w), theme.dim));
+    lines.push(Line::styled(note, theme.dim));
     let hints = guess_hints(w, theme);
     let inner = frame_over(frame, area, title, theme);
     let [body, foot] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(hints.len() as u16)])
             .areas(inner);
-    frame.render_widget(Paragraph::new(lines), body);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
     frame.render_widget(Paragraph::new(hints), foot);
 }
 

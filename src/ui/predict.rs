@@ -40,7 +40,7 @@ pub fn hidden(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             Line::default(),
             Line::styled(
                 format!(
-                    "Your guess: {search}, type a word or a few, {}.",
+                    "Your guess: {search}, type a word or a few, then {}.",
                     hint_key(Mode::Search, Action::Submit)
                 ),
                 theme.text,
@@ -89,7 +89,8 @@ pub fn score_line_fit(app: &App, width: usize) -> String {
 
 /// The reveal of the guess at the position on screen, if the class guessed there: for the
 /// distribution panel's border. " your guess ⟨␣Paris⟩: 76.8%, rank 1 · 0.4 bits "; a guess of several
-/// tokens says how many, and that the rank is its first token's.
+/// tokens says how many, and that the rank is its first token's. Where the line does not fit, the bits
+/// go first, then the rank.
 pub fn reveal_line(app: &App, width: usize) -> Option<String> {
     let r = app.predict.last.as_ref()?;
     if app.session.as_ref()?.next.position != r.position {
@@ -101,13 +102,22 @@ pub fn reveal_line(app: &App, width: usize) -> Option<String> {
         1 => String::new(),
         n => format!(" ({n} tokens)"),
     };
-    let text = format!(
-        " your guess {}{count}: {}, rank {}{} · {:.1} bits ",
+    let head = format!(
+        " your guess {}{count}: {}",
         quoted(&g.text),
-        pct(g.prob() as f32),
-        g.first_rank() + 1,
-        if n == 1 { "" } else { " (first token)" },
-        -g.logprob / std::f64::consts::LN_2
+        pct(g.prob() as f32)
     );
-    Some(fit(&text, width))
+    let rank = format!(
+        ", rank {}{}",
+        g.first_rank() + 1,
+        if n == 1 { "" } else { " (first token)" }
+    );
+    let bits = format!(" · {:.1} bits", -g.logprob / std::f64::consts::LN_2);
+    let lines = [
+        format!("{head}{rank}{bits} "),
+        format!("{head}{rank} "),
+        format!("{head} "),
+    ];
+    let fits = lines.iter().find(|l| l.width() <= width);
+    Some(fits.cloned().unwrap_or_else(|| fit(&lines[2], width)))
 }
