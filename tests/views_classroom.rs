@@ -159,3 +159,30 @@ fn a_two_token_guess_revealed() {
     );
     insta::assert_snapshot!(format!("guess_two_tokens_{w}x{h}"), screen);
 }
+
+/// The running score on the hidden card's border fits at 80, 120 and 160 columns: whole parts, most
+/// important first (top-1, top-5, mean rank, log-probs), never cut mid-part.
+#[test]
+fn the_score_line_fits_every_width() {
+    for (w, h) in [(80, 24), (120, 36), (160, 48)] {
+        let mut app = ready_app(w, h);
+        app.predict.on = true;
+        for (rank, lp, greedy) in [(0, -0.4, true), (12, -9.7, false), (3, -13.3, false)] {
+            app.predict.score.record(rank, lp, -0.9, greedy);
+        }
+        let parts = app.predict.score.parts();
+        let screen = screen_text(&app);
+        let line = screen
+            .iter()
+            .find(|l| l.contains("top-1"))
+            .unwrap_or_else(|| panic!("{w}x{h}: no score\n{}", screen.join("\n")));
+        let at = line.find("1/3 top-1").unwrap();
+        let shown: String = line[at..].split(" ─").next().unwrap().trim_end().into();
+        let whole = (1..=parts.len()).any(|n| parts[..n].join(" · ") == shown);
+        assert!(whole, "{w}x{h}: {shown:?} is not whole parts of {parts:?}");
+        assert!(!line.contains('…'), "{w}x{h}: {line}");
+        if w == 160 {
+            assert!(shown.contains("mean rank 6.0"), "{shown}");
+        }
+    }
+}
