@@ -550,3 +550,39 @@ fn the_handout_says_why_when_no_command_line_repeats_the_path() {
     saved.nodes[tip].record.token.kind = nexttoken::protocol::TokenKind::Special;
     assert!(Handout::new(&saved, FIXTURE).command.is_ok());
 }
+
+/// The class's answers, when the session kept any, get a short section in both formats: each answer's
+/// step counted from 1 (as the status bar counts), the question, both answers, right or not, the detail;
+/// the fixture, which has none, has no such section.
+#[test]
+fn the_class_answers_are_in_both_formats_when_there_are_any() {
+    let mut saved = fixture();
+    for f in [Format::Md, Format::Html] {
+        assert!(!render(&saved, FIXTURE, f).contains("The class's answers"));
+    }
+    let answer = |position, class: &str, correct| nexttoken::protocol::ClassAnswer {
+        position,
+        question: "What comes next?".into(),
+        kind: "token".into(),
+        class: class.into(),
+        model: "' there'".into(),
+        correct,
+        detail: "rank 1, 40.2%".into(),
+    };
+    saved.answers = vec![
+        answer(saved.prompt_len, "' there'", true),
+        answer(saved.prompt_len + 2, "'<dog>'", false),
+    ];
+    let md = render(&saved, FIXTURE, Format::Md);
+    assert!(
+        md.contains("## The class's answers\n\n1 of 2 right."),
+        "{md}"
+    );
+    assert!(
+        md.contains("| step 1 | What comes next? | ' there' | ' there' | ✓ yes | rank 1, 40.2% |")
+    );
+    assert!(md.contains("| step 3 | What comes next? | '\\<dog\\>' | ' there' | ✗ no |"));
+    let html = render(&saved, FIXTURE, Format::Html);
+    assert!(html.contains("<h2>The class's answers</h2>"));
+    assert!(html.contains("<td class=\"num\">step 3</td><td>What comes next?</td><td><code>&#39;&lt;dog&gt;&#39;</code></td>"));
+}

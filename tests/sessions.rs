@@ -112,7 +112,11 @@ fn path_records(saved: &SavedSession) -> Vec<nexttoken::protocol::TokenRecord> {
 }
 
 fn save(s: &mut Session, path: &Path) -> u64 {
-    match events(s, Command::Save { path: path.into() }).as_slice() {
+    let cmd = Command::Save {
+        path: path.into(),
+        answers: vec![],
+    };
+    match events(s, cmd).as_slice() {
         [Event::Saved { path: p, bytes }] if p == path => *bytes,
         other => panic!("expected Saved, got {other:?}"),
     }
@@ -334,7 +338,11 @@ fn a_failed_save_leaves_the_old_file() {
 
     // A folder that does not exist: the temporary file cannot be created.
     let nowhere = dir.path().join("no/such/folder/s.json");
-    let (what, reason) = failed(&events(&mut s, Command::Save { path: nowhere }));
+    let cmd = Command::Save {
+        path: nowhere,
+        answers: vec![],
+    };
+    let (what, reason) = failed(&events(&mut s, cmd));
     assert_eq!(what, Failure::Save);
     assert!(reason.contains("cannot save"), "{reason}");
     assert_eq!(std::fs::read(&file).unwrap(), old);
@@ -393,7 +401,7 @@ fn s_in_the_app_saves_and_the_status_says_where() {
     let mut app = common::ready_app(80, 24);
     app.update(Msg::Tick { now_ms: 5_000 });
     let cmds = common::key(&mut app, 'S');
-    let [Command::Save { path }] = cmds.as_slice() else {
+    let [Command::Save { path, .. }] = cmds.as_slice() else {
         panic!("S answered {cmds:?}");
     };
     let name = path.to_str().unwrap().to_string();
@@ -417,7 +425,7 @@ fn s_in_the_app_saves_and_the_status_says_where() {
 
     // A second save in the same second does not overwrite the first.
     let cmds = common::key(&mut app, 'S');
-    let [Command::Save { path: second }] = cmds.as_slice() else {
+    let [Command::Save { path: second, .. }] = cmds.as_slice() else {
         panic!("S answered {cmds:?}");
     };
     assert_ne!(second.to_str().unwrap(), name);
@@ -429,6 +437,71 @@ fn s_in_the_app_saves_and_the_status_says_where() {
     }));
     let status = app.status.clone().unwrap();
     assert!(status.error && status.text.contains("could not save the session"));
+}
+
+/// The class's answers go into the file with `S`, come back with `--load` (the app takes them), and a
+/// file without any (an older one) has no `answers` field and loads with none.
+#[test]
+fn the_class_answers_are_saved_and_loaded_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = tiny::write(dir.path());
+    let mut a = session_on(&model);
+    branched(&mut a);
+    let answer = nexttoken::protocol::ClassAnswer {
+        position: 3,
+        question: "What comes next?".into(),
+        kind: "token".into(),
+        class: "' Paris'".into(),
+        model: "' Paris'".into(),
+        correct: true,
+        detail: "rank 1, 76.8%".into(),
+    };
+    let mut app = common::ready_app(80, 24);
+    app.record_answer(answer.clone());
+    let cmds = common::key(&mut app, 'S');
+    let [Command::Save { answers, .. }] = cmds.as_slice() else {
+        panic!("S sends one Save: {cmds:?}");
+    };
+    assert_eq!(
+        answers,
+        &vec![answer.clone()],
+        "S carries the app's answers"
+    );
+    let file = dir.path().join("answers.json");
+    let cmd = Command::Save {
+        path: file.clone(),
+        answers: answers.clone(),
+    };
+    assert!(matches!(
+        events(&mut a, cmd).as_slice(),
+        [Event::Saved { .. }]
+    ));
+    assert_eq!(
+        session_file::read(&file).unwrap().answers,
+        vec![answer.clone()]
+    );
+
+    let mut b = session_on(&model);
+    let view = synced(load(&mut b, &file, false));
+    assert_eq!(view.answers, vec![answer.clone()]);
+    let mut fresh = common::ready_app(80, 24);
+    fresh.update(Msg::Engine(Event::Synced(view)));
+    assert_eq!(fresh.predict.answers, vec![answer]);
+    // A new prompt is a new tree: the file's answers are no longer its.
+    events(
+        &mut b,
+        Command::Prefill {
+            prompt: "Hi".into(),
+            chat: false,
+        },
+    );
+    assert!(b.view().unwrap().answers.is_empty());
+
+    let plain = dir.path().join("plain.json");
+    save(&mut a, &plain);
+    let text = std::fs::read_to_string(&plain).unwrap();
+    assert!(!text.contains("\"answers\""), "no answers, no field");
+    assert!(session_file::read(&plain).unwrap().answers.is_empty());
 }
 
 #[test]

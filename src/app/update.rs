@@ -201,10 +201,7 @@ impl App {
             | Action::LineStart
             | Action::LineEnd
             | Action::NewLine => return self.edit(action),
-            Action::ToggleHitOrder => {
-                self.input.by_prob = !self.input.by_prob;
-                self.input.selected = 0;
-            }
+            Action::ToggleHitOrder => self.toggle_hit_order(),
             Action::OlderKeys | Action::NewerKeys
                 if layout::Areas::compute(self).attention.is_none() =>
             {

@@ -2,7 +2,7 @@
 //! says what is wrong and what to do. Building a `SavedSession` from a live session and restoring one is
 //! `session/save.rs`.
 
-use crate::protocol::{PrefillReport, SamplerSettings, TokenRecord, TokenView};
+use crate::protocol::{ClassAnswer, PrefillReport, SamplerSettings, TokenRecord, TokenView};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -36,6 +36,18 @@ pub struct SavedSession {
     pub current: usize,
     /// Every node of the tree; a node's id is its index, and a parent always comes before its children.
     pub nodes: Vec<SavedNode>,
+    /// The class's answers (predict-mode guesses, lesson questions), oldest first. Absent in files
+    /// without any, older ones included.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<ClassAnswer>,
+}
+
+impl SavedSession {
+    /// The same session, carrying the class's answers.
+    pub fn with_answers(mut self, answers: Vec<ClassAnswer>) -> SavedSession {
+        self.answers = answers;
+        self
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

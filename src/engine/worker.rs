@@ -297,6 +297,7 @@ fn handle(
             let hits = session.search(&query, limit)?;
             Event::SearchResults { query, hits }
         }
+        Command::ScoreGuess { text } => Event::GuessScored(Box::new(session.score_guess(&text)?)),
         Command::Tokenize { text } => {
             let tokens = session.encode(&text)?;
             let tokens = tokens.into_iter().map(|t| session.token_view(t)).collect();
@@ -319,8 +320,9 @@ fn handle(
         Command::Inspect { lens, heads } => {
             Event::Inspected(Box::new(session.inspect(lens, heads, None)?))
         }
-        Command::Save { path } => {
-            let bytes = super::session_file::write(&path, &session.to_saved()?)?;
+        Command::Save { path, answers } => {
+            let saved = session.to_saved()?.with_answers(answers);
+            let bytes = super::session_file::write(&path, &saved)?;
             Event::Saved { path, bytes }
         }
         Command::Load {
