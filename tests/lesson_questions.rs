@@ -236,3 +236,69 @@ actions = [
     assert!(!screen.contains("The last choice"), "{screen}");
     assert!(screen.contains("Next token · position"), "{screen}");
 }
+
+/// A token question in a lesson: the class's typed guess is scored aside, then the rest of the step
+/// runs and the narration shows the model's answer.
+#[test]
+fn a_guess_at_a_lesson_token_question_runs_the_rest_of_the_step() {
+    const TOKEN: &str = r#"
+title = "Guess"
+summary = "A token question."
+minutes = 1
+
+[[step]]
+narration = "Guess first."
+actions = [
+  { prompt = "The capital of France is" },
+  { sampler = { greedy = true } },
+  { ask = "What will the model write first?" },
+  { step = 1 },
+  { expect = { last_token = " Paris" } },
+]
+"#;
+    let mut s = support::real_session();
+    let mut track: Option<Track> = None;
+    let l = lesson::parse("g", "g.toml", TOKEN).unwrap();
+    let mut app = App::new(config(120, 36)).with_lesson(l);
+    let mut run = |app: &mut App, mut cmds: Vec<Command>| {
+        while !cmds.is_empty() {
+            let mut next = Vec::new();
+            for c in cmds {
+                for e in events_in_lesson(&mut s, &mut track, c) {
+                    next.extend(app.update(Msg::Engine(e)));
+                }
+            }
+            cmds = next;
+        }
+    };
+    let cmds = app.update(Msg::Engine(Event::Loaded(model_info())));
+    run(&mut app, cmds);
+    let prompt_len = app.session.as_ref().unwrap().prompt_len;
+    assert_eq!(app.session.as_ref().unwrap().tokens.len(), prompt_len);
+    press(&mut app, Key::Char('/'));
+    assert_eq!(
+        app.mode,
+        Mode::Search,
+        "a token question is answered by a guess"
+    );
+    let mut cmds = Vec::new();
+    for c in "Paris".chars() {
+        cmds = press(&mut app, Key::Char(c));
+    }
+    run(&mut app, cmds);
+    let cmds = press(&mut app, Key::Enter);
+    run(&mut app, cmds);
+    assert_eq!(app.predict.answers.len(), 1, "the guess is kept once");
+    assert!(app.predict.answers[0].correct, "{:?}", app.predict.answers);
+    let view = app.session.as_ref().unwrap();
+    assert_eq!(
+        view.tokens.len(),
+        prompt_len + 1,
+        "the rest of the step ran"
+    );
+    let state = app.lesson.as_ref().unwrap();
+    assert!(state.waiting().is_none());
+    assert!(state.run.as_ref().unwrap().failure().is_none());
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains("→ the model:"), "{screen}");
+}

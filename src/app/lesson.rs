@@ -225,6 +225,8 @@ impl App {
                 ));
                 self.record_answer(c);
             }
+            // A token question's guess said how the model rated it; the narration shows the rest.
+            None if a.question.kind_name() == "token" => {}
             None => self.say(format!("the model's answer: {}", a.shown)),
         }
     }
