@@ -8,7 +8,8 @@
 //! | `report.rs` | what a step did ([`StepRun`]: each action's outcome, what is left to the TUI), as plain data |
 //! | `run.rs` | the [`Runner`]: a step's actions as calls on the engine's `Session` (shared with the TUI) |
 //! | `track.rs` | a lesson open in the TUI, on the engine thread: the next step, or a replay to any step |
-//! | `expect.rs` | evaluating an `expect` on the real model, with the value observed |
+//! | `expect/` | what an `expect` claims ([`Expect`]), and evaluating it on the real model, with the value observed |
+//! | `lint.rs` | a narration that makes a claim (a number, a quoted token, a trend) must carry an `expect` |
 //! | `check.rs` | `nexttoken lesson list` and `nexttoken lesson check NAME\|PATH` |
 //!
 //! The format is documented in docs/LESSONS.md.
@@ -17,6 +18,7 @@ mod builtin;
 pub mod check;
 pub mod expect;
 pub mod format;
+pub mod lint;
 mod locate;
 mod parse;
 pub mod report;
