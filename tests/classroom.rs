@@ -8,7 +8,9 @@ use common::*;
 use nexttoken::app::keymap::{Key, Mode};
 use nexttoken::app::predict::Score;
 use nexttoken::app::{App, Msg, SidePanel};
-use nexttoken::lesson::{Lesson, Outcome, Panel, PanelSpec, Status, StepRun, TuiAction};
+use nexttoken::lesson::{
+    At, Lesson, Outcome, Panel, PanelSpec, Question, QuestionKind, Status, StepRun, TuiAction,
+};
 use nexttoken::protocol::{Command, Event, LessonStepView, Source};
 
 fn repetition() -> Lesson {
@@ -27,11 +29,22 @@ fn lesson_app(w: u16, h: u16) -> App {
 }
 
 fn step(index: usize, tui: Vec<TuiAction>, outcomes: Vec<Outcome>) -> Msg {
+    asking(index, tui, outcomes, None)
+}
+
+fn asking(
+    index: usize,
+    tui: Vec<TuiAction>,
+    outcomes: Vec<Outcome>,
+    question: Option<Question>,
+) -> Msg {
     Msg::Engine(Event::LessonStep(Box::new(LessonStepView {
         run: StepRun {
             index,
             outcomes,
             tui,
+            question,
+            answer: None,
         },
         replayed: 0,
         earlier_failure: None,
@@ -53,8 +66,16 @@ fn the_lesson_opens_at_its_first_step_with_its_settings() {
     let mut app = lesson_app(100, 30);
     // The repetition lesson asks for presenter mode.
     assert!(app.presenter.on);
-    let ask = TuiAction::Ask("What will the model write first?".into());
-    app.update(step(0, vec![ask], vec![check("top1 = \" Paris\"", true)]));
+    let ask = Question {
+        text: "What will the model write first?".into(),
+        kind: QuestionKind::Token,
+    };
+    app.update(asking(
+        0,
+        vec![],
+        vec![check("top1 = \" Paris\"", true)],
+        Some(ask),
+    ));
     let state = app.lesson.as_ref().unwrap();
     assert_eq!(state.at, Some(0));
     assert!(!state.explored);
@@ -123,7 +144,14 @@ fn exploring_is_noticed_and_g_goes_back_to_the_lesson() {
 fn a_lesson_step_opens_the_panels_it_names() {
     let mut app = lesson_app(100, 30);
     app.presenter.on = false;
-    let panel = |panel, layer, head| TuiAction::Panel(PanelSpec { panel, layer, head });
+    let panel = |panel, layer, head| {
+        TuiAction::Panel(PanelSpec {
+            panel,
+            layer,
+            head,
+            at: At::Next,
+        })
+    };
     app.update(step(0, vec![panel(Panel::Timing, None, None)], vec![]));
     assert_eq!(app.screen.side, SidePanel::Timing);
     app.update(step(

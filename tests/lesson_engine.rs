@@ -5,7 +5,7 @@
 mod support;
 
 use nexttoken::engine::session::Session;
-use nexttoken::lesson::{self, Track, TuiAction};
+use nexttoken::lesson::{self, Track};
 use nexttoken::protocol::{Command, Event, Failure, LessonStepView, SessionView};
 use support::events_in_lesson;
 
@@ -40,7 +40,7 @@ fn a_lesson_steps_on_explores_and_goes_back_exactly() {
     assert_eq!((first.run.index, first.replayed), (0, 0));
     assert!(first.run.failure().is_none(), "{:?}", first.run);
     assert!(
-        first.run.tui.iter().any(|t| matches!(t, TuiAction::Ask(_))),
+        first.run.question.is_some(),
         "the first step asks the class"
     );
     assert_eq!(

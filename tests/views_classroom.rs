@@ -34,6 +34,8 @@ fn lesson_at_step_3(w: u16, h: u16, presenter: bool) -> App {
                 status: Status::Passed,
             }],
             tui: vec![],
+            question: None,
+            answer: None,
         },
         replayed: 3,
         earlier_failure: None,

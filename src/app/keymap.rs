@@ -25,6 +25,8 @@ pub enum Mode {
     Lens,
     /// The map of every head after `H`.
     HeadMap,
+    /// Typing the class's answer to a lesson's question (yes/no, a choice, a number) after `/`.
+    Answer,
 }
 
 impl Mode {
@@ -32,7 +34,7 @@ impl Mode {
     pub fn is_text_input(self) -> bool {
         matches!(
             self,
-            Mode::Search | Mode::ForceText | Mode::Prompt | Mode::Reference
+            Mode::Search | Mode::ForceText | Mode::Prompt | Mode::Reference | Mode::Answer
         )
     }
     pub fn title(self) -> &'static str {
@@ -48,6 +50,7 @@ impl Mode {
             Mode::Reference => "reference",
             Mode::Lens => "logit lens",
             Mode::HeadMap => "head map",
+            Mode::Answer => "answer",
         }
     }
 }
@@ -245,6 +248,8 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Search), &[P(K::Down)], A::Down, "next hit"),
     b(In(M::Search), &[P(K::Tab)], A::ToggleHitOrder, "by match/by probability"),
     b(In(M::Search), &[P(K::Esc)], A::Close, "cancel"),
+    b(In(M::Answer), &[P(K::Enter)], A::Submit, "answer the lesson's question"),
+    b(In(M::Answer), &[P(K::Esc)], A::Close, "cancel"),
     b(In(M::ForceText), &[P(K::Enter)], A::Submit, "force this text"),
     b(In(M::ForceText), &[P(K::Esc)], A::Close, "cancel"),
     b(In(M::Reference), &[P(K::Enter)], A::Submit, "teacher-force it, then run free"),

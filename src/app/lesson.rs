@@ -5,8 +5,10 @@
 
 use super::keymap::{hint_key, Action, Mode};
 use super::{App, HeadSel, SidePanel};
-use crate::lesson::{Lesson, Panel, PanelSpec, StepRun, TuiAction};
-use crate::protocol::{Command, LessonStepView};
+use crate::lesson::{
+    At, Given, Lesson, ModelAnswer, Panel, PanelSpec, Question, StepRun, TuiAction,
+};
+use crate::protocol::{ClassAnswer, Command, LessonStepView};
 
 /// The lesson open on screen.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +22,17 @@ pub struct LessonState {
     pub earlier_failure: Option<StepRun>,
     /// The session has been changed by hand since the step was shown: `g` goes back to the lesson.
     pub explored: bool,
+    /// The step's question while it waits for the class, with the position it was asked at; the rest
+    /// of the step runs once it is revealed.
+    pub question: Option<(usize, Question)>,
+    /// What the class answered to it (a question that is not a token question), until the answer comes.
+    pub given: Option<Given>,
+    /// The reveal was asked of the engine (once per question).
+    pub reveal_sent: bool,
+    /// The model's answer to the step's question, and the class's answer scored against it.
+    pub answer: Option<(ModelAnswer, Option<ClassAnswer>)>,
+    /// The panels the step opened, so that `g` opens them again.
+    pub panels: Vec<PanelSpec>,
 }
 
 impl LessonState {
@@ -30,7 +43,17 @@ impl LessonState {
             run: None,
             earlier_failure: None,
             explored: false,
+            question: None,
+            given: None,
+            reveal_sent: false,
+            answer: None,
+            panels: Vec::new(),
         }
+    }
+
+    /// The question waiting for the class, if any.
+    pub fn waiting(&self) -> Option<&Question> {
+        self.question.as_ref().map(|(_, q)| q)
     }
 
     pub fn len(&self) -> usize {
@@ -111,17 +134,20 @@ impl App {
         self.mode = Mode::Normal;
         self.predict.question = None;
         self.predict.teacher_hidden = false;
+        self.screen.last_choice = None;
         let mut compare = false;
-        for action in &run.tui {
-            match action {
-                TuiAction::Panel(spec) => compare |= self.open_panel(*spec),
-                TuiAction::Ask(q) => {
-                    let pos = self.session.as_ref().map_or(0, |s| s.next.position);
-                    self.predict.question = Some((pos, q.clone()));
-                    self.predict.revealed = None;
-                }
-            }
+        let revealing = run.answer.is_some();
+        let panels: Vec<PanelSpec> = run.tui.iter().map(|TuiAction::Panel(spec)| *spec).collect();
+        for spec in &panels {
+            compare |= self.open_panel(*spec);
         }
+        let pos = self.session.as_ref().map_or(0, |s| s.next.position);
+        if let Some(q) = &run.question {
+            // Hidden until the class has answered or the teacher reveals: nothing on screen answers it.
+            self.predict.question = Some((pos, q.text.clone()));
+            self.predict.revealed = None;
+        }
+        self.take_answer(&run);
         let Some(state) = self.lesson.as_mut() else {
             return compare;
         };
@@ -129,6 +155,15 @@ impl App {
         state.at = Some(index);
         state.explored = false;
         state.earlier_failure = earlier_failure;
+        state.question = run.question.clone().map(|q| (pos, q));
+        state.reveal_sent = false;
+        if revealing {
+            state.panels.extend(panels);
+        } else {
+            state.panels = panels;
+            state.answer = None;
+            state.given = None;
+        }
         let failed = run.failure().is_some();
         state.run = Some(run);
         let n = state.len();
@@ -137,6 +172,8 @@ impl App {
                 "lesson step {} of {n} did not go as the lesson says: see the narration panel",
                 index + 1
             ));
+        } else if revealing {
+            // `take_answer` said how the class did.
         } else if replayed > 0 {
             self.say(format!(
                 "back to the lesson: step {} of {n} (replayed {replayed} step(s))",
@@ -146,6 +183,91 @@ impl App {
             self.say(format!("lesson step {} of {n}", index + 1));
         }
         compare
+    }
+
+    /// The model's answer arrived with the rest of the step: score the class's answer, if it gave one
+    /// (a guess at a token question is scored by its own reveal).
+    fn take_answer(&mut self, run: &StepRun) {
+        let Some(a) = run.answer.clone() else {
+            return;
+        };
+        let Some(state) = self.lesson.as_mut() else {
+            return;
+        };
+        let asked_at = state.question.as_ref().map_or(0, |(p, _)| *p);
+        let scored = state
+            .given
+            .take()
+            .map(|g| a.question.score(asked_at, &g, &a));
+        state.answer = Some((a.clone(), scored.clone()));
+        match scored {
+            Some(c) => {
+                let mark = if c.correct {
+                    "✓ right"
+                } else {
+                    "✗ not this time"
+                };
+                self.say(format!(
+                    "the model's answer: {} · the class said {}: {mark}",
+                    c.model, c.class
+                ));
+                self.record_answer(c);
+            }
+            None => self.say(format!("the model's answer: {}", a.shown)),
+        }
+    }
+
+    /// After every update: a lesson question that has been revealed (a guess, an answer, or the
+    /// teacher's key) runs the rest of its step, once.
+    pub(super) fn continue_lesson(&mut self) -> Vec<Command> {
+        let Some(state) = self.lesson.as_ref() else {
+            return vec![];
+        };
+        let Some((pos, _)) = &state.question else {
+            return vec![];
+        };
+        let revealed = self.predict.revealed == Some(*pos) && !self.predict.teacher_hidden;
+        if !revealed || state.reveal_sent || self.is_busy() {
+            return vec![];
+        }
+        if let Some(state) = self.lesson.as_mut() {
+            state.reveal_sent = true;
+        }
+        self.request(Command::LessonReveal, "running the rest of the step")
+    }
+
+    /// `/` while a lesson question that is not a token question waits: a box for the class's answer.
+    /// `false` when the question is a token question (a vocabulary search answers it).
+    pub(super) fn open_answer(&mut self) -> bool {
+        let waiting = self.lesson.as_ref().and_then(|l| l.waiting());
+        if !waiting.is_some_and(|q| q.kind_name() != "token") || !self.awaiting_guess() {
+            return false;
+        }
+        self.open_text(Mode::Answer, String::new());
+        true
+    }
+
+    /// Enter in the answer box: the class's answer, read for the question's kind; a reading that fails
+    /// says what to type and keeps the box open.
+    pub(super) fn submit_answer(&mut self, typed: String) -> Vec<Command> {
+        let Some(q) = self.lesson.as_ref().and_then(|l| l.waiting()).cloned() else {
+            return vec![];
+        };
+        match q.read_answer(&typed) {
+            Ok(given) => {
+                if let Some(state) = self.lesson.as_mut() {
+                    state.given = Some(given);
+                }
+                self.predict.revealed = self.session.as_ref().map(|s| s.next.position);
+                self.say("answer taken: running the rest of the step for the model's answer");
+                vec![]
+            }
+            Err(why) => {
+                self.open_text(Mode::Answer, typed);
+                self.say(why);
+                vec![]
+            }
+        }
     }
 
     /// Opens a panel a lesson asks for; true when it is the compare view (which needs a request).
@@ -167,13 +289,35 @@ impl App {
             }
             Panel::Timing => side(self, SidePanel::Timing),
             Panel::Repetition => side(self, SidePanel::Repetition),
-            Panel::Chain => self.screen.show_chain = true,
-            Panel::Distribution => self.screen.show_chain = false,
+            Panel::Chain => {
+                self.screen.show_chain = true;
+                self.screen.last_choice = self.last_choice_at(spec.at);
+            }
+            Panel::Distribution => {
+                self.screen.show_chain = false;
+                self.screen.last_choice = self.last_choice_at(spec.at);
+            }
             Panel::Branches => self.mode = Mode::Branches,
             Panel::Sampler => self.mode = Mode::Sampler,
             Panel::Compare => return true,
         }
         false
+    }
+
+    /// The position of the last decision, for a panel opened `at = "last"`.
+    fn last_choice_at(&self, at: At) -> Option<usize> {
+        let last = self.session.as_ref()?.last_choice.as_ref()?;
+        (at == At::Last).then_some(last.position)
+    }
+
+    /// The decision the chain or bars show: the one that chose the last token while a lesson points
+    /// at it and it is still the last, else the next token's.
+    pub fn shown_decision(&self) -> Option<&crate::protocol::Distribution> {
+        let s = self.session.as_ref()?;
+        match (&s.last_choice, self.screen.last_choice) {
+            (Some(d), Some(p)) if d.position == p && s.next.position == p + 1 => Some(d),
+            _ => Some(&s.next),
+        }
     }
 
     /// Marks the lesson as explored when a command changes the session by hand.

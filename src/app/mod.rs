@@ -223,6 +223,7 @@ impl App {
                 theme: config.theme,
                 side: SidePanel::Attention,
                 show_chain: false,
+                last_choice: None,
                 scroll_back: 0,
                 help_scroll: 0,
             },

@@ -15,6 +15,10 @@ pub struct Screen {
     pub side: SidePanel,
     /// Show the sampler chain stage by stage instead of bars.
     pub show_chain: bool,
+    /// The chain or bars show the decision that chose the token at this position (a lesson's
+    /// `at = "last"`: the draw its narration is about) while it is still the last token; a step moves
+    /// the panel back to the next token by itself.
+    pub last_choice: Option<usize>,
     /// Transcript lines scrolled back from the newest (0: follow the newest; the view clamps it).
     pub scroll_back: usize,
     /// Lines of the help screen scrolled past.

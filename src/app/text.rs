@@ -110,6 +110,7 @@ impl App {
                 self.request(Command::ForceText { text }, "teacher-forcing")
             }
             Mode::Prompt if !text.is_empty() => self.new_prompt(text, self.prompt.chat),
+            Mode::Answer => self.submit_answer(text),
             Mode::Reference if !text.is_empty() => {
                 self.lab.reference = true;
                 self.request(Command::Reference { text }, "teacher-forcing the reference")

@@ -13,8 +13,11 @@ use crate::protocol::{Command, SamplerSettings};
 impl App {
     /// Folds one message into the state; returns what to send to the engine (usually nothing or one).
     pub fn update(&mut self, msg: Msg) -> Vec<Command> {
-        let cmds = self.fold(msg);
+        let mut cmds = self.fold(msg);
         self.note_exploring(&cmds);
+        if cmds.is_empty() {
+            cmds = self.continue_lesson();
+        }
         cmds
     }
 
@@ -102,6 +105,8 @@ impl App {
             Action::Up | Action::Down => self.move_selection(action == Action::Up),
             Action::Accept => return self.force_candidate(self.selection.candidate),
             Action::Pick(n) => return self.force_candidate(n as usize - 1),
+            // A lesson question that is not about a token is answered in a box of its own.
+            Action::OpenSearch if self.open_answer() => {}
             Action::OpenSearch => self.open_text(Mode::Search, String::new()),
             Action::OpenForceText => self.open_text(Mode::ForceText, String::new()),
             Action::OpenPrompt => self.open_text(Mode::Prompt, self.prompt.text.clone()),

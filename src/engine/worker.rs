@@ -206,6 +206,20 @@ pub fn serve(
             Some(track) => lesson_step(session, track, step),
             None => anyhow::bail!("no lesson is open: start one with --lesson NAME"),
         },
+        Command::LessonReveal => {
+            let track = lesson
+                .as_mut()
+                .ok_or_else(|| anyhow::anyhow!("no lesson is open"))?;
+            let run = track.reveal(session).ok_or_else(|| {
+                anyhow::anyhow!("no lesson question waits here (the session was changed by hand since it was asked?): go back to the lesson first")
+            })?;
+            Ok(Event::LessonStep(Box::new(LessonStepView {
+                run,
+                replayed: 0,
+                earlier_failure: None,
+                view: session.view()?,
+            })))
+        }
         cmd => handle(session, cmd, cancel, send),
     }));
     let reason = match result {
@@ -319,7 +333,11 @@ fn handle(
             session.restore_saved(&saved, ignore_model_mismatch)?;
             Event::Synced(session.view()?)
         }
-        Command::Cancel | Command::Quit | Command::OpenLesson(_) | Command::LessonGoto { .. } => {
+        Command::Cancel
+        | Command::Quit
+        | Command::OpenLesson(_)
+        | Command::LessonGoto { .. }
+        | Command::LessonReveal => {
             anyhow::bail!("not a command the engine answers here")
         }
     })

@@ -68,7 +68,7 @@ pub fn check(session: &mut Session, lesson: &Lesson, out: &mut dyn Write) -> Res
     runner.reset(session)?;
     let mut checks = 0;
     while !runner.is_done() {
-        let run = runner.run_step(session);
+        let run = runner.run_whole(session);
         let step = &lesson.steps[run.index];
         let heading = step
             .title
@@ -89,6 +89,11 @@ pub fn check(session: &mut Session, lesson: &Lesson, out: &mut dyn Write) -> Res
                 o.line, o.what, o.observed
             )?;
             checks += usize::from(o.status == Status::Passed);
+        }
+        if let Some(a) = &run.answer {
+            for c in &a.checks {
+                writeln!(out, "       the answer's claim {}: {}", c.what, c.observed)?;
+            }
         }
         if let Some(f) = run.failure() {
             out.flush()?;

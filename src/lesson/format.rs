@@ -93,8 +93,9 @@ pub enum Action {
     Panel(PanelSpec),
     /// Turn the KV cache on or off.
     KvCache(bool),
-    /// A predict-then-reveal question for the class (TUI only).
-    Ask(String),
+    /// A question for the class: the actions before it run when the step opens, the ones after it
+    /// when the answer is revealed; then the model's answer is computed (`question.rs`).
+    Ask(super::question::Question),
     /// An assertion about what the model just did (boxed: it is by far the largest action).
     Expect(Box<Expect>),
 }
@@ -102,7 +103,7 @@ pub enum Action {
 impl Action {
     /// Whether only the TUI acts on this (the headless checker validates it and moves on).
     pub fn tui_only(&self) -> bool {
-        matches!(self, Action::Panel(_) | Action::Ask(_))
+        matches!(self, Action::Panel(_))
     }
 }
 
@@ -238,12 +239,27 @@ pub enum Panel {
     Distribution,
 }
 
-/// `panel = "timing"`, or `panel = { name = "attention", layer = 3, head = 5 }`.
+/// `panel = "timing"`, or `panel = { name = "attention", layer = 3, head = 5 }` (counted from 1 in
+/// the file, as on screen), or `panel = { name = "chain", at = "last" }`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PanelSpec {
     pub panel: Panel,
+    /// 0-based inside (the file counts from 1).
     pub layer: Option<usize>,
+    /// 0-based inside (the file counts from 1).
     pub head: Option<usize>,
+    /// Which decision the chain or bars show.
+    pub at: At,
+}
+
+/// The decision a distribution panel shows: the next token's (what the model will write), or the
+/// one that chose the last token (the draw the narration is about).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum At {
+    #[default]
+    Next,
+    Last,
 }
 
 #[derive(Deserialize)]
@@ -254,6 +270,18 @@ struct PanelTable {
     layer: Option<usize>,
     #[serde(default)]
     head: Option<usize>,
+    #[serde(default)]
+    at: At,
+}
+
+/// A layer or head number as written in a file (from 1) to its index (from 0).
+fn from_one<E: de::Error>(n: Option<usize>, what: &str) -> Result<Option<usize>, E> {
+    match n {
+        Some(0) => Err(E::custom(format!(
+            "{what} 0: {what}s are counted from 1, as on screen"
+        ))),
+        n => Ok(n.map(|n| n - 1)),
+    }
 }
 
 impl<'de> Deserialize<'de> for PanelSpec {
@@ -270,14 +298,16 @@ impl<'de> Deserialize<'de> for PanelSpec {
                     panel,
                     layer: None,
                     head: None,
+                    at: At::Next,
                 })
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PanelSpec, A::Error> {
                 let t = PanelTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
                 Ok(PanelSpec {
                     panel: t.name,
-                    layer: t.layer,
-                    head: t.head,
+                    layer: from_one(t.layer, "layer")?,
+                    head: from_one(t.head, "head")?,
+                    at: t.at,
                 })
             }
         }

@@ -6,6 +6,7 @@
 //! on every lesson, and a test on every built-in, so a narration cannot lose its check unnoticed.
 
 use super::format::{Action, Lesson, Step};
+use super::question::QuestionKind;
 
 /// Words that claim a trend or a comparison, lower case.
 pub const TREND_WORDS: &[&str] = &[
@@ -79,9 +80,19 @@ pub fn lint(lesson: &Lesson) -> Vec<Finding> {
         .collect()
 }
 
-/// Whether the step checks a claim on the model.
+/// Whether the step checks a claim on the model: an `expect`, or a number question with a `range`
+/// (`lesson check` fails when the measurement falls outside it).
 fn checks_something(step: &Step) -> bool {
-    step.actions.iter().any(|a| matches!(a, Action::Expect(_)))
+    step.actions.iter().any(checks_a_claim)
+}
+
+/// Whether this action fails `lesson check` when the model does not bear it out.
+pub fn checks_a_claim(a: &Action) -> bool {
+    match a {
+        Action::Expect(_) => true,
+        Action::Ask(q) => matches!(q.kind, QuestionKind::Number { range: Some(_), .. }),
+        _ => false,
+    }
 }
 
 /// What in `text` reads as a claim: its first number, first quoted text and first trend word.
@@ -170,6 +181,17 @@ mod tests {
         assert!(found[0]
             .to_string()
             .starts_with("step 1: the narration names trend"));
+    }
+
+    /// A number question with a range is a check; one without is not.
+    #[test]
+    fn a_number_question_with_a_range_checks_its_claim() {
+        let step = "[[step]]\nnarration = \"Reading is 5 times faster.\"\nactions = [\n  { prompt = \"Hi\" },\n  { step = 3 },\n";
+        let ask = "{ ask = { question = \"How many times faster?\", number = \"prefill_speedup\", tolerance = 2.0";
+        let ranged = lesson(&format!("{step}  {ask}, range = [2.0, 100.0] }} }},\n]\n"));
+        assert_eq!(lint(&ranged), vec![]);
+        let open = lesson(&format!("{step}  {ask} }} }},\n]\n"));
+        assert_eq!(lint(&open).len(), 1);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! | `report.rs` | what a step did ([`StepRun`]: each action's outcome, what is left to the TUI), as plain data |
 //! | `run.rs` | the [`Runner`]: a step's actions as calls on the engine's `Session` (shared with the TUI) |
 //! | `track.rs` | a lesson open in the TUI, on the engine thread: the next step, or a replay to any step |
+//! | `question.rs` | a lesson's questions (`ask`): token, yes/no, choice, number; the model's answer and the class's score |
 //! | `expect/` | what an `expect` claims ([`Expect`]), and evaluating it on the real model, with the value observed |
 //! | `lint.rs` | a narration that makes a claim (a number, a quoted token, a trend) must carry an `expect` |
 //! | `check.rs` | `nexttoken lesson list` and `nexttoken lesson check NAME\|PATH` |
@@ -21,13 +22,15 @@ pub mod format;
 pub mod lint;
 mod locate;
 mod parse;
+pub mod question;
 pub mod report;
 pub mod run;
 pub mod track;
 
 pub use builtin::{builtin, BUILTINS};
-pub use format::{Action, Expect, Lesson, Panel, PanelSpec, Step};
+pub use format::{Action, At, Expect, Lesson, Panel, PanelSpec, Step};
 pub use parse::{parse, LessonError};
+pub use question::{Given, ModelAnswer, Question, QuestionKind};
 pub use report::{Outcome, Status, StepRun, TuiAction};
 pub use run::Runner;
 pub use track::Track;

@@ -174,6 +174,7 @@ fn check_action(a: &Action) -> Result<(), (&'static str, String)> {
             .validate()
             .map_err(|e| ("sampler", field_names(&e))),
         Action::Expect(e) => e.problem().map_or(Ok(()), |m| Err(("expect", m))),
+        Action::Ask(q) => q.problem().map_or(Ok(()), |m| Err(("ask", m))),
         Action::Force(t) | Action::ForceText(t) | Action::Prompt(t) | Action::Chat(t)
             if t.is_empty() =>
         {

@@ -2,13 +2,12 @@
 //! headless checker prints it. Nothing here touches the engine, so it crosses the channel as it is.
 
 use super::format::PanelSpec;
+use super::question::{ModelAnswer, Question};
 
 /// Something only the TUI does.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TuiAction {
     Panel(PanelSpec),
-    /// A predict-then-reveal question: hide the distribution until the class has guessed.
-    Ask(String),
 }
 
 /// How one action went.
@@ -41,6 +40,11 @@ pub struct StepRun {
     pub index: usize,
     pub outcomes: Vec<Outcome>,
     pub tui: Vec<TuiAction>,
+    /// The step stopped at this question: the rest of it runs when the answer is revealed
+    /// (`Runner::reveal`).
+    pub question: Option<Question>,
+    /// The model's answer to the step's question, once the rest of the step has run.
+    pub answer: Option<ModelAnswer>,
 }
 
 impl StepRun {

@@ -22,6 +22,8 @@ pub struct Runner {
     /// The tip that was current before the last rewind or branch switch: `branch = "previous"` and
     /// the divergence checks use it.
     previous: Option<usize>,
+    /// A step stopped at its question: what it did so far and the action to go on from.
+    paused: Option<(StepRun, usize)>,
 }
 
 impl Runner {
@@ -30,6 +32,7 @@ impl Runner {
             lesson,
             next: 0,
             previous: None,
+            paused: None,
         }
     }
 
@@ -46,18 +49,24 @@ impl Runner {
         self.next >= self.lesson.steps.len()
     }
 
+    /// Whether a step waits at its question for the reveal.
+    pub fn is_paused(&self) -> bool {
+        self.paused.is_some()
+    }
+
     /// Back to the start: default sampler settings, the KV cache on. The next step runs step 0.
     pub fn reset(&mut self, session: &mut Session) -> Result<(), SessionError> {
         session.set_settings(SamplerSettings::default());
         session.set_kv_cache(true)?;
         self.next = 0;
         self.previous = None;
+        self.paused = None;
         Ok(())
     }
 
     /// Restores the lesson's state after step `upto` (0-based, exclusive): resets, then runs every step
-    /// before it. Lessons are deterministic (seeded draws), so this is how "back to the lesson" works
-    /// after free exploration.
+    /// before it whole, questions answered. Lessons are deterministic (seeded draws), so this is how
+    /// "back to the lesson" works after free exploration.
     pub fn replay_to(
         &mut self,
         session: &mut Session,
@@ -66,24 +75,92 @@ impl Runner {
         self.reset(session)?;
         let mut runs = Vec::new();
         while self.next < upto.min(self.lesson.steps.len()) {
-            runs.push(self.run_step(session));
+            runs.push(self.run_whole(session));
         }
         Ok(runs)
     }
 
-    /// Runs the next step's actions. An action the session refuses ends the step there, as a failure.
+    /// Runs the next step whole: up to its question, then the rest and the model's answer (the
+    /// headless checker, and replays).
+    pub fn run_whole(&mut self, session: &mut Session) -> StepRun {
+        let run = self.run_step(session);
+        if run.question.is_some() {
+            if let Some(done) = self.reveal(session) {
+                return done;
+            }
+        }
+        run
+    }
+
+    /// Runs the next step's actions up to its question, if it has one: then `run.question` is set and
+    /// the rest waits for [`Runner::reveal`]. An action the session refuses ends the step there, as a
+    /// failure.
     pub fn run_step(&mut self, session: &mut Session) -> StepRun {
         let index = self.next;
         self.next += 1;
-        let mut run = StepRun {
+        self.paused = None;
+        let run = StepRun {
             index,
             outcomes: Vec::new(),
             tui: Vec::new(),
+            question: None,
+            answer: None,
         };
-        let Some(step) = self.lesson.steps.get(index).cloned() else {
+        self.run_from(session, run, 0)
+    }
+
+    /// Runs the rest of a step that stopped at its question, then computes the model's answer (an
+    /// answer the lesson's own check refuses is a failed outcome). `None` when no step is waiting.
+    pub fn reveal(&mut self, session: &mut Session) -> Option<StepRun> {
+        let (mut run, from) = self.paused.take()?;
+        let question = run.question.take()?;
+        let line = self.lesson.steps[run.index].action_lines[from - 1];
+        run = self.run_from(session, run, from);
+        if run.failure().is_some() {
+            return Some(run);
+        }
+        match super::question::answer(session, &question, self.previous) {
+            Ok(a) => {
+                run.outcomes.push(Outcome {
+                    line,
+                    what: format!("answer to {:?}", question.text),
+                    observed: a.problem.clone().unwrap_or_else(|| a.shown.clone()),
+                    status: if a.problem.is_some() {
+                        Status::Failed
+                    } else {
+                        Status::Passed
+                    },
+                });
+                run.answer = Some(a);
+            }
+            Err(e) => run.outcomes.push(Outcome {
+                line,
+                what: format!("answer to {:?}", question.text),
+                observed: e,
+                status: Status::Failed,
+            }),
+        }
+        Some(run)
+    }
+
+    /// Runs the step's actions from index `from` until its end, a refusal, or its question.
+    fn run_from(&mut self, session: &mut Session, mut run: StepRun, from: usize) -> StepRun {
+        let Some(step) = self.lesson.steps.get(run.index).cloned() else {
             return run;
         };
-        for (action, &line) in step.actions.iter().zip(&step.action_lines) {
+        let actions = step.actions.iter().zip(&step.action_lines).enumerate();
+        for (i, (action, &line)) in actions.skip(from) {
+            if let Action::Ask(q) = action {
+                run.outcomes.push(Outcome {
+                    line,
+                    what: describe(action),
+                    observed: format!("asked ({})", q.kind_name()),
+                    status: Status::Done,
+                });
+                run.question = Some(q.clone());
+                self.paused = Some((run.clone(), i + 1));
+                return run;
+            }
             match self.act(session, action, &mut run.tui) {
                 Ok(Acted::Line(status, observed)) => run.outcomes.push(Outcome {
                     line,
@@ -192,10 +269,7 @@ impl Runner {
                 tui.push(TuiAction::Panel(*p));
                 Ok(Acted::Line(Status::TuiOnly, String::new()))
             }
-            Action::Ask(q) => {
-                tui.push(TuiAction::Ask(q.clone()));
-                Ok(Acted::Line(Status::TuiOnly, String::new()))
-            }
+            Action::Ask(_) => Ok(Acted::Line(Status::TuiOnly, String::new())),
             Action::Expect(e) => Ok(Acted::Checks(expect::evaluate(session, e, self.previous)?)),
         }
     }
@@ -327,7 +401,7 @@ pub fn describe(a: &Action) -> String {
         Action::Branch(BranchTarget::Index(i)) => format!("branch {i}"),
         Action::Panel(p) => format!("panel {:?}", p.panel).to_lowercase(),
         Action::KvCache(on) => format!("kv_cache {on}"),
-        Action::Ask(q) => format!("ask {q:?}"),
+        Action::Ask(q) => format!("ask {:?} ({})", q.text, q.kind_name()),
         Action::Expect(_) => "expect".into(),
     }
 }

@@ -61,6 +61,17 @@ impl Track {
         self.runner.lesson()
     }
 
+    /// The rest of the step waiting at its question, then the model's answer: `None` when no step
+    /// waits, or the session was changed by hand since (then `goto` the step again).
+    pub fn reveal(&mut self, session: &mut Session) -> Option<StepRun> {
+        if self.mark.as_ref() != Some(&Mark::of(session)) {
+            return None;
+        }
+        let run = self.runner.reveal(session)?;
+        self.mark = Some(Mark::of(session));
+        Some(run)
+    }
+
     /// Shows step `step` (0-based): runs it alone when the session is as the step before left it, else
     /// replays the lesson up to it and runs it.
     pub fn goto(&mut self, session: &mut Session, step: usize) -> anyhow::Result<Reached> {
@@ -68,8 +79,15 @@ impl Track {
         if step >= len {
             anyhow::bail!("the lesson has {len} steps; there is no step {}", step + 1);
         }
+        let untouched = self.mark.as_ref() == Some(&Mark::of(session));
+        // A step left waiting at its question finishes first, when the session is as it left it.
+        if untouched && self.runner.is_paused() && self.runner.next_step() == step {
+            self.runner.reveal(session);
+            self.mark = Some(Mark::of(session));
+        }
         let follows = self.runner.next_step() == step
             && step > 0
+            && !self.runner.is_paused()
             && self.mark.as_ref() == Some(&Mark::of(session));
         let mut replayed = 0;
         let mut earlier_failure = None;

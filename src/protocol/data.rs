@@ -212,6 +212,10 @@ pub struct SessionView {
     /// thread adds it to each view it sends.
     #[serde(default)]
     pub ab: Option<super::AbView>,
+    /// The distribution the last token was chosen from, as its step described it (the chain and the
+    /// draw): "the last draw" a lesson can show. `None` at the prompt or for a loaded token.
+    #[serde(default)]
+    pub last_choice: Option<Distribution>,
 }
 
 /// Facts about the loaded model.

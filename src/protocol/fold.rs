@@ -19,5 +19,6 @@ impl SessionView {
         self.last_pass = report.pass.clone();
         self.branches = report.branches.clone();
         self.ab = report.ab.clone();
+        self.last_choice = Some(report.chosen_from.clone());
     }
 }

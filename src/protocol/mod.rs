@@ -84,6 +84,10 @@ pub enum Command {
     /// replay gives the same tokens): "back to the lesson" after exploring, or a step back. Answered by
     /// one `LessonStep`, or `Failed` (no lesson open, no such step; the session as it was).
     LessonGoto { step: usize },
+    /// Run the rest of the lesson step that waits at its question, then compute the model's answer.
+    /// Answered by one `LessonStep` (its `run` the whole step, `answer` set); or `Failed` (no step
+    /// waits, or the session was changed by hand since: the session as it was).
+    LessonReveal,
     /// Stop reading a long prompt. Never queued: `EngineHandle::send` raises the engine's cancel flag
     /// instead, which a prefill checks between chunks; that prefill then answers `Failed`. No reply of
     /// its own.
@@ -254,7 +258,9 @@ impl Failure {
             Command::Inspect { .. } => Failure::Inspect,
             Command::Save { .. } => Failure::Save,
             Command::Load { .. } => Failure::LoadSession,
-            Command::OpenLesson(_) | Command::LessonGoto { .. } => Failure::Lesson,
+            Command::OpenLesson(_) | Command::LessonGoto { .. } | Command::LessonReveal => {
+                Failure::Lesson
+            }
             Command::Cancel | Command::Quit => Failure::Engine,
         }
     }

@@ -89,7 +89,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Mode::Compare => compare::draw(frame, clip(below_narration), app, &theme),
         Mode::Lens => lens::draw(frame, clip(below_narration), app, &theme),
         Mode::HeadMap => head_map::draw(frame, clip(below_narration), app, &theme),
-        Mode::Normal | Mode::ForceText | Mode::Reference => {}
+        Mode::Normal | Mode::ForceText | Mode::Reference | Mode::Answer => {}
     }
 }
 

@@ -121,6 +121,7 @@ fn text_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) -> Line<'s
     let label = match app.mode {
         Mode::Search => "search vocabulary> ",
         Mode::Reference => "reference to teacher-force> ",
+        Mode::Answer => "the class's answer> ",
         _ => "text to force> ",
     };
     // How forced text will tokenise, as the engine said.

@@ -310,6 +310,7 @@ pub fn prefilled() -> SessionView {
         settings,
         typed_prompt: None,
         ab: None,
+        last_choice: None,
     }
 }
 

@@ -285,6 +285,8 @@ impl Session {
         let pass = self.feed()?;
         self.nodes[node].pass = Some((pass.ms, pass.kv_cache_on));
         let next = self.distribution()?;
+        // Last, after everything that can fail: the undo log does not need to know of it.
+        self.nodes[node].chosen = Some(Arc::new(chosen_from.clone()));
         let committed = self.nodes[node].record.clone();
         Ok(StepReport {
             step: self.generated() - 1,
@@ -379,6 +381,7 @@ impl Node {
             attn_cols: 0,
             attn_first: Arc::new(Vec::new()),
             pass: None,
+            chosen: None,
         }
     }
 }

@@ -83,6 +83,9 @@ struct Node {
     /// The pass that fed this token at its step: (ms, whether the KV cache was on). Recorded once: a
     /// later re-feed (cache off, branch switch, cache rebuild) does not rewrite history.
     pass: Option<(f64, bool)>,
+    /// The distribution this token was chosen from, as its step described it (the chain, the draw):
+    /// what "the last draw" shows. `None` for prompt tokens and tokens loaded from a file.
+    chosen: Option<Arc<crate::protocol::Distribution>>,
 }
 
 /// Errors a user can cause; each says what to do.

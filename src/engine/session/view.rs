@@ -170,6 +170,10 @@ impl Session {
             settings: self.settings.clone(),
             typed_prompt: self.typed_prompt(),
             ab: None,
+            last_choice: self
+                .path
+                .last()
+                .and_then(|&n| self.nodes[n].chosen.as_deref().cloned()),
         })
     }
 }

@@ -4,6 +4,7 @@
 use super::spec::GROWTH_MIN_STEPS;
 use super::{attention, err, Checks, Expect};
 use crate::engine::session::Session;
+use crate::lesson::question::prefill_speedup;
 use crate::protocol::SessionView;
 
 /// Checks the claims that need the session view.
@@ -26,11 +27,8 @@ pub(super) fn check(session: &mut Session, e: &Expect, out: &mut Checks) -> Resu
     fed(e, &view, out);
     if let Some(x) = e.prefill_faster {
         let (ok, seen) = match prefill_speedup(&view) {
-            Some((ratio, seen)) => (ratio >= x, seen),
-            None => (
-                false,
-                "no prefill or no decode step with the KV cache on".into(),
-            ),
+            Ok((ratio, seen)) => (ratio >= x, seen),
+            Err(why) => (false, why),
         };
         out.push(format!("prefill at least {x}x faster per token"), seen, ok);
     }
@@ -80,26 +78,6 @@ fn fed(e: &Expect, view: &SessionView, out: &mut Checks) {
         let ok = (fed == view.tokens.len()) == want;
         out.push(format!("tokens_fed_is_length {want}"), seen, ok);
     }
-}
-
-/// Mean decode ms per token (steps with the KV cache on) over prefill ms per token, and how it reads;
-/// `None` without a prefill or such a step.
-pub fn prefill_speedup(view: &SessionView) -> Option<(f64, String)> {
-    let pre = view.prefill.ms / view.prefill.tokens.max(1) as f64;
-    let dec: Vec<f64> = view
-        .decode_ms
-        .iter()
-        .zip(&view.decode_kv)
-        .filter(|(_, &kv)| kv)
-        .map(|(&ms, _)| ms)
-        .collect();
-    if dec.is_empty() || view.prefill.tokens == 0 {
-        return None;
-    }
-    let d = dec.iter().sum::<f64>() / dec.len() as f64;
-    let ratio = d / pre.max(1e-9);
-    let seen = format!("prefill {pre:.2} ms/token, decode {d:.2} ms/token: {ratio:.1}x");
-    Some((ratio, seen))
 }
 
 /// Over the decode steps at the end of the path with the KV cache as it is now, the mean ms of the

@@ -14,7 +14,7 @@ mod cost;
 mod path;
 pub mod spec;
 
-pub use cost::{decode_growth, prefill_speedup};
+pub use cost::decode_growth;
 pub use spec::{AttentionExpect, Expect};
 
 use super::run::tip_loop;
