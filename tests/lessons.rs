@@ -4,7 +4,7 @@
 mod support;
 
 use nexttoken::engine::session::Session;
-use nexttoken::lesson::{self, check, Action, BUILTINS};
+use nexttoken::lesson::{self, check, lint, Action, BUILTINS};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -60,6 +60,29 @@ fn builtins_are_short_and_ask_and_expect() {
             "{name}: no expect"
         );
         assert!(l.steps.iter().all(|s| !s.narration.is_empty()), "{name}");
+    }
+}
+
+/// Every built-in backs each claim of its narration with an `expect` (the lint finds nothing), and the
+/// lint would notice: with a claiming step's expects taken out, it names that step.
+#[test]
+fn builtins_check_every_claim_and_the_lint_notices_a_lost_one() {
+    for (name, _) in BUILTINS {
+        let l = lesson::load(name).unwrap();
+        assert_eq!(lint::lint(&l), vec![], "{name}");
+        for (i, step) in l.steps.iter().enumerate() {
+            if lint::claims(&step.narration).is_empty() {
+                continue;
+            }
+            let mut bare = l.clone();
+            bare.steps[i].actions.retain(|a| !lint::checks_a_claim(a));
+            let found = lint::lint(&bare);
+            assert!(
+                found.iter().any(|f| f.step == i),
+                "{name} step {}: {found:?}",
+                i + 1
+            );
+        }
     }
 }
 
@@ -248,4 +271,151 @@ fn the_tui_refuses_a_bad_lesson_before_taking_the_terminal() {
     let out = nexttoken(&["--predict", "--pause-above", "-1"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--pause-above"), "{err}");
+}
+
+/// Runs a one-step lesson with these actions on `s`: the printed report, or the failure's message.
+fn run_actions(s: &mut Session, actions: &str) -> Result<String, String> {
+    let body = format!("[[step]]\nnarration = \"x\"\nactions = [ {actions} ]\n");
+    let l = lesson::parse("t", "t.toml", &format!("{HEAD}{body}")).unwrap();
+    let mut out = Vec::new();
+    let r = check::check(s, &l, &mut out);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    r.map(|_| text.clone())
+        .map_err(|e| format!("{e:#}\n{text}"))
+}
+
+fn holds(s: &mut Session, actions: &str) -> String {
+    run_actions(s, actions).unwrap_or_else(|e| panic!("should hold: {e}"))
+}
+
+/// The claim fails, and the message shows `observed`.
+fn fails(s: &mut Session, actions: &str, observed: &str) {
+    match run_actions(s, actions) {
+        Ok(text) => panic!("should fail: {text}"),
+        Err(e) => assert!(e.contains(observed), "wants {observed:?}: {e}"),
+    }
+}
+
+/// `differs_from_previous`: the same seed writes the same text again; another seed another text.
+#[test]
+fn differs_from_previous_tells_a_replay_from_another_story() {
+    let mut s = session();
+    let start = "{ prompt = \"My favourite animal is the\" }, { sampler = { temperature = 0.8, seed = 7 } }, { step = 6 }, { rewind = 6 },";
+    let same = format!("{start} {{ step = 6 }},");
+    let out = holds(
+        &mut s,
+        &format!("{same} {{ expect = {{ differs_from_previous = false }} }}"),
+    );
+    assert!(out.contains("do not fork"), "{out}");
+    fails(
+        &mut s,
+        &format!("{same} {{ expect = {{ differs_from_previous = true }} }}"),
+        "do not fork",
+    );
+    let other =
+        format!("{start} {{ sampler = {{ temperature = 0.8, seed = 8 }} }}, {{ step = 6 }},");
+    holds(
+        &mut s,
+        &format!("{other} {{ expect = {{ differs_from_previous = true, text_not_contains = \" dog\" }} }}"),
+    );
+    fails(
+        &mut s,
+        &format!("{other} {{ expect = {{ differs_from_previous = false }} }}"),
+        "after the fork, previous \"",
+    );
+}
+
+/// `js_steps` limits the mean JS to the first N steps from the fork, and fails when there are fewer.
+#[test]
+fn js_over_the_first_steps_from_the_fork() {
+    let mut s = session();
+    let start = "{ prompt = \"The capital of France is\" }, { sampler = { greedy = true } }, { step = 8 }, { rewind = 8 }, { force = \" Berlin\" }, { step = 7 },";
+    let out = holds(
+        &mut s,
+        &format!("{start} {{ expect = {{ js_above = 0.0001, js_steps = 4 }} }}"),
+    );
+    assert!(out.contains("over 4 steps from step 1"), "{out}");
+    fails(
+        &mut s,
+        &format!("{start} {{ expect = {{ js_below = 0.0001, js_steps = 4 }} }}"),
+        "over 4 steps",
+    );
+    fails(
+        &mut s,
+        &format!("{start} {{ expect = {{ js_above = 0.0, js_steps = 40 }} }}"),
+        "only 8 steps, not 40",
+    );
+}
+
+/// `chain_changes_top1` and `last_not_top1`: at the step where greedy decoding would close the loop,
+/// DRY makes the sampler plan (and take) another token than the model's own top-1.
+#[test]
+fn the_step_where_a_penalty_changes_the_choice() {
+    let mut s = session();
+    let looped = "{ prompt = \"The capital of France is\" }, { sampler = { greedy = true } }, { autoplay = { until_loop = true, max = 60 } }, { rewind = 11 },";
+    holds(
+        &mut s,
+        &format!("{looped} {{ expect = {{ chain_changes_top1 = false }} }}, {{ step = 1 }}, {{ expect = {{ last_not_top1 = false }} }}"),
+    );
+    let dry = format!("{looped} {{ sampler = {{ greedy = true, dry_multiplier = 0.8 }} }},");
+    holds(
+        &mut s,
+        &format!("{dry} {{ expect = {{ chain_changes_top1 = true }} }}, {{ step = 1 }}, {{ expect = {{ last_not_top1 = true, last_token_not = \" has\" }} }}"),
+    );
+    fails(
+        &mut s,
+        &format!("{dry} {{ expect = {{ chain_changes_top1 = false }} }}"),
+        "raw top-1 \" has\", the sampler plans",
+    );
+    fails(
+        &mut s,
+        &format!("{dry} {{ step = 1 }}, {{ expect = {{ last_not_top1 = false }} }}"),
+        "rank 2 in the raw distribution",
+    );
+}
+
+/// `decode_growth_*` compares the first and last thirds of the steps with the cache as it is now; it
+/// needs six of them.
+#[test]
+fn decode_growth_needs_six_steps_and_reads_the_clock() {
+    let mut s = session();
+    let start =
+        "{ prompt = \"Once upon a time\" }, { sampler = { greedy = true } }, { kv_cache = false },";
+    fails(
+        &mut s,
+        &format!("{start} {{ step = 5 }}, {{ expect = {{ decode_growth_below = 1000.0 }} }}"),
+        "fewer than 6 decode steps",
+    );
+    let out = holds(
+        &mut s,
+        &format!("{start} {{ step = 6 }}, {{ expect = {{ decode_growth_below = 1000.0, tokens_fed_is_length = true }} }}"),
+    );
+    assert!(out.contains("6 steps with the KV cache off"), "{out}");
+    fails(
+        &mut s,
+        &format!("{start} {{ step = 6 }}, {{ expect = {{ decode_growth_above = 1000.0 }} }}"),
+        "first third",
+    );
+}
+
+/// The arithmetic of `decode_growth`: thirds of the trailing run with the cache as it is, leaving out
+/// the step that rebuilt a cache switched back on.
+#[test]
+fn decode_growth_takes_thirds_of_the_last_run() {
+    use nexttoken::lesson::expect::decode_growth;
+    let mut s = session();
+    s.prefill_text("Hi", false).unwrap();
+    let mut v = s.view().unwrap();
+    v.decode_ms = vec![5.0, 5.0, 10.0, 12.0, 14.0, 16.0, 18.0, 20.0];
+    v.decode_kv = vec![true, true, false, false, false, false, false, false];
+    let (r, seen) = decode_growth(&v).unwrap();
+    assert!((r - 19.0 / 11.0).abs() < 1e-9, "{r} {seen}");
+    // Back on: the rebuild (90 ms) is left out; six flat steps remain.
+    v.decode_ms.extend([90.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0]);
+    v.decode_kv.extend([true; 7]);
+    let (r, seen) = decode_growth(&v).unwrap();
+    assert_eq!(r, 1.0, "{seen}");
+    v.decode_ms.pop();
+    v.decode_kv.pop();
+    assert_eq!(decode_growth(&v), None, "five steps are too few");
 }

@@ -2,7 +2,7 @@
 //! and a lesson run headless on the real model with every `expect` checked.
 
 use super::run::{Runner, Status};
-use super::{builtin, load, Lesson, BUILTINS};
+use super::{builtin, lint, load, Lesson, BUILTINS};
 use crate::cli::{LessonArgs, LessonCmd, ModelArgs};
 use crate::engine::fetch;
 use crate::engine::load::{load_session, LoadOptions};
@@ -51,7 +51,8 @@ pub fn list(out: &mut dyn Write) -> Result<()> {
 
 /// Runs every step of `lesson` on `session` and checks every `expect`, printing one line per action
 /// and per check. Fails at the first check that does not hold (or action the session refuses), with
-/// the step's narration and the observed value.
+/// the step's narration and the observed value; and, once every step has run, when the narration lint
+/// finds a step whose claims nothing checks (printed first, as `lint` lines).
 pub fn check(session: &mut Session, lesson: &Lesson, out: &mut dyn Write) -> Result<()> {
     let n = lesson.steps.len();
     writeln!(
@@ -59,6 +60,10 @@ pub fn check(session: &mut Session, lesson: &Lesson, out: &mut dyn Write) -> Res
         "lesson {}: {} ({} min, {n} steps)",
         lesson.name, lesson.title, lesson.minutes
     )?;
+    let findings = lint::lint(lesson);
+    for f in &findings {
+        writeln!(out, "  lint {f}")?;
+    }
     let mut runner = Runner::new(lesson.clone());
     runner.reset(session)?;
     let mut checks = 0;
@@ -104,6 +109,14 @@ pub fn check(session: &mut Session, lesson: &Lesson, out: &mut dyn Write) -> Res
         }
     }
     writeln!(out, "lesson {}: all {checks} checks hold", lesson.name)?;
+    if !findings.is_empty() {
+        let steps: Vec<String> = findings.iter().map(|f| (f.step + 1).to_string()).collect();
+        bail!(
+            "lesson {}: the narration of step(s) {} makes claims that no `expect` checks (see the lint lines above)",
+            lesson.name,
+            steps.join(", ")
+        );
+    }
     Ok(())
 }
 

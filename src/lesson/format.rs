@@ -4,6 +4,7 @@
 //! each step has narration and a list of actions. Everything here is pure data: nothing touches the
 //! engine, so the TUI can hold a `Lesson` as it is.
 
+pub use super::expect::spec::{AttentionExpect, Expect};
 use crate::protocol::SamplerSettings;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -311,108 +312,5 @@ impl<'de> Deserialize<'de> for PanelSpec {
             }
         }
         d.deserialize_any(V)
-    }
-}
-
-/// What a lesson claims about the model right now. Every field given must hold.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Expect {
-    /// The next distribution's most likely token has exactly this text.
-    pub top1: Option<String>,
-    /// A token (by text, exactly one token) for `in_top_k`, `prob_above`, `prob_below`.
-    pub token: Option<String>,
-    /// `token` is among the k most likely next tokens.
-    pub in_top_k: Option<usize>,
-    /// `token`'s raw probability as the next token is above / below this.
-    pub prob_above: Option<f64>,
-    pub prob_below: Option<f64>,
-    /// The last committed token has (or has not) exactly this text.
-    pub last_token: Option<String>,
-    pub last_token_not: Option<String>,
-    /// The raw probability the model gave the last committed token is above / below this.
-    pub last_prob_above: Option<f64>,
-    pub last_prob_below: Option<f64>,
-    /// The next distribution's entropy (nats) is above / below this.
-    pub entropy_above: Option<f64>,
-    pub entropy_below: Option<f64>,
-    /// A loop is found at the tip with a period in `[lo, hi]`.
-    pub loop_period: Option<[usize; 2]>,
-    /// No loop at the tip (`no_loop = true`).
-    pub no_loop: Option<bool>,
-    /// Mean Jensen–Shannon divergence (nats) between the previous branch and the current path, from
-    /// their fork on, is above / below this.
-    pub js_above: Option<f64>,
-    pub js_below: Option<f64>,
-    /// The last forward pass read exactly / more than this many tokens.
-    pub tokens_fed: Option<usize>,
-    pub tokens_fed_above: Option<usize>,
-    /// The last forward pass read the whole sequence (true: the KV cache is off) or one token.
-    pub tokens_fed_is_length: Option<bool>,
-    /// Reading the prompt costs at least this many times less per token than writing one (decode ms
-    /// per token with the cache on over prefill ms per token). Keep it conservative.
-    pub prefill_faster: Option<f64>,
-    /// The generated text (after the prompt) contains this.
-    pub text_contains: Option<String>,
-    /// The prompt, as the model read it, is this many tokens / more than this many tokens.
-    pub prompt_tokens: Option<usize>,
-    pub prompt_tokens_above: Option<usize>,
-    /// The newest position's attention in one head.
-    pub attention: Option<AttentionExpect>,
-}
-
-/// Attention of the newest position (the last token read) in one layer and head.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AttentionExpect {
-    pub layer: usize,
-    pub head: usize,
-    /// Weight on the previous token is above this.
-    pub previous_above: Option<f64>,
-    /// Weight on the very first token (the attention sink) is above this.
-    pub first_above: Option<f64>,
-    /// Weight on the tokens that followed earlier copies of the newest token is above this: the
-    /// "copy" (induction) pattern.
-    pub copy_above: Option<f64>,
-    /// Weight on any later position is exactly zero (the causal mask); always true of a real model.
-    pub causal: Option<bool>,
-}
-
-impl Expect {
-    /// A problem with the combination of fields, if any (checked at load time).
-    pub fn problem(&self) -> Option<String> {
-        let token_checks =
-            self.in_top_k.is_some() || self.prob_above.is_some() || self.prob_below.is_some();
-        if token_checks && self.token.is_none() {
-            return Some("`in_top_k`, `prob_above` and `prob_below` need `token = \"...\"`".into());
-        }
-        if self.token.is_some() && !token_checks {
-            return Some(
-                "`token` needs one of `in_top_k`, `prob_above`, `prob_below` to say what to check"
-                    .into(),
-            );
-        }
-        if let Some([lo, hi]) = self.loop_period {
-            if lo == 0 || lo > hi {
-                return Some(format!(
-                    "`loop_period = [{lo}, {hi}]`: expected [lo, hi] with 1 <= lo <= hi"
-                ));
-            }
-        }
-        if let Some(a) = &self.attention {
-            let any = a.previous_above.is_some()
-                || a.first_above.is_some()
-                || a.copy_above.is_some()
-                || a.causal.is_some();
-            if !any {
-                return Some("`attention` needs one of `previous_above`, `first_above`, `copy_above`, `causal`".into());
-            }
-        }
-        if self == &Expect::default() {
-            return Some(
-                "an empty `expect`: give at least one check, e.g. `top1 = \" Paris\"`".into(),
-            );
-        }
-        None
     }
 }

@@ -9,7 +9,8 @@
 //! | `run.rs` | the [`Runner`]: a step's actions as calls on the engine's `Session` (shared with the TUI) |
 //! | `track.rs` | a lesson open in the TUI, on the engine thread: the next step, or a replay to any step |
 //! | `question.rs` | a lesson's questions (`ask`): token, yes/no, choice, number; the model's answer and the class's score |
-//! | `expect.rs` | evaluating an `expect` on the real model, with the value observed |
+//! | `expect/` | what an `expect` claims ([`Expect`]), and evaluating it on the real model, with the value observed |
+//! | `lint.rs` | a narration that makes a claim (a number, a quoted token, a trend) must carry an `expect` |
 //! | `check.rs` | `nexttoken lesson list` and `nexttoken lesson check NAME\|PATH` |
 //!
 //! The format is documented in docs/LESSONS.md.
@@ -18,6 +19,7 @@ mod builtin;
 pub mod check;
 pub mod expect;
 pub mod format;
+pub mod lint;
 mod locate;
 mod parse;
 pub mod question;
