@@ -68,7 +68,8 @@ fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Vec<Line
             theme.dim,
         )];
     };
-    let mut lines = markdown_light(&state.lesson.steps[i].narration, width.max(10), theme);
+    let text = shown_narration(&state.lesson.steps[i].narration, state.waiting().is_some());
+    let mut lines = markdown_light(&text, width.max(10), theme);
     question_lines(state, width, theme, &mut lines);
     if let Some(run) = &state.run {
         let checks: Vec<_> = run
@@ -112,6 +113,16 @@ fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Vec<Line
         lines.push(Line::styled(super::fmt::fit(&text, width), theme.key));
     }
     lines
+}
+
+/// The narration as the class may see it now: the part after a line `---` (what the answer shows)
+/// waits while the step's question does.
+pub fn shown_narration(narration: &str, asking: bool) -> String {
+    match narration.split_once("\n---\n") {
+        Some((before, _)) if asking => format!("{}\n\n*(more after the answer)*", before.trim_end()),
+        Some((before, after)) => format!("{}\n\n{}", before.trim_end(), after.trim_start()),
+        None => narration.to_string(),
+    }
 }
 
 /// A panel whose figures could answer the question on screen, while it waits.
