@@ -267,7 +267,11 @@ fn bad_files_are_refused_with_their_reason_and_change_nothing() {
         &write("other.json", "{\"hello\": 1}"),
         "not a valid nexttoken session",
     );
-    refused(&mut s, &dir.path().join("missing.json"), "cannot read");
+    refused(
+        &mut s,
+        &dir.path().join("missing.json"),
+        "no session file at",
+    );
 
     let mut future = json.clone();
     future["version"] = 2.into();
@@ -296,7 +300,7 @@ fn bad_files_are_refused_with_their_reason_and_change_nothing() {
     json["model"]["sha256"] = "0".repeat(64).into();
     let wrong = write("wrong.json", &json.to_string());
     refused(&mut s, &wrong, "--ignore-model-mismatch");
-    refused(&mut s, &wrong, "differs");
+    refused(&mut s, &wrong, "but the model loaded is");
     // Asked to go on anyway, it loads.
     let v = synced(load(&mut s, &wrong, true));
     assert_eq!(v.tokens, path_records(&session_file::read(&good).unwrap()));
@@ -524,7 +528,7 @@ fn load_flag_opens_the_file_instead_of_reading_the_prompt() {
     assert!(app.is_busy());
     app.update(Msg::Engine(Event::Failed {
         what: Failure::LoadSession,
-        reason: "this session was saved with the model m.gguf (sha256 aa), but the loaded model differs (sha256 bb): start nexttoken with --model pointing at m.gguf, or restart with --ignore-model-mismatch to load it anyway".into(),
+        reason: "this session was saved with the model m.gguf (sha256 aa), but the model loaded is n.gguf (sha256 bb): start nexttoken with --model pointing at m.gguf, or add --ignore-model-mismatch to open it with this model anyway".into(),
     }));
     assert!(!app.is_busy());
     let status = app.status.clone().unwrap();
@@ -638,4 +642,26 @@ fn the_binary_saves_with_trace_and_refuses_a_bad_load_before_the_screen() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("truncated"), "{err}");
+
+    // Saved with the real model, opened with another: refused before the screen, the message whole:
+    // both models by name, what to do, and the flag that goes on anyway.
+    let other = tiny::write(dir.path());
+    let out = run(&[
+        "--model",
+        other.to_str().unwrap(),
+        "--load",
+        file.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let other_name = other.file_name().unwrap().to_string_lossy();
+    for says in [
+        "t.json: this session was saved with the model SmolLM2-135M-Instruct.Q4_1.gguf",
+        &format!("but the model loaded is {other_name}"),
+        "start nexttoken with --model pointing at SmolLM2-135M-Instruct.Q4_1.gguf",
+        "or add --ignore-model-mismatch to open it with this model anyway",
+    ] {
+        assert!(err.contains(says), "{says}: {err}");
+    }
+    assert_eq!(err.lines().count(), 1, "one message: {err}");
 }

@@ -202,6 +202,50 @@ fn a_long_prompt_is_read_in_chunks_and_can_be_cancelled_between_them() {
 }
 
 #[test]
+fn quitting_while_a_long_prompt_is_read_stops_it_at_the_next_chunk() {
+    use nexttoken::engine::worker::{spawn, EngineConfig};
+    let (tx, rx) = std::sync::mpsc::channel();
+    let config = EngineConfig {
+        model_path: support::real_model(),
+        tokenizer_path: None,
+        sampler: SamplerSettings::default(),
+        top_k_shown: 5,
+        attention_window: 8,
+        kv_cache: true,
+        twin: None,
+        server: None,
+    };
+    let engine = spawn(config, move |e| {
+        let _ = tx.send(e);
+    });
+    while !matches!(rx.recv().unwrap(), Event::Loaded(_)) {}
+    let prompt = "The quick brown fox jumps over the lazy dog. ".repeat(200);
+    engine
+        .send(Command::Prefill {
+            prompt,
+            chat: false,
+        })
+        .unwrap();
+    let Event::Prefilling { done: 0, total } = rx.recv().unwrap() else {
+        panic!("the read did not start");
+    };
+    assert!(total > 1500, "a long prompt: {total} tokens, many chunks");
+    // Ctrl-C: the TUI restores the terminal and quits the engine without waiting; the engine must not
+    // read on to the end.
+    engine.quit_now();
+    let rest: Vec<Event> = rx.iter().collect();
+    let Some((Event::Failed { what, reason }, progress)) = rest.split_last() else {
+        panic!("the read was not stopped: {rest:?}");
+    };
+    assert_eq!(*what, Failure::Prefill);
+    assert!(reason.contains("cancelled"), "{reason}");
+    assert!(
+        progress.len() <= 1,
+        "stopped after the chunk in hand: {progress:?}"
+    );
+}
+
+#[test]
 fn bad_commands_fail_with_their_own_words_and_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = session(&dir);

@@ -50,7 +50,7 @@ impl App {
                     prompt: self.prompt.text.clone(),
                     chat: self.prompt.chat,
                 };
-                self.request(cmd, "reading the prompt")
+                self.request(cmd, super::requests::READING_PROMPT)
             }
         }
     }

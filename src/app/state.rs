@@ -95,6 +95,9 @@ pub struct Autoplay {
     pub speed: usize,
     /// When the last autoplay step was asked for (ms, the clock of `Msg::Tick`).
     pub last_ms: u64,
+    /// Autoplay was on when the terminal became too small to draw: it stopped then, and says so once
+    /// the terminal is big enough again.
+    pub paused_by_size: bool,
 }
 
 /// The prompt the session was (or will be) read from.

@@ -102,7 +102,8 @@ pub enum Command {
     /// instead, which a prefill checks between chunks; that prefill then answers `Failed`. No reply of
     /// its own.
     Cancel,
-    /// Stop the engine thread. No reply.
+    /// Stop the engine thread. No reply. `EngineHandle::quit` raises the cancel flag before it sends
+    /// this, so a prompt being read stops at the next chunk instead of being read to the end.
     Quit,
 }
 

@@ -170,6 +170,11 @@ impl Session {
         let mismatch = Error::ModelMismatch {
             file: saved.model.file.clone(),
             saved: saved.model.sha256.clone(),
+            loaded_file: self
+                .save
+                .model_file
+                .as_deref()
+                .map_or_else(|| "unknown".into(), crate::engine::session_file::file_name),
             loaded,
         };
         if ignore_model_mismatch {
