@@ -268,3 +268,20 @@ impl Marks {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::shown_narration;
+
+    #[test]
+    fn the_part_after_the_rule_waits_for_the_answer() {
+        let text = "Will it loop?\n---\nIt loops: greedy has no way out.";
+        let asking = shown_narration(text, true);
+        assert!(asking.starts_with("Will it loop?"));
+        assert!(!asking.contains("no way out"), "{asking}");
+        assert!(asking.contains("more after the answer"));
+        let answered = shown_narration(text, false);
+        assert_eq!(answered, "Will it loop?\n\nIt loops: greedy has no way out.");
+        assert_eq!(shown_narration("plain", true), "plain");
+    }
+}
