@@ -31,17 +31,22 @@ const ATTENTION_WINDOW: usize = 16;
 /// Runs the TUI on `model_path` until the user quits.
 pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
     let settings = cli.sampler.settings()?;
-    // A saved session that cannot be read is refused before the screen is taken over (its model is
-    // checked by the engine, which has it loaded).
+    // A saved session that cannot be read, or was saved with another model, is refused before the
+    // screen is taken over: the message is whole on stderr, never cut at the status line's edge (the
+    // engine checks the model again once it has it loaded).
     if let Some(path) = &cli.load {
-        crate::engine::session_file::read(path)?;
+        let saved = crate::engine::session_file::read(path)?;
+        if !cli.ignore_model_mismatch && cli.model.server.server.is_none() {
+            crate::engine::session_file::check_model_file(&saved, &model_path)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        }
     }
-    // So is a lesson that cannot be read or parsed (the message names the file, line and field).
+    // So is a lesson that cannot be found, read or parsed (the message names the file, line and field).
     let lesson = cli
         .classroom
         .lesson
         .as_deref()
-        .map(crate::lesson::load)
+        .map(read_lesson)
         .transpose()?;
     // Model B's file is found (a known name fetched) before the screen is taken over too.
     let twin = cli.ab.spec()?;
@@ -101,8 +106,13 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
     let result = event_loop(&mut terminal, &mut app, &msg_rx, &engine);
     stop.store(true, Ordering::Relaxed);
     drop(guard);
-    // The engine finishes the command in hand (at most one step) and ends.
-    engine.quit();
+    // The engine finishes the command in hand (at most one step) and ends; a prompt being read is
+    // left at once (it stops at the next chunk, or with the process): quitting never waits on it.
+    if app.reading_prompt() {
+        engine.quit_now();
+    } else {
+        engine.quit();
+    }
     result
 }
 
@@ -145,6 +155,19 @@ fn event_loop(
             return Ok(());
         }
     }
+}
+
+/// The lesson `--lesson` names: a built-in's name, or a lesson file. Neither: one sentence that says so
+/// and names the built-ins.
+fn read_lesson(name: &str) -> anyhow::Result<crate::lesson::Lesson> {
+    if crate::lesson::builtin(name).is_none() && !std::path::Path::new(name).exists() {
+        let names: Vec<&str> = crate::lesson::BUILTINS.iter().map(|(n, _)| *n).collect();
+        anyhow::bail!(
+            "no lesson {name}: no such file, and no built-in lesson has that name; give the path to a lesson file (.toml) or a built-in's name ({})",
+            names.join(", ")
+        );
+    }
+    Ok(crate::lesson::load(name)?)
 }
 
 /// The theme: `--theme` when given, else the lesson's, else the projector's in presenter mode.

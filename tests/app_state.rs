@@ -558,3 +558,108 @@ fn a_long_read_shows_progress_and_esc_cancels_it() {
     assert!(!app.is_busy());
     assert_eq!(press(&mut app, Key::Esc), vec![], "nothing to cancel now");
 }
+
+/// The status line's text, or "".
+fn status(app: &App) -> String {
+    app.status
+        .as_ref()
+        .map_or(String::new(), |s| s.text.clone())
+}
+
+#[test]
+fn keys_during_a_prompt_read_never_act_on_the_old_screen() {
+    let mut app = ready_app(80, 24);
+    key(&mut app, 'p');
+    typing(&mut app, " again");
+    let cmds = press(&mut app, Key::Enter);
+    assert!(
+        matches!(cmds.as_slice(), [Command::Prefill { .. }]),
+        "{cmds:?}"
+    );
+    assert!(app.reading_prompt());
+    // Before the engine's first progress event, and after it.
+    for progress in [false, true] {
+        if progress {
+            app.update(Msg::Engine(Event::Prefilling { done: 0, total: 9 }));
+            assert!(app.reading_prompt());
+        }
+        assert_eq!(key(&mut app, ' '), vec![]);
+        assert_eq!(app.queued_steps, 0, "no step is queued onto the new prompt");
+        assert!(status(&app).contains("no step queued"), "{}", status(&app));
+        for c in ['2', 'u', '/', 'i', 'b', 'x', 'a'] {
+            assert_eq!(key(&mut app, c), vec![], "{c}");
+            assert!(
+                status(&app).contains("shows the old one"),
+                "{c}: {}",
+                status(&app)
+            );
+        }
+        assert_eq!(press(&mut app, Key::Down), vec![]);
+        assert_eq!(press(&mut app, Key::Enter), vec![]);
+        assert_eq!(
+            app.selection.candidate, 0,
+            "the old candidates stay unpicked"
+        );
+        assert_eq!(
+            app.mode,
+            Mode::Normal,
+            "no box or panel opened on the old path"
+        );
+        assert!(!app.autoplay.on);
+    }
+    // Keys that do not touch the path still work: the help screen, and Esc to stop reading.
+    key(&mut app, '?');
+    assert_eq!(app.mode, Mode::Help);
+    key(&mut app, '?');
+    assert_eq!(press(&mut app, Key::Esc), vec![Command::Cancel]);
+    // The new prompt is read: nothing was queued, and the keys act again.
+    assert_eq!(app.update(Msg::Engine(Event::Synced(prefilled()))), vec![]);
+    assert!(!app.reading_prompt());
+    assert_eq!(key(&mut app, ' '), vec![Command::Step]);
+}
+
+#[test]
+fn autoplay_pauses_behind_too_small_and_says_so_when_the_screen_is_back() {
+    let mut app = ready_app(80, 24);
+    key(&mut app, 'a');
+    assert_eq!(app.update(Msg::Tick { now_ms: 5_000 }), vec![Command::Step]);
+    stepped(&mut app, step_after_is(0, Source::Sampled, true, 9.0));
+    app.update(Msg::Resize {
+        width: 50,
+        height: 15,
+    });
+    assert!(
+        app.too_small() && !app.autoplay.on,
+        "paused behind the card"
+    );
+    let later = 5_000 + 10 * app.autoplay_interval_ms();
+    assert_eq!(app.update(Msg::Tick { now_ms: later }), vec![]);
+    app.update(Msg::Resize {
+        width: 60,
+        height: 16,
+    });
+    assert!(
+        !status(&app).contains("paused"),
+        "nothing said while still too small"
+    );
+    app.update(Msg::Resize {
+        width: 80,
+        height: 24,
+    });
+    assert!(
+        status(&app).contains("autoplay paused while the terminal was too small: a plays on"),
+        "{}",
+        status(&app)
+    );
+    assert_eq!(
+        app.update(Msg::Tick { now_ms: later * 2 }),
+        vec![],
+        "still paused"
+    );
+    key(&mut app, 'a');
+    assert!(app.autoplay.on);
+    assert_eq!(
+        app.update(Msg::Tick { now_ms: later * 3 }),
+        vec![Command::Step]
+    );
+}

@@ -79,6 +79,71 @@ fn missing_file() {
     );
 }
 
+/// The binary run with `args` (the real model by default) must fail before the screen; its stderr.
+fn cli_error(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+        .args(args)
+        .env("NEXTTOKEN_MODEL", support::real_model())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{args:?} ran");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_missing_file_says_once_what_is_wrong_and_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let nope = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let folder = dir.path().to_str().unwrap().to_string();
+    let cases: [(Vec<String>, &[&str]); 4] = [
+        (
+            vec!["--model".into(), nope("nope.gguf")],
+            &[
+                "model file not found",
+                "nope.gguf",
+                "nexttoken fetch",
+                "--model PATH",
+            ],
+        ),
+        (
+            vec!["--load".into(), nope("nope.json")],
+            &[
+                "no session file at",
+                "nope.json",
+                "S in the TUI",
+                "trace --save",
+            ],
+        ),
+        (
+            vec!["--lesson".into(), nope("nope.toml")],
+            &[
+                "no lesson",
+                "nope.toml",
+                "no such file",
+                "lesson file (.toml)",
+                "typewriter",
+            ],
+        ),
+        (
+            vec!["--model".into(), folder.clone()],
+            &["is not a GGUF file (it is a folder)", "--model PATH"],
+        ),
+    ];
+    for (args, says) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let err = cli_error(&args);
+        for s in says {
+            assert!(err.contains(s), "{args:?}: {s}: {err}");
+        }
+        assert!(
+            !err.contains("os error"),
+            "the OS's own words, never repeated: {err}"
+        );
+        assert_eq!(err.matches("nexttoken:").count(), 1, "one message: {err}");
+    }
+}
+
 #[test]
 fn not_a_gguf_file() {
     let tmp = tempfile::tempdir().unwrap();

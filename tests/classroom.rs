@@ -192,21 +192,34 @@ fn predict_mode_hides_until_a_guess_then_reveals_and_scores_it() {
     let screen = screen_text(&app).join("\n");
     assert!(screen.contains("What comes next?"), "{screen}");
     assert!(
-        !screen.contains("Paris"),
-        "nothing of the answer on screen: {screen}"
+        !screen.contains("Paris") && !screen.contains("force"),
+        "nothing of the answer, and no forcing, on screen: {screen}"
     );
 
     key(&mut app, '/');
-    typing(&mut app, "locat");
+    typing(&mut app, "located");
     app.update(Msg::Engine(Event::SearchResults {
-        query: "locat".into(),
+        query: "located".into(),
         hits: vec![hit(3532, " located", 0.03, 3)],
     }));
+    // Enter guesses the typed word as the text goes on: " located" after " is".
     let cmds = press(&mut app, Key::Enter);
-    assert!(cmds.is_empty(), "a guess is not forced: {cmds:?}");
-    assert!(!app.distribution_hidden());
+    assert_eq!(
+        cmds,
+        vec![Command::ScoreGuess {
+            text: " located".into()
+        }],
+        "a guess is scored, not forced"
+    );
+    assert!(app.is_busy() && app.distribution_hidden());
+    let score = guess_score(5, &[(3532, " located", 0.03, 3)], &[(7042, " Paris", 0.78)]);
+    assert!(app
+        .update(Msg::Engine(Event::GuessScored(Box::new(score))))
+        .is_empty());
+    assert!(!app.distribution_hidden() && !app.is_busy());
     let said = &app.status.as_ref().unwrap().text;
     assert!(said.contains("3.0%, rank 4"), "{said}");
+    assert!(said.contains("the model's pick: ⟨␣Paris⟩ 78.0%"), "{said}");
     let s = app.predict.score;
     assert_eq!((s.guesses, s.hits1, s.hits5), (1, 0, 1));
     let screen = screen_text(&app).join("\n");
@@ -214,6 +227,17 @@ fn predict_mode_hides_until_a_guess_then_reveals_and_scores_it() {
         screen.contains("your guess ⟨␣located⟩: 3.0%, rank 4"),
         "{screen}"
     );
+    let kept = &app.predict.answers;
+    assert_eq!(kept.len(), 1);
+    assert_eq!(
+        (
+            kept[0].position,
+            kept[0].class.as_str(),
+            kept[0].model.as_str()
+        ),
+        (5, "' located'", "' Paris'")
+    );
+    assert!(!kept[0].correct && kept[0].detail == "rank 4, 3.0%");
 
     // The next step is a new question.
     assert_eq!(key(&mut app, ' '), vec![Command::Step]);
@@ -227,19 +251,88 @@ fn predict_mode_hides_until_a_guess_then_reveals_and_scores_it() {
 }
 
 #[test]
+fn the_guess_box_shows_nothing_of_the_model_and_takes_a_hit_only_when_moved_onto() {
+    let mut app = ready_app(120, 36);
+    app.input.by_prob = true;
+    key(&mut app, 'P');
+    key(&mut app, '/');
+    typing(&mut app, "Paris");
+    let hits = vec![hit(9000, "Paris", 0.0005, 47), hit(7042, " Paris", 0.78, 0)];
+    app.update(Msg::Engine(Event::SearchResults {
+        query: "Paris".into(),
+        hits,
+    }));
+    // Never by probability before the reveal, whatever tab said before; tab says why.
+    assert_eq!(app.search_hits()[0].token.id, 9000);
+    press(&mut app, Key::Tab);
+    assert!(app.status.as_ref().unwrap().text.contains("match order"));
+    assert_eq!(app.search_hits()[0].token.id, 9000);
+    let screen = screen_text(&app);
+    let guess_box = boxed(&screen, " Your guess: Paris ").join("\n");
+    for leak in [
+        "78",
+        "0.05",
+        "#",
+        "rank",
+        "%",
+        "list",
+        "force",
+        "probability",
+    ] {
+        assert!(!guess_box.contains(leak), "{leak} in the box:\n{guess_box}");
+    }
+    assert!(guess_box.contains("guesses ⟨␣Paris⟩"), "{guess_box}");
+    assert!(
+        !screen.join("\n").contains("force"),
+        "{}",
+        screen.join("\n")
+    );
+
+    // Moving onto a hit makes Enter guess that hit as it is.
+    press(&mut app, Key::Down);
+    press(&mut app, Key::Up);
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains("guesses the token ⟨Paris⟩"), "{screen}");
+    assert_eq!(
+        press(&mut app, Key::Enter),
+        vec![Command::ScoreGuess {
+            text: "Paris".into()
+        }]
+    );
+}
+
+#[test]
+fn a_typed_guess_goes_on_from_the_text_as_the_model_reads_it() {
+    use nexttoken::protocol::as_continuation;
+    assert_eq!(
+        as_continuation("The capital of France is", "Paris"),
+        " Paris"
+    );
+    assert_eq!(as_continuation("Hello\n", "Paris"), "Paris");
+    assert_eq!(as_continuation("", "Paris"), "Paris");
+    assert_eq!(as_continuation("is", " Paris"), " Paris", "kept as typed");
+    assert_eq!(
+        as_continuation("Paris", ","),
+        ",",
+        "punctuation goes on directly"
+    );
+}
+
+#[test]
 fn the_score_adds_up_on_hand_cases() {
     let mut s = Score::default();
     assert_eq!(s.mean_rank(), None);
-    s.record(0, -0.5, -0.5);
-    s.record(3, -3.0, -0.2);
-    s.record(9, -6.0, -1.0);
-    assert_eq!((s.guesses, s.hits1, s.hits5), (3, 1, 2));
-    assert_eq!(s.mean_rank(), Some(5.0), "(1 + 4 + 10) / 3");
+    s.record(0, -0.5, -0.5, true);
+    s.record(3, -3.0, -0.2, false);
+    // A two-token guess whose first token is the model's top-1 but whose second is not.
+    s.record(0, -6.0, -1.0, false);
+    assert_eq!((s.guesses, s.hits1, s.hits5), (3, 1, 2 + 1));
+    assert_eq!(s.mean_rank(), Some(2.0), "(1 + 4 + 1) / 3");
     assert!((s.class_logprob - -9.5).abs() < 1e-6);
     assert!((s.model_logprob - -1.7).abs() < 1e-6);
     assert_eq!(
         s.summary(),
-        "1/3 top-1 · 2/3 top-5 · mean rank 5.0 · class -9.5 vs model -1.7 nats"
+        "1/3 top-1 · 3/3 top-5 · mean rank 2.0 · class -9.5 vs model -1.7 nats"
     );
 }
 

@@ -9,7 +9,7 @@ use nexttoken::engine::load::{load_session, LoadOptions};
 use nexttoken::engine::session::{Choice, SessionOptions};
 use nexttoken::engine::session_file::{self, SavedSession};
 use nexttoken::export::facts::{self, Handout};
-use nexttoken::export::{render, Format};
+use nexttoken::export::{render, render_with_model, Format};
 use nexttoken::protocol::{SamplerSettings, Source};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -350,9 +350,11 @@ fn the_command_writes_the_file_atomically_in_the_asked_format() {
     let o = export(&[fixture.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let md = std::fs::read_to_string(&out).unwrap();
+    let saved = session_file::read(&fixture).unwrap();
+    let model = nexttoken::engine::fetch::models_dir().join(&saved.model.file);
     assert_eq!(
         md,
-        render(&session_file::read(&fixture).unwrap(), FIXTURE, Format::Md)
+        render_with_model(&saved, FIXTURE, Format::Md, Some(&model))
     );
     let html_out = dir.path().join("page.txt");
     let o = export(&[
@@ -395,7 +397,7 @@ fn bad_input_gives_a_clear_message() {
     let out = d("out.html");
     refused(
         &[&d("missing.json"), "-o", &out],
-        &["cannot read", "missing.json", "trace --save"],
+        &["no session file at", "missing.json", "trace --save"],
     );
     std::fs::write(d("junk.json"), "this is not json").unwrap();
     refused(
@@ -428,8 +430,9 @@ fn bad_input_gives_a_clear_message() {
     assert!(!Path::new(&out).exists());
 }
 
-/// Runs a handout's command line (its `nexttoken` is this build, its `--model` the real model's file
-/// name, resolved in the model's folder) and returns the token ids of its steps.
+/// Runs a handout's command line as pasted into a shell in a fresh empty folder, far from the model's
+/// (its `nexttoken` is this build; the models directory is the real model's, as on a machine where
+/// `nexttoken fetch` put it there) and returns the token ids of its steps.
 fn run_command(cmd: &str) -> Vec<u64> {
     let model = support::real_model();
     let bin = Path::new(env!("CARGO_BIN_EXE_nexttoken")).parent().unwrap();
@@ -438,11 +441,14 @@ fn run_command(cmd: &str) -> Vec<u64> {
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
+    let elsewhere = tempfile::tempdir().unwrap();
     let out = Command::new("sh")
         .arg("-c")
         .arg(cmd)
-        .current_dir(model.parent().unwrap())
+        .current_dir(elsewhere.path())
         .env("PATH", path)
+        .env("NEXTTOKEN_MODELS_DIR", model.parent().unwrap())
+        .env_remove("NEXTTOKEN_MODEL")
         .output()
         .unwrap();
     assert!(
@@ -470,6 +476,26 @@ fn each_paths_command_repeats_it_on_the_real_model() {
     let h = Handout::new(&saved, FIXTURE);
     for b in &h.branches {
         let cmd = b.command.as_ref().unwrap();
+        let want: Vec<u64> = facts::path_to(&saved, b.end)[saved.prompt_len..]
+            .iter()
+            .map(|&n| saved.nodes[n].token as u64)
+            .collect();
+        assert_eq!(run_command(cmd), want, "{cmd}");
+    }
+    // As `nexttoken export` writes them here, with the model at hand: forced tokens as text where it
+    // reads back (" dragon", " <", "&", ...), the same tokens.
+    let md = render_with_model(&saved, FIXTURE, Format::Md, Some(&model));
+    let cmds: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("nexttoken trace"))
+        .collect();
+    assert_eq!(
+        cmds.len(),
+        h.branches.len() + 1,
+        "the run's, then each path's"
+    );
+    assert!(cmds[0].contains("--force '6: dragon'"), "{}", cmds[0]);
+    for (cmd, b) in cmds[1..].iter().zip(&h.branches) {
         let want: Vec<u64> = facts::path_to(&saved, b.end)[saved.prompt_len..]
             .iter()
             .map(|&n| saved.nodes[n].token as u64)
@@ -526,6 +552,56 @@ fn a_fresh_session_from_the_real_model_exports() {
 }
 
 #[test]
+fn the_exported_command_names_the_model_and_forced_text_and_repeats_the_path_from_anywhere() {
+    let model = support::real_model();
+    let (mut s, _) = load_session(
+        &model,
+        &LoadOptions::default(),
+        SamplerSettings::default(),
+        SessionOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    s.prefill_text("The capital of France is", false).unwrap();
+    s.note_prompt("The capital of France is", false);
+    // " Berlin" forced in place of the model's choice, then free running.
+    let berlin = s.encode(" Berlin").unwrap();
+    assert_eq!(berlin.len(), 1);
+    assert_eq!(
+        s.step(Choice::Force(berlin[0])).unwrap().committed.source,
+        Source::Forced
+    );
+    for _ in 0..4 {
+        s.step(Choice::Sample).unwrap();
+    }
+    let want: Vec<u64> = s.tokens()[s.prompt_len()..]
+        .iter()
+        .map(|&t| t as u64)
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("berlin.json");
+    session_file::write(&file, &s.to_saved().unwrap()).unwrap();
+    let md = dir.path().join("berlin.md");
+    let o = Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+        .args(["export", file.to_str().unwrap(), "-o", md.to_str().unwrap()])
+        .env("NEXTTOKEN_MODELS_DIR", model.parent().unwrap())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(&md).unwrap();
+    let cmd = md
+        .lines()
+        .find(|l| l.starts_with("nexttoken trace"))
+        .expect("a command line");
+    assert!(cmd.contains("--model smollm2-135m "), "{cmd}");
+    assert!(
+        cmd.contains("--force '0: Berlin'"),
+        "forced by its text: {cmd}"
+    );
+    assert_eq!(run_command(cmd), want, "{cmd}");
+}
+
+#[test]
 fn the_handout_says_why_when_no_command_line_repeats_the_path() {
     let why = |edit: &dyn Fn(&mut SavedSession)| {
         let mut saved = fixture();
@@ -549,4 +625,40 @@ fn the_handout_says_why_when_no_command_line_repeats_the_path() {
     let tip = saved.current;
     saved.nodes[tip].record.token.kind = nexttoken::protocol::TokenKind::Special;
     assert!(Handout::new(&saved, FIXTURE).command.is_ok());
+}
+
+/// The class's answers, when the session kept any, get a short section in both formats: each answer's
+/// step counted from 1 (as the status bar counts), the question, both answers, right or not, the detail;
+/// the fixture, which has none, has no such section.
+#[test]
+fn the_class_answers_are_in_both_formats_when_there_are_any() {
+    let mut saved = fixture();
+    for f in [Format::Md, Format::Html] {
+        assert!(!render(&saved, FIXTURE, f).contains("The class's answers"));
+    }
+    let answer = |position, class: &str, correct| nexttoken::protocol::ClassAnswer {
+        position,
+        question: "What comes next?".into(),
+        kind: "token".into(),
+        class: class.into(),
+        model: "' there'".into(),
+        correct,
+        detail: "rank 1, 40.2%".into(),
+    };
+    saved.answers = vec![
+        answer(saved.prompt_len, "' there'", true),
+        answer(saved.prompt_len + 2, "'<dog>'", false),
+    ];
+    let md = render(&saved, FIXTURE, Format::Md);
+    assert!(
+        md.contains("## The class's answers\n\n1 of 2 right."),
+        "{md}"
+    );
+    assert!(
+        md.contains("| step 1 | What comes next? | ' there' | ' there' | ✓ yes | rank 1, 40.2% |")
+    );
+    assert!(md.contains("| step 3 | What comes next? | '\\<dog\\>' | ' there' | ✗ no |"));
+    let html = render(&saved, FIXTURE, Format::Html);
+    assert!(html.contains("<h2>The class's answers</h2>"));
+    assert!(html.contains("<td class=\"num\">step 3</td><td>What comes next?</td><td><code>&#39;&lt;dog&gt;&#39;</code></td>"));
 }

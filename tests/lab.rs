@@ -10,7 +10,7 @@ use nexttoken::engine::linear::MatmulPath;
 use nexttoken::engine::load::{load_session, LoadOptions};
 use nexttoken::engine::model::{ForwardOptions, Model};
 use nexttoken::engine::session::{Choice, Session, SessionOptions};
-use nexttoken::protocol::SamplerSettings;
+use nexttoken::protocol::{SamplerSettings, Source};
 use serde_json::Value;
 use std::process::Command;
 
@@ -281,6 +281,45 @@ fn teacher_forcing_the_models_own_greedy_path_scores_rank_zero_everywhere() {
     assert_eq!(c.fork_step, None);
     assert!(c.steps.iter().all(|st| st.b.as_ref().unwrap().rank == 0));
     assert!(c.steps.iter().all(|st| st.js == Some(0.0)));
+}
+
+#[test]
+fn a_reference_scores_only_its_own_tokens_after_an_earlier_forced_one() {
+    // The run: " Berlin" forced after the prompt, two steps more, then a reference typed.
+    let mut s = greedy();
+    s.prefill_text("The capital of France is", false).unwrap();
+    let berlin = s.encode(" Berlin").unwrap();
+    assert_eq!(berlin.len(), 1, "one token: {berlin:?}");
+    assert!(s.step(Choice::Force(berlin[0])).unwrap().committed.source == Source::Forced);
+    s.step(Choice::Sample).unwrap();
+    s.step(Choice::Sample).unwrap();
+    let before = s.tokens().to_vec();
+    // What free running takes first from the tip: the step the comparison's A side must open with.
+    let planned = s.view().unwrap().next.candidates[0].token.id;
+    let reference = " and it is a lovely city.";
+    let ids = s.encode(reference).unwrap();
+    let c = s.reference_run(reference, &mut |_, _| {}).unwrap();
+    assert_eq!(c.b.tokens, ids.len(), "B is the typed reference alone");
+    assert_eq!(c.b.text, reference);
+    assert_eq!(c.steps.len(), ids.len(), "one step per reference token");
+    let b_ids: Vec<u32> = c
+        .steps
+        .iter()
+        .map(|st| st.b.as_ref().unwrap().token.id)
+        .collect();
+    assert_eq!(b_ids, ids, "B's steps are the reference's tokens, in order");
+    assert_eq!(c.steps[0].a.as_ref().unwrap().token.id, planned);
+    assert!(c.steps[0].js == Some(0.0), "step 0: both read the same tip");
+    // B's total is the sum of its own tokens' log-probs, each scored where it was forced.
+    let sum: f64 = c
+        .steps
+        .iter()
+        .map(|st| st.b.as_ref().unwrap().logprob)
+        .sum();
+    assert!((c.b.logprob - sum).abs() < 1e-9);
+    // The free path is current, after the path as it was.
+    assert_eq!(&s.tokens()[..before.len()], before.as_slice());
+    assert_eq!(s.tokens().len(), before.len() + c.a.tokens);
 }
 
 // ---- headless ----------------------------------------------------------------------------------

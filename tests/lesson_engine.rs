@@ -49,14 +49,19 @@ fn a_lesson_steps_on_explores_and_goes_back_exactly() {
         "the prompt box starts from the lesson's prompt"
     );
 
-    // The next step follows on: nothing replayed, and the loop the lesson promises is there.
-    let second = lesson_step(events_in_lesson(
+    // The next step follows on: nothing replayed. It asks first; the reveal runs the rest, and the
+    // loop the lesson promises is there.
+    let asked = lesson_step(events_in_lesson(
         &mut s,
         &mut track,
         Command::LessonGoto { step: 1 },
     ));
-    assert_eq!((second.run.index, second.replayed), (1, 0));
+    assert_eq!((asked.run.index, asked.replayed), (1, 0));
+    assert!(asked.run.question.is_some(), "the second step asks before it writes");
+    assert!(tip_loop_of(&asked.view).is_none(), "nothing written before the question");
+    let second = lesson_step(events_in_lesson(&mut s, &mut track, Command::LessonReveal));
     assert!(second.run.failure().is_none(), "{:?}", second.run);
+    assert!(second.run.answer.is_some());
     assert!(nexttoken::app::lab::tip_loop(&second.view).is_some());
 
     // Explore by hand: rewind and force something else.
@@ -71,6 +76,8 @@ fn a_lesson_steps_on_explores_and_goes_back_exactly() {
         Command::LessonGoto { step: 1 },
     ));
     assert_eq!((back.run.index, back.replayed), (1, 1));
+    assert_eq!(state(&back.view), state(&asked.view), "at the question again");
+    let back = lesson_step(events_in_lesson(&mut s, &mut track, Command::LessonReveal));
     assert_eq!(state(&back.view), state(&second.view));
     assert_eq!(back.view.settings, second.view.settings);
 
@@ -87,7 +94,7 @@ fn a_lesson_steps_on_explores_and_goes_back_exactly() {
         Command::LessonGoto { step: 1 },
     ));
     assert_eq!(again.replayed, 0);
-    assert_eq!(state(&again.view), state(&second.view));
+    assert_eq!(state(&again.view), state(&asked.view));
 }
 
 #[test]
@@ -153,4 +160,8 @@ fn which_commands_change_the_session() {
     let before = s.view().unwrap();
     support::events(&mut s, Command::Step);
     assert_ne!(s.view().unwrap(), before);
+}
+
+fn tip_loop_of(v: &SessionView) -> Option<nexttoken::analysis::Cycle> {
+    nexttoken::app::lab::tip_loop(v)
 }

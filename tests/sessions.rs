@@ -112,7 +112,11 @@ fn path_records(saved: &SavedSession) -> Vec<nexttoken::protocol::TokenRecord> {
 }
 
 fn save(s: &mut Session, path: &Path) -> u64 {
-    match events(s, Command::Save { path: path.into() }).as_slice() {
+    let cmd = Command::Save {
+        path: path.into(),
+        answers: vec![],
+    };
+    match events(s, cmd).as_slice() {
         [Event::Saved { path: p, bytes }] if p == path => *bytes,
         other => panic!("expected Saved, got {other:?}"),
     }
@@ -263,7 +267,11 @@ fn bad_files_are_refused_with_their_reason_and_change_nothing() {
         &write("other.json", "{\"hello\": 1}"),
         "not a valid nexttoken session",
     );
-    refused(&mut s, &dir.path().join("missing.json"), "cannot read");
+    refused(
+        &mut s,
+        &dir.path().join("missing.json"),
+        "no session file at",
+    );
 
     let mut future = json.clone();
     future["version"] = 2.into();
@@ -292,7 +300,7 @@ fn bad_files_are_refused_with_their_reason_and_change_nothing() {
     json["model"]["sha256"] = "0".repeat(64).into();
     let wrong = write("wrong.json", &json.to_string());
     refused(&mut s, &wrong, "--ignore-model-mismatch");
-    refused(&mut s, &wrong, "differs");
+    refused(&mut s, &wrong, "but the model loaded is");
     // Asked to go on anyway, it loads.
     let v = synced(load(&mut s, &wrong, true));
     assert_eq!(v.tokens, path_records(&session_file::read(&good).unwrap()));
@@ -334,7 +342,11 @@ fn a_failed_save_leaves_the_old_file() {
 
     // A folder that does not exist: the temporary file cannot be created.
     let nowhere = dir.path().join("no/such/folder/s.json");
-    let (what, reason) = failed(&events(&mut s, Command::Save { path: nowhere }));
+    let cmd = Command::Save {
+        path: nowhere,
+        answers: vec![],
+    };
+    let (what, reason) = failed(&events(&mut s, cmd));
     assert_eq!(what, Failure::Save);
     assert!(reason.contains("cannot save"), "{reason}");
     assert_eq!(std::fs::read(&file).unwrap(), old);
@@ -393,7 +405,7 @@ fn s_in_the_app_saves_and_the_status_says_where() {
     let mut app = common::ready_app(80, 24);
     app.update(Msg::Tick { now_ms: 5_000 });
     let cmds = common::key(&mut app, 'S');
-    let [Command::Save { path }] = cmds.as_slice() else {
+    let [Command::Save { path, .. }] = cmds.as_slice() else {
         panic!("S answered {cmds:?}");
     };
     let name = path.to_str().unwrap().to_string();
@@ -417,7 +429,7 @@ fn s_in_the_app_saves_and_the_status_says_where() {
 
     // A second save in the same second does not overwrite the first.
     let cmds = common::key(&mut app, 'S');
-    let [Command::Save { path: second }] = cmds.as_slice() else {
+    let [Command::Save { path: second, .. }] = cmds.as_slice() else {
         panic!("S answered {cmds:?}");
     };
     assert_ne!(second.to_str().unwrap(), name);
@@ -429,6 +441,71 @@ fn s_in_the_app_saves_and_the_status_says_where() {
     }));
     let status = app.status.clone().unwrap();
     assert!(status.error && status.text.contains("could not save the session"));
+}
+
+/// The class's answers go into the file with `S`, come back with `--load` (the app takes them), and a
+/// file without any (an older one) has no `answers` field and loads with none.
+#[test]
+fn the_class_answers_are_saved_and_loaded_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = tiny::write(dir.path());
+    let mut a = session_on(&model);
+    branched(&mut a);
+    let answer = nexttoken::protocol::ClassAnswer {
+        position: 3,
+        question: "What comes next?".into(),
+        kind: "token".into(),
+        class: "' Paris'".into(),
+        model: "' Paris'".into(),
+        correct: true,
+        detail: "rank 1, 76.8%".into(),
+    };
+    let mut app = common::ready_app(80, 24);
+    app.record_answer(answer.clone());
+    let cmds = common::key(&mut app, 'S');
+    let [Command::Save { answers, .. }] = cmds.as_slice() else {
+        panic!("S sends one Save: {cmds:?}");
+    };
+    assert_eq!(
+        answers,
+        &vec![answer.clone()],
+        "S carries the app's answers"
+    );
+    let file = dir.path().join("answers.json");
+    let cmd = Command::Save {
+        path: file.clone(),
+        answers: answers.clone(),
+    };
+    assert!(matches!(
+        events(&mut a, cmd).as_slice(),
+        [Event::Saved { .. }]
+    ));
+    assert_eq!(
+        session_file::read(&file).unwrap().answers,
+        vec![answer.clone()]
+    );
+
+    let mut b = session_on(&model);
+    let view = synced(load(&mut b, &file, false));
+    assert_eq!(view.answers, vec![answer.clone()]);
+    let mut fresh = common::ready_app(80, 24);
+    fresh.update(Msg::Engine(Event::Synced(view)));
+    assert_eq!(fresh.predict.answers, vec![answer]);
+    // A new prompt is a new tree: the file's answers are no longer its.
+    events(
+        &mut b,
+        Command::Prefill {
+            prompt: "Hi".into(),
+            chat: false,
+        },
+    );
+    assert!(b.view().unwrap().answers.is_empty());
+
+    let plain = dir.path().join("plain.json");
+    save(&mut a, &plain);
+    let text = std::fs::read_to_string(&plain).unwrap();
+    assert!(!text.contains("\"answers\""), "no answers, no field");
+    assert!(session_file::read(&plain).unwrap().answers.is_empty());
 }
 
 #[test]
@@ -451,7 +528,7 @@ fn load_flag_opens_the_file_instead_of_reading_the_prompt() {
     assert!(app.is_busy());
     app.update(Msg::Engine(Event::Failed {
         what: Failure::LoadSession,
-        reason: "this session was saved with the model m.gguf (sha256 aa), but the loaded model differs (sha256 bb): start nexttoken with --model pointing at m.gguf, or restart with --ignore-model-mismatch to load it anyway".into(),
+        reason: "this session was saved with the model m.gguf (sha256 aa), but the model loaded is n.gguf (sha256 bb): start nexttoken with --model pointing at m.gguf, or add --ignore-model-mismatch to open it with this model anyway".into(),
     }));
     assert!(!app.is_busy());
     let status = app.status.clone().unwrap();
@@ -565,4 +642,26 @@ fn the_binary_saves_with_trace_and_refuses_a_bad_load_before_the_screen() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("truncated"), "{err}");
+
+    // Saved with the real model, opened with another: refused before the screen, the message whole:
+    // both models by name, what to do, and the flag that goes on anyway.
+    let other = tiny::write(dir.path());
+    let out = run(&[
+        "--model",
+        other.to_str().unwrap(),
+        "--load",
+        file.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let other_name = other.file_name().unwrap().to_string_lossy();
+    for says in [
+        "t.json: this session was saved with the model SmolLM2-135M-Instruct.Q4_1.gguf",
+        &format!("but the model loaded is {other_name}"),
+        "start nexttoken with --model pointing at SmolLM2-135M-Instruct.Q4_1.gguf",
+        "or add --ignore-model-mismatch to open it with this model anyway",
+    ] {
+        assert!(err.contains(says), "{says}: {err}");
+    }
+    assert_eq!(err.lines().count(), 1, "one message: {err}");
 }

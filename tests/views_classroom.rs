@@ -93,14 +93,98 @@ fn predict_hidden_and_revealed() {
             screen_text(&app).join("\n")
         );
         key(&mut app, '/');
-        typing(&mut app, "locat");
+        typing(&mut app, "located");
         app.update(Msg::Engine(Event::SearchResults {
-            query: "locat".into(),
+            query: "located".into(),
             hits: vec![hit(3532, " located", 0.03, 3)],
         }));
         press(&mut app, Key::Enter);
+        let scored = guess_score(5, &[(3532, " located", 0.03, 3)], &[(7042, " Paris", 0.78)]);
+        app.update(Msg::Engine(Event::GuessScored(Box::new(scored))));
         let screen = screen_text(&app).join("\n");
         assert!(screen.contains("your guess"), "{w}x{h}:\n{screen}");
         insta::assert_snapshot!(format!("predict_revealed_{w}x{h}"), screen);
+    }
+}
+
+/// The guess box while the distribution is hidden: what Enter guesses, the matching tokens in match
+/// order, and none of the model's numbers; at the smallest screen and at 120x36.
+#[test]
+fn the_guess_box_hides_the_models_numbers() {
+    for (w, h) in [(80, 24), (120, 36)] {
+        let mut app = ready_app(w, h);
+        app.predict.on = true;
+        key(&mut app, '/');
+        typing(&mut app, "Paris");
+        app.update(Msg::Engine(Event::SearchResults {
+            query: "Paris".into(),
+            hits: vec![
+                hit(9000, "Paris", 0.0005, 47),
+                hit(7042, " Paris", 0.78, 0),
+                hit(9001, "Parisian", 0.0001, 400),
+            ],
+        }));
+        let screen = screen_text(&app).join("\n");
+        assert!(screen.contains("guesses ⟨␣Paris⟩"), "{w}x{h}:\n{screen}");
+        assert!(
+            !screen.contains("78.0%") && !screen.contains("#48"),
+            "{screen}"
+        );
+        insta::assert_snapshot!(format!("guess_box_{w}x{h}"), screen);
+    }
+}
+
+/// A guess of two tokens revealed: the sentence names the whole guess and its token count.
+#[test]
+fn a_two_token_guess_revealed() {
+    let (w, h) = (120, 36);
+    let mut app = ready_app(w, h);
+    app.predict.on = true;
+    key(&mut app, '/');
+    typing(&mut app, "Paris and");
+    press(&mut app, Key::Enter);
+    let scored = guess_score(
+        5,
+        &[(7042, " Paris", 0.78, 0), (284, " and", 0.07, 2)],
+        &[(7042, " Paris", 0.78), (30, ".", 0.55)],
+    );
+    app.update(Msg::Engine(Event::GuessScored(Box::new(scored))));
+    let said = app.status.as_ref().unwrap().text.clone();
+    assert!(
+        said.starts_with("⟨␣Paris␣and⟩ (2 tokens) 5.5%, first token rank 1 (4.2 bits)"),
+        "{said}"
+    );
+    let screen = screen_text(&app).join("\n");
+    assert!(
+        screen.contains("your guess ⟨␣Paris␣and⟩ (2 tokens): 5.5% "),
+        "{screen}"
+    );
+    insta::assert_snapshot!(format!("guess_two_tokens_{w}x{h}"), screen);
+}
+
+/// The running score on the hidden card's border fits at 80, 120 and 160 columns: whole parts, most
+/// important first (top-1, top-5, mean rank, log-probs), never cut mid-part.
+#[test]
+fn the_score_line_fits_every_width() {
+    for (w, h) in [(80, 24), (120, 36), (160, 48)] {
+        let mut app = ready_app(w, h);
+        app.predict.on = true;
+        for (rank, lp, greedy) in [(0, -0.4, true), (12, -9.7, false), (3, -13.3, false)] {
+            app.predict.score.record(rank, lp, -0.9, greedy);
+        }
+        let parts = app.predict.score.parts();
+        let screen = screen_text(&app);
+        let line = screen
+            .iter()
+            .find(|l| l.contains("top-1"))
+            .unwrap_or_else(|| panic!("{w}x{h}: no score\n{}", screen.join("\n")));
+        let at = line.find("1/3 top-1").unwrap();
+        let shown: String = line[at..].split(" ─").next().unwrap().trim_end().into();
+        let whole = (1..=parts.len()).any(|n| parts[..n].join(" · ") == shown);
+        assert!(whole, "{w}x{h}: {shown:?} is not whole parts of {parts:?}");
+        assert!(!line.contains('…'), "{w}x{h}: {line}");
+        if w == 160 {
+            assert!(shown.contains("mean rank 6.0"), "{shown}");
+        }
     }
 }

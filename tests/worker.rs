@@ -131,6 +131,21 @@ fn each_command_is_answered_by_its_documented_sequence() {
         },
     );
     assert!(matches!(ev.as_slice(), [Event::SearchResults { hits, .. }] if !hits.is_empty()));
+
+    let before = s.view().unwrap();
+    let ev = events(
+        &mut s,
+        Command::ScoreGuess {
+            text: " world".into(),
+        },
+    );
+    let [Event::GuessScored(g)] = ev.as_slice() else {
+        panic!("ScoreGuess answered {ev:?}");
+    };
+    assert!(ev[0].is_closing());
+    assert_eq!(g.tokens.len(), total);
+    assert_eq!(g.position, before.tokens.len());
+    assert_eq!(s.view().unwrap(), before, "scoring a guess changes nothing");
     assert!(
         events(&mut s, Command::Quit).is_empty(),
         "quit is not answered"
@@ -187,6 +202,50 @@ fn a_long_prompt_is_read_in_chunks_and_can_be_cancelled_between_them() {
 }
 
 #[test]
+fn quitting_while_a_long_prompt_is_read_stops_it_at_the_next_chunk() {
+    use nexttoken::engine::worker::{spawn, EngineConfig};
+    let (tx, rx) = std::sync::mpsc::channel();
+    let config = EngineConfig {
+        model_path: support::real_model(),
+        tokenizer_path: None,
+        sampler: SamplerSettings::default(),
+        top_k_shown: 5,
+        attention_window: 8,
+        kv_cache: true,
+        twin: None,
+        server: None,
+    };
+    let engine = spawn(config, move |e| {
+        let _ = tx.send(e);
+    });
+    while !matches!(rx.recv().unwrap(), Event::Loaded(_)) {}
+    let prompt = "The quick brown fox jumps over the lazy dog. ".repeat(200);
+    engine
+        .send(Command::Prefill {
+            prompt,
+            chat: false,
+        })
+        .unwrap();
+    let Event::Prefilling { done: 0, total } = rx.recv().unwrap() else {
+        panic!("the read did not start");
+    };
+    assert!(total > 1500, "a long prompt: {total} tokens, many chunks");
+    // Ctrl-C: the TUI restores the terminal and quits the engine without waiting; the engine must not
+    // read on to the end.
+    engine.quit_now();
+    let rest: Vec<Event> = rx.iter().collect();
+    let Some((Event::Failed { what, reason }, progress)) = rest.split_last() else {
+        panic!("the read was not stopped: {rest:?}");
+    };
+    assert_eq!(*what, Failure::Prefill);
+    assert!(reason.contains("cancelled"), "{reason}");
+    assert!(
+        progress.len() <= 1,
+        "stopped after the chunk in hand: {progress:?}"
+    );
+}
+
+#[test]
 fn bad_commands_fail_with_their_own_words_and_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = session(&dir);
@@ -231,6 +290,20 @@ fn bad_commands_fail_with_their_own_words_and_change_nothing() {
             Command::SwitchBranch { id: 10_000 },
             Failure::SwitchBranch,
             "no branch",
+        ),
+        (
+            Command::ScoreGuess {
+                text: String::new(),
+            },
+            Failure::Guess,
+            "nothing to guess",
+        ),
+        (
+            Command::ScoreGuess {
+                text: "y".repeat(tiny::CONTEXT),
+            },
+            Failure::Guess,
+            "do not fit",
         ),
     ];
     for (cmd, what, words) in cases {
@@ -329,6 +402,7 @@ fn walk_step() -> impl Strategy<Value = Walk> {
             Walk::Cmd(Command::SetSampler(SamplerSettings { temperature, greedy, repeat_penalty, ..Default::default() }))
         }),
         1 => any::<bool>().prop_map(|on| Walk::Cmd(Command::SetKvCache { on })),
+        1 => "[a-z ]{1,4}".prop_map(|text| Walk::Cmd(Command::ScoreGuess { text })),
         1 => (1u64..3).prop_map(Walk::FaultAfter),
     ]
 }
@@ -444,4 +518,70 @@ fn a_reference_run_forces_runs_free_and_compares_all_or_nothing() {
     let ev = events(&mut s, Command::Reference { text: text.into() });
     assert_eq!(failed(&ev[ev.len() - 1..]).0, Failure::Reference);
     assert_eq!(s.view().unwrap(), before);
+}
+
+/// A guess is scored aside: each token's probability is the one forcing it would record, the sequence's
+/// log-prob their sum; the view is unchanged, and the next step (the KV cache included) is the one a
+/// session that never scored it takes. With the cache on and off.
+#[test]
+fn a_guess_is_scored_as_forcing_would_score_it_and_changes_nothing() {
+    for kv_cache in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut s, mut twin) = (session(&dir), session(&dir));
+        for x in [&mut s, &mut twin] {
+            prefill(x, "Hello");
+            events(x, Command::SetKvCache { on: kv_cache });
+            events(x, Command::Step);
+        }
+        let before = s.view().unwrap();
+        let ev = events(
+            &mut s,
+            Command::ScoreGuess {
+                text: " world!".into(),
+            },
+        );
+        let [Event::GuessScored(g)] = ev.as_slice() else {
+            panic!("ScoreGuess answered {ev:?}");
+        };
+        assert_eq!(s.view().unwrap(), before, "kv {kv_cache}");
+        assert!(g.tokens.len() >= 2, "a sequence: {:?}", g.tokens);
+
+        let forced: Vec<_> = g
+            .tokens
+            .iter()
+            .map(|t| {
+                match events(
+                    &mut twin,
+                    Command::Force {
+                        token_id: t.token.id,
+                    },
+                )
+                .pop()
+                {
+                    Some(Event::Stepped(r)) => r.committed,
+                    other => panic!("{other:?}"),
+                }
+            })
+            .collect();
+        for (t, f) in g.tokens.iter().zip(&forced) {
+            assert_eq!((t.prob, t.rank), (f.prob, f.rank), "{t:?} vs {f:?}");
+        }
+        let sum: f64 = forced.iter().map(|f| f64::from(f.logprob)).sum();
+        assert!((g.logprob - sum).abs() < 1e-9, "{} vs {sum}", g.logprob);
+        assert_eq!(g.top1.id, before.next.candidates[0].token.id);
+        events(&mut twin, Command::Rewind { n: g.tokens.len() });
+
+        let (a, b) = match (
+            events(&mut s, Command::Step).pop(),
+            events(&mut twin, Command::Step).pop(),
+        ) {
+            (Some(Event::Stepped(a)), Some(Event::Stepped(b))) => (a, b),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(a.committed, b.committed, "kv {kv_cache}");
+        assert_eq!(
+            a.next, b.next,
+            "the cache still holds the path, kv {kv_cache}"
+        );
+    }
 }

@@ -81,6 +81,7 @@ impl App {
                 // A search is not a request: it never held the app busy.
                 return vec![];
             }
+            Event::GuessScored(score) => self.on_guess_scored(*score),
             Event::Inspected(ins) => self.on_inspected(*ins),
             Event::Saved { path, bytes } => self.say(format!(
                 "saved the session to {} ({:.1} KB)",
@@ -149,6 +150,7 @@ impl App {
         if self.session.is_none() && view.ab.is_some() {
             self.screen.side = super::SidePanel::ModelB;
         }
+        self.take_saved_answers(&view);
         self.session = Some(view);
         self.screen.scroll_back = 0;
     }

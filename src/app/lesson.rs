@@ -115,6 +115,18 @@ impl App {
                 return Some(vec![]);
             }
             Action::PrevLessonStep => at - 1,
+            _ if !state.explored => {
+                // Nothing to replay: the step's panels come back, as the step opened them.
+                let panels = state.panels.clone();
+                self.mode = Mode::Normal;
+                let compare = panels.iter().fold(false, |c, p| self.open_panel(*p) | c);
+                self.say(format!("at the lesson: step {} of {len}", at + 1));
+                return Some(if compare {
+                    self.compare_with_left()
+                } else {
+                    vec![]
+                });
+            }
             _ => at,
         };
         let label = format!("lesson step {} of {len}", target + 1);
@@ -213,6 +225,8 @@ impl App {
                 ));
                 self.record_answer(c);
             }
+            // A token question's guess said how the model rated it; the narration shows the rest.
+            None if a.question.kind_name() == "token" => {}
             None => self.say(format!("the model's answer: {}", a.shown)),
         }
     }

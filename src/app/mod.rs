@@ -243,6 +243,7 @@ impl App {
                 on: false,
                 speed: 2,
                 last_ms: 0,
+                paused_by_size: false,
             },
             prompt: PromptState {
                 text: config.prompt,

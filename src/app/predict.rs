@@ -7,35 +7,40 @@
 
 use super::keymap::{hint_key, Action, Mode};
 use super::App;
-use crate::protocol::{Candidate, ClassAnswer, Command};
+use crate::protocol::{as_continuation, ClassAnswer, Command, GuessScore, GuessToken};
+use crate::ui::fmt::{pct, quoted, visible};
 
 /// Default entropy (nats) at or above which autoplay stops for a guess in predict mode.
 pub const DEFAULT_PAUSE_ABOVE: f32 = 2.0;
 
-/// The running score of a class's guesses.
+/// The running score of a class's guesses. A guess may be several tokens: it is "top-1" when it is
+/// exactly the model's greedy continuation of the same length (for one token: the model's top-1), and
+/// "top-5" when its first token is among the model's five likeliest; the mean rank is the first
+/// token's. The class's log-prob is each guess's as a sequence; the model's, its own greedy
+/// continuation's of the same length: the most a guess could have scored there.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Score {
     pub guesses: u32,
-    /// Guesses that were the model's top-1, and in its top 5.
+    /// Guesses that were the model's greedy continuation, and whose first token was in its top 5.
     pub hits1: u32,
     pub hits5: u32,
-    /// Sum of the guesses' 1-based ranks in the whole vocabulary.
+    /// Sum of the guesses' first tokens' 1-based ranks in the whole vocabulary.
     pub rank_sum: u64,
-    /// Sum of the model's log-prob (nats) of each guess, and of its own top-1 at the same steps: the
-    /// most a guess could have scored.
+    /// Sum of the log-probs (nats) of the guesses, and of the model's greedy continuations.
     pub class_logprob: f64,
     pub model_logprob: f64,
 }
 
 impl Score {
-    /// Adds one guess: its 0-based rank and log-prob, and the top-1's log-prob at that step.
-    pub fn record(&mut self, rank: usize, logprob: f32, top1_logprob: f32) {
+    /// Adds one guess: its first token's 0-based rank, its log-prob, the model's greedy continuation's
+    /// log-prob, and whether the guess was that continuation.
+    pub fn record(&mut self, first_rank: usize, logprob: f64, model_logprob: f64, greedy: bool) {
         self.guesses += 1;
-        self.hits1 += u32::from(rank == 0);
-        self.hits5 += u32::from(rank < 5);
-        self.rank_sum += rank as u64 + 1;
-        self.class_logprob += f64::from(logprob);
-        self.model_logprob += f64::from(top1_logprob);
+        self.hits1 += u32::from(greedy);
+        self.hits5 += u32::from(first_rank < 5);
+        self.rank_sum += first_rank as u64 + 1;
+        self.class_logprob += logprob;
+        self.model_logprob += model_logprob;
     }
 
     /// The mean 1-based rank, once there is a guess.
@@ -56,18 +61,29 @@ impl Score {
         }
     }
 
+    /// The summary's parts, most important first: "2/5 top-1", "4/5 top-5", "mean rank 3.2",
+    /// "class −12.3 vs model −4.1 nats". Empty before any guess.
+    pub fn parts(&self) -> Vec<String> {
+        let Some(mean) = self.mean_rank() else {
+            return vec![];
+        };
+        let n = self.guesses;
+        vec![
+            format!("{}/{n} top-1", self.hits1),
+            format!("{}/{n} top-5", self.hits5),
+            format!("mean rank {mean:.1}"),
+            format!(
+                "class {:.1} vs model {:.1} nats",
+                self.class_logprob, self.model_logprob
+            ),
+        ]
+    }
+
     /// "2/5 top-1 · 4/5 top-5 · mean rank 3.2 · class −12.3 vs model −4.1 nats".
     pub fn summary(&self) -> String {
-        match self.mean_rank() {
-            None => "no guesses yet".into(),
-            Some(mean) => format!(
-                "{}/{n} top-1 · {}/{n} top-5 · mean rank {mean:.1} · class {:.1} vs model {:.1} nats",
-                self.hits1,
-                self.hits5,
-                self.class_logprob,
-                self.model_logprob,
-                n = self.guesses
-            ),
+        match self.guesses {
+            0 => "no guesses yet".into(),
+            _ => self.parts().join(" · "),
         }
     }
 }
@@ -77,32 +93,65 @@ impl Score {
 pub struct Reveal {
     /// The position the guess was for.
     pub position: usize,
-    pub guess: Candidate,
-    /// The model's top candidate at that step.
-    pub top1: Candidate,
+    /// Its first token (the row the distribution stars).
+    pub guess: GuessToken,
+    /// The whole guess, scored.
+    pub score: GuessScore,
 }
 
 impl Reveal {
-    /// "the model gave ' Paris' 3.1%, rank 4 (5.0 bits of surprise); its own top pick: ' the' 45%".
+    /// "⟨␣located⟩ 3.0%, rank 4 (5.1 bits); the model's pick: ⟨␣Paris⟩ 78.0%", or "⟨␣Paris⟩ 76.8%,
+    /// rank 1 (0.4 bits): the model's own pick". A guess of several tokens is rated as a sequence, and
+    /// says how many tokens it is and that the rank is its first token's: "⟨␣Notre␣Dame⟩ (2 tokens)
+    /// 12.3%, first token rank 3 (3.0 bits); …".
     pub fn sentence(&self) -> String {
-        let g = &self.guess;
-        let bits = -(f64::from(g.prob)).log2();
+        let g = &self.score;
+        let n = g.tokens.len();
+        let (count, first) = match n {
+            1 => (String::new(), ""),
+            n => (format!(" ({n} tokens)"), "first token "),
+        };
         let mut s = format!(
-            "the model gave {} {}, rank {} ({bits:.1} bits of surprise)",
-            crate::ui::fmt::quoted_token(&g.token),
-            crate::ui::fmt::pct(g.prob),
-            g.rank + 1
+            "{}{count} {}, {first}rank {} ({:.1} bits)",
+            quoted(&g.text),
+            pct(g.prob() as f32),
+            g.first_rank() + 1,
+            -g.logprob / std::f64::consts::LN_2
         );
-        if g.rank == 0 {
-            s += ": the model's own top pick";
+        if g.is_greedy {
+            s += ": the model's own pick";
         } else {
+            let own: String = g.greedy.iter().map(|t| t.text.as_str()).collect();
             s += &format!(
-                "; its top pick: {} {}",
-                crate::ui::fmt::quoted_token(&self.top1.token),
-                crate::ui::fmt::pct(self.top1.prob)
+                "; the model's pick: {} {}",
+                quoted(&own),
+                pct(g.greedy_logprob.exp() as f32)
             );
         }
         s
+    }
+
+    /// The answer as kept for the saved session and the handout.
+    pub fn answer(&self, question: &str) -> ClassAnswer {
+        let g = &self.score;
+        let own: String = g.greedy.iter().map(|t| t.text.as_str()).collect();
+        let tokens = match g.tokens.len() {
+            1 => String::new(),
+            n => format!("{n} tokens, "),
+        };
+        ClassAnswer {
+            position: self.position,
+            question: question.to_string(),
+            kind: "token".into(),
+            class: format!("'{}'", visible(&g.text)),
+            model: format!("'{}'", visible(&own)),
+            correct: g.is_greedy,
+            detail: format!(
+                "{tokens}rank {}, {}",
+                g.first_rank() + 1,
+                pct(g.prob() as f32)
+            ),
+        }
     }
 }
 
@@ -145,6 +194,13 @@ impl App {
     /// Keeps one answered question: the one entry point for guesses and lesson questions alike.
     pub fn record_answer(&mut self, answer: ClassAnswer) {
         self.predict.answers.push(answer);
+    }
+
+    /// A loaded session's answers (`--load`) become the app's, unless the class has answered since.
+    pub(super) fn take_saved_answers(&mut self, view: &crate::protocol::SessionView) {
+        if self.predict.answers.is_empty() {
+            self.predict.answers = view.answers.clone();
+        }
     }
 
     /// The position of the distribution on screen (the next token's), if any.
@@ -207,26 +263,76 @@ impl App {
         }
     }
 
-    /// A search hit chosen while a guess is awaited: reveal and score it (nothing is sent to the
-    /// engine; the hit carries the model's probability and rank).
-    pub(super) fn guess(&mut self, hit: Candidate) -> Vec<Command> {
-        let (Some(pos), Some(top1)) = (self.next_position(), self.candidates().first().cloned())
-        else {
-            return vec![];
+    /// The guess typed in the search box as the next text: a word after a word gets the space a
+    /// space-prefixed BPE reads as the word boundary (`as_continuation`, decided by the text before
+    /// the tip).
+    pub fn guess_text(&self, typed: &str) -> String {
+        let before = self
+            .session
+            .as_ref()
+            .and_then(|s| s.tokens.last())
+            .map_or("", |t| t.token.text.as_str());
+        as_continuation(before, typed)
+    }
+
+    /// Enter in the search box while a guess is awaited: the hit the user moved onto, else the typed
+    /// text as the next text, is sent to be scored (nothing is forced: the path stays).
+    pub(super) fn guess(&mut self, typed: &str) -> Vec<Command> {
+        let picked = match self.input.picked {
+            true => self.selected_hit().map(|h| h.token.text.clone()),
+            false => None,
         };
-        self.predict
-            .score
-            .record(hit.rank, hit.logprob, top1.logprob);
+        self.input.hits.clear();
+        if picked.is_none() && typed.trim().is_empty() {
+            self.say(format!(
+                "type a guess first: {} opens the box again",
+                hint_key(Mode::Normal, Action::OpenSearch)
+            ));
+            return vec![];
+        }
+        let text = picked.unwrap_or_else(|| self.guess_text(typed));
+        self.request(Command::ScoreGuess { text }, "scoring the guess")
+    }
+
+    /// The engine scored the guess: reveal it, score it, keep the answer.
+    pub(super) fn on_guess_scored(&mut self, score: GuessScore) {
+        let Some(first) = score.tokens.first().cloned() else {
+            return;
+        };
+        if self.next_position() != Some(score.position) {
+            return;
+        }
+        let question = self.question().unwrap_or("What comes next?").to_string();
+        self.predict.score.record(
+            score.first_rank(),
+            score.logprob,
+            score.greedy_logprob,
+            score.is_greedy,
+        );
         let reveal = Reveal {
-            position: pos,
-            guess: hit,
-            top1,
+            position: score.position,
+            guess: first,
+            score,
         };
         self.say(reveal.sentence());
+        self.record_answer(reveal.answer(&question));
         self.predict.last = Some(reveal);
-        self.predict.revealed = Some(pos);
+        self.predict.revealed = self.next_position();
         self.predict.teacher_hidden = false;
-        vec![]
+    }
+
+    /// `tab` in the search box: hits by probability, or by match. Refused while a guess is awaited:
+    /// the order would give the answer away.
+    pub(super) fn toggle_hit_order(&mut self) {
+        if self.awaiting_guess() {
+            self.say(format!(
+                "the hits stay in match order until the reveal: sorted by probability they would give the answer away ({} reveals)",
+                hint_key(Mode::Normal, Action::ToggleHidden)
+            ));
+            return;
+        }
+        self.input.by_prob = !self.input.by_prob;
+        self.input.selected = 0;
     }
 
     /// Whether the step on screen is one autoplay runs through in predict mode: no lesson question,

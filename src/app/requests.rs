@@ -8,7 +8,70 @@ use crate::protocol::Command;
 /// Step presses kept while a step runs (more are refused with a word).
 pub const MAX_QUEUED_STEPS: usize = 3;
 
+/// What the spinner says while a prompt is read, before the engine's first progress event.
+pub const READING_PROMPT: &str = "reading the prompt";
+
 impl App {
+    /// Whether a prompt is being read: until it is, the path and candidates on screen are the old
+    /// prompt's (or none).
+    pub fn reading_prompt(&self) -> bool {
+        match &self.busy {
+            Busy::Reading { .. } => true,
+            Busy::Working(label) => label == READING_PROMPT,
+            _ => false,
+        }
+    }
+
+    /// While a prompt is read, the keys that act on the path on screen (step, pick, rewind, search,
+    /// compare, look inside, lesson steps) are refused with a word why: the screen is the old
+    /// prompt's, and a step queued now would step the new one. Returns whether `action` was refused.
+    pub(super) fn refused_while_reading(&mut self, action: Action) -> bool {
+        use Action as A;
+        if !self.reading_prompt() {
+            return false;
+        }
+        let on_path = match action {
+            A::Up | A::Down => matches!(self.mode, Mode::Normal | Mode::Branches),
+            A::Submit => self.mode == Mode::Branches,
+            A::Step
+            | A::ToggleAutoplay
+            | A::Accept
+            | A::Pick(_)
+            | A::OpenSearch
+            | A::OpenForceText
+            | A::OpenReference
+            | A::Rewind
+            | A::RewindToFork
+            | A::RewindTo(_)
+            | A::OpenBranches
+            | A::CompareBranch
+            | A::OpenCompare
+            | A::SaveSession
+            | A::ToggleKvCache
+            | A::ToggleChat
+            | A::OpenLens
+            | A::OpenHeadMap
+            | A::Reinspect
+            | A::NextLessonStep
+            | A::PrevLessonStep
+            | A::BackToLesson => true,
+            _ => false,
+        };
+        if on_path {
+            let esc = keymap::hint_key(Mode::Normal, Action::Cancel);
+            self.say(if action == A::Step {
+                format!(
+                    "reading the new prompt: no step queued; step when it is read ({esc} stops it)"
+                )
+            } else {
+                format!(
+                    "reading the new prompt: the screen shows the old one; wait, or {esc} stops it"
+                )
+            });
+        }
+        on_path
+    }
+
     /// One step, unless the model has just ended its turn: stepping past an end-of-sequence token is a
     /// deliberate choice, so the first press says so and the second one steps. A press while a step
     /// runs is queued (up to `MAX_QUEUED_STEPS`) and sent when the reply comes.
@@ -110,7 +173,7 @@ impl App {
             prompt: text.clone(),
             chat,
         };
-        let cmds = self.request(cmd, "reading the prompt");
+        let cmds = self.request(cmd, READING_PROMPT);
         if !cmds.is_empty() {
             self.prompt.text = text;
             self.prompt.chat = chat;

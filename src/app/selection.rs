@@ -38,7 +38,10 @@ impl App {
             return;
         }
         let (index, len) = match self.mode {
-            Mode::Search => (&mut self.input.selected, self.input.hits.len()),
+            Mode::Search => {
+                self.input.picked = true;
+                (&mut self.input.selected, self.input.hits.len())
+            }
             Mode::Sampler => (&mut self.sampler.field, FIELDS.len()),
             Mode::Branches => {
                 let len = self.session.as_ref().map_or(0, |s| s.branches.len());

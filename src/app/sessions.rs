@@ -1,5 +1,6 @@
 //! Sessions in the TUI: `--load FILE` asks the engine for the saved session instead of the first
-//! prefill, and `S` saves the session to a file named after the prompt and the time.
+//! prefill, and `S` saves the session (with the class's answers) to a file named after the prompt and
+//! the time.
 
 use super::App;
 use crate::protocol::Command;
@@ -49,7 +50,7 @@ impl App {
                     prompt: self.prompt.text.clone(),
                     chat: self.prompt.chat,
                 };
-                self.request(cmd, "reading the prompt")
+                self.request(cmd, super::requests::READING_PROMPT)
             }
         }
     }
@@ -61,7 +62,11 @@ impl App {
             return vec![];
         }
         let path = self.save_file_name();
-        let cmds = self.request(Command::Save { path: path.clone() }, "saving the session");
+        let save = Command::Save {
+            path: path.clone(),
+            answers: self.predict.answers.clone(),
+        };
+        let cmds = self.request(save, "saving the session");
         if !cmds.is_empty() {
             self.session_files.saves += 1;
             self.session_files.last_save = Some(path);

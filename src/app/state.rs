@@ -45,6 +45,9 @@ pub struct TextInput {
     pub by_prob: bool,
     /// Index into [`TextInput::shown_hits`] of the highlighted hit.
     pub selected: usize,
+    /// The user moved the highlight onto a hit (↑/↓) since the text last changed: Enter on a guess
+    /// then takes that hit rather than the typed text.
+    pub picked: bool,
     /// How the text typed after `i` will tokenise (empty until the engine says).
     pub preview: Vec<crate::protocol::TokenView>,
 }
@@ -56,8 +59,13 @@ impl TextInput {
 
     /// The hits in the order the list shows them: by match, or by probability (ties keep match order).
     pub fn shown_hits(&self) -> Vec<&Candidate> {
+        self.hits_in_order(self.by_prob)
+    }
+
+    /// The hits by match, or by probability (ties keep match order).
+    pub fn hits_in_order(&self, by_prob: bool) -> Vec<&Candidate> {
         let mut hits: Vec<&Candidate> = self.hits.iter().collect();
-        if self.by_prob {
+        if by_prob {
             hits.sort_by(|a, b| b.prob.total_cmp(&a.prob));
         }
         hits
@@ -87,6 +95,9 @@ pub struct Autoplay {
     pub speed: usize,
     /// When the last autoplay step was asked for (ms, the clock of `Msg::Tick`).
     pub last_ms: u64,
+    /// Autoplay was on when the terminal became too small to draw: it stopped then, and says so once
+    /// the terminal is big enough again.
+    pub paused_by_size: bool,
 }
 
 /// The prompt the session was (or will be) read from.

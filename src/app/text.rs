@@ -1,11 +1,11 @@
 //! Text input in `App`: opening a text box, typing, moving the cursor and pasting in it (through
-//! [`Editor`]), and what Enter does in each mode (force a search hit, teacher-force typed text, read a
-//! new prompt, switch branch).
+//! [`Editor`]), and what Enter does in each mode (force a search hit or, while a guess is awaited,
+//! send the guess to be scored; teacher-force typed text, read a new prompt, switch branch).
 
 use super::editor::Editor;
 use super::keymap::{Action, Mode};
 use super::{App, SEARCH_LIMIT};
-use crate::protocol::Command;
+use crate::protocol::{Candidate, Command};
 
 impl App {
     pub(super) fn open_text(&mut self, mode: Mode, input: String) {
@@ -14,6 +14,19 @@ impl App {
         self.input.hits.clear();
         self.input.preview.clear();
         self.input.selected = 0;
+        self.input.picked = false;
+    }
+
+    /// The search hits in the order the box lists them: by match, or by probability when asked for
+    /// (`tab`), but never while a guess is awaited (the order would give the answer away).
+    pub fn search_hits(&self) -> Vec<&Candidate> {
+        let by_prob = self.input.by_prob && !self.awaiting_guess();
+        self.input.hits_in_order(by_prob)
+    }
+
+    /// The highlighted hit, as the box lists it.
+    pub fn selected_hit(&self) -> Option<&Candidate> {
+        self.search_hits().get(self.input.selected).copied()
     }
 
     /// An editing key in a text box. Only a change to the text asks the engine anything; a cursor move
@@ -63,6 +76,8 @@ impl App {
     /// After the typed text changed: a search asks again, and forced text asks how it will tokenise.
     /// Neither runs a forward pass, so neither holds the app busy.
     pub(super) fn after_edit(&mut self) -> Vec<Command> {
+        // A hit picked for the old text is not one for the new.
+        self.input.picked = false;
         let text = self.input.text().to_string();
         match self.mode {
             Mode::Search if text.is_empty() => self.input.hits.clear(),
@@ -90,12 +105,9 @@ impl App {
         let text = self.input.editor.take();
         self.mode = Mode::Normal;
         match mode {
-            Mode::Search => match self.input.selected_hit().cloned() {
-                // A guess for predict-then-reveal: revealed and scored, not forced.
-                Some(hit) if self.awaiting_guess() => {
-                    self.input.hits.clear();
-                    self.guess(hit)
-                }
+            // A guess for predict-then-reveal: scored, then revealed; never forced.
+            Mode::Search if self.awaiting_guess() => self.guess(&text),
+            Mode::Search => match self.selected_hit().cloned() {
                 Some(hit) => {
                     let token_id = hit.token.id;
                     self.input.hits.clear();

@@ -26,8 +26,7 @@ impl App {
             Msg::Key(key) => self.on_key(key),
             Msg::Click { column, row } => self.on_click(column, row),
             Msg::Resize { width, height } => {
-                self.screen.width = width;
-                self.screen.height = height;
+                self.resize(width, height);
                 vec![]
             }
             Msg::Tick { now_ms } => self.on_tick(now_ms),
@@ -69,7 +68,11 @@ impl App {
 
     fn apply(&mut self, action: Action) -> Vec<Command> {
         // The lesson keys (`lesson.rs`), what a hidden distribution refuses (`predict.rs`), then the
-        // lens and the head map and the keys their panels use their own way (`inspect.rs`).
+        // lens and the head map and the keys their panels use their own way (`inspect.rs`). Before
+        // them all: what a prompt being read refuses (`requests.rs`).
+        if self.refused_while_reading(action) {
+            return vec![];
+        }
         if let Some(cmds) = self.lesson_action(action) {
             return cmds;
         }
@@ -201,10 +204,7 @@ impl App {
             | Action::LineStart
             | Action::LineEnd
             | Action::NewLine => return self.edit(action),
-            Action::ToggleHitOrder => {
-                self.input.by_prob = !self.input.by_prob;
-                self.input.selected = 0;
-            }
+            Action::ToggleHitOrder => self.toggle_hit_order(),
             Action::OlderKeys | Action::NewerKeys
                 if layout::Areas::compute(self).attention.is_none() =>
             {
@@ -275,6 +275,9 @@ impl App {
         }
         self.status = None;
         if let Some(i) = layout::candidate_at(self, column, row) {
+            if self.refused_while_reading(Action::Accept) {
+                return vec![];
+            }
             return self.force_candidate(i);
         }
         let area = layout::Areas::compute(self).transcript;
@@ -331,6 +334,24 @@ impl App {
         vec![Command::SetSampler(self.sampler.settings.clone())]
     }
 
+    /// The terminal's new size. Autoplay stops while the screen is too small to draw what it does, and
+    /// says so when the screen is big enough again (it waits for a key to go on).
+    fn resize(&mut self, width: u16, height: u16) {
+        self.screen.width = width;
+        self.screen.height = height;
+        if self.too_small() {
+            if self.autoplay.on {
+                self.autoplay.on = false;
+                self.autoplay.paused_by_size = true;
+            }
+        } else if std::mem::take(&mut self.autoplay.paused_by_size) {
+            let key = keymap::hint_key(Mode::Normal, Action::ToggleAutoplay);
+            self.say(format!(
+                "autoplay paused while the terminal was too small: {key} plays on"
+            ));
+        }
+    }
+
     fn on_tick(&mut self, now_ms: u64) -> Vec<Command> {
         self.now_ms = now_ms;
         let due = now_ms.saturating_sub(self.autoplay.last_ms) >= self.autoplay_interval_ms();
@@ -342,6 +363,7 @@ impl App {
             && self.mode == Mode::Normal
             && !ended
             && !waiting
+            && !self.too_small()
         {
             self.autoplay.last_ms = now_ms;
             return self.request(Command::Step, "stepping");

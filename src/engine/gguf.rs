@@ -44,10 +44,16 @@ impl GgufFile {
             std::io::ErrorKind::NotFound => LoadError::Missing(path.to_path_buf()),
             _ => LoadError::Other(format!("cannot open {}: {e}", path.display())),
         })?;
-        let file_bytes = file
+        let meta = file
             .metadata()
-            .map_err(|e| LoadError::Other(format!("cannot stat {}: {e}", path.display())))?
-            .len();
+            .map_err(|e| LoadError::Other(format!("cannot stat {}: {e}", path.display())))?;
+        if meta.is_dir() {
+            return Err(LoadError::NotGguf {
+                path: path.to_path_buf(),
+                detail: "it is a folder".into(),
+            });
+        }
+        let file_bytes = meta.len();
         let mut magic = [0u8; 4];
         use std::io::Read;
         if file.read_exact(&mut magic).is_err() || &magic != b"GGUF" {

@@ -2,7 +2,7 @@
 //! says what is wrong and what to do. Building a `SavedSession` from a live session and restoring one is
 //! `session/save.rs`.
 
-use crate::protocol::{PrefillReport, SamplerSettings, TokenRecord, TokenView};
+use crate::protocol::{ClassAnswer, PrefillReport, SamplerSettings, TokenRecord, TokenView};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -36,6 +36,18 @@ pub struct SavedSession {
     pub current: usize,
     /// Every node of the tree; a node's id is its index, and a parent always comes before its children.
     pub nodes: Vec<SavedNode>,
+    /// The class's answers (predict-mode guesses, lesson questions), oldest first. Absent in files
+    /// without any, older ones included.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<ClassAnswer>,
+}
+
+impl SavedSession {
+    /// The same session, carrying the class's answers.
+    pub fn with_answers(mut self, answers: Vec<ClassAnswer>) -> SavedSession {
+        self.answers = answers;
+        self
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,10 +98,13 @@ pub struct SavedCandidate {
 /// What can go wrong saving or loading a session; each message says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionFileError {
-    #[error("cannot read {path}: {source}")]
+    #[error("no session file at {path}: check the name and folder, or save a session first (S in the TUI, or `nexttoken trace --save FILE`)")]
+    Missing { path: PathBuf },
+    /// `error` is in the message and not a `source`, so a report of the chain says it once.
+    #[error("cannot read {path}: {error}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("cannot save to {path}: {source}; the file there, if any, is unchanged")]
     Write {
@@ -102,10 +117,13 @@ pub enum SessionFileError {
     Corrupt { path: PathBuf, detail: String },
     #[error("{path} is a version {version} session file, newer than this nexttoken reads (version {VERSION}): update nexttoken to open it")]
     FutureVersion { path: PathBuf, version: u64 },
-    #[error("this session was saved with the model {file} (sha256 {saved}), but the loaded model differs (sha256 {loaded}): start nexttoken with --model pointing at {file}, or restart with --ignore-model-mismatch to load it anyway")]
+    #[error("this session was saved with the model {file} (sha256 {saved}), but the model loaded is {loaded_file} (sha256 {loaded}): start nexttoken with --model pointing at {file}, or add --ignore-model-mismatch to open it with this model anyway")]
     ModelMismatch {
+        /// The model the session was saved with (its file name) and its sha256.
         file: String,
         saved: String,
+        /// The model loaded now (its file name) and its sha256.
+        loaded_file: String,
         loaded: String,
     },
     #[error("the session does not fit this model: {0}")]
@@ -120,12 +138,48 @@ pub enum SessionFileError {
     Session(#[from] super::session::SessionError),
 }
 
+/// Checks that `saved` was made with the model file at `model`: the same size, then the same sha256
+/// (hashing only when the sizes agree). A front end calls this before it opens the session, so the
+/// mismatch is reported whole; `Session::restore_saved` checks again against the model it has loaded.
+pub fn check_model_file(saved: &SavedSession, model: &Path) -> Result<(), SessionFileError> {
+    let bytes = fs::metadata(model)
+        .map_err(|e| SessionFileError::Hash(format!("{}: {e}", model.display())))?
+        .len();
+    let loaded = if bytes == saved.model.bytes {
+        let sha = crate::engine::fetch::sha256_file(model)
+            .map_err(|e| SessionFileError::Hash(format!("{e:#}")))?;
+        if sha.eq_ignore_ascii_case(&saved.model.sha256) {
+            return Ok(());
+        }
+        sha
+    } else {
+        format!("differs: {bytes} bytes, not {}", saved.model.bytes)
+    };
+    Err(SessionFileError::ModelMismatch {
+        file: saved.model.file.clone(),
+        saved: saved.model.sha256.clone(),
+        loaded_file: file_name(model),
+        loaded,
+    })
+}
+
+/// A path's file name (the whole path when it has none), as a session file records a model.
+pub fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 /// Reads and checks a session file: JSON, the format name, the version, the fields, the tree's shape.
 /// It does not check the model (see `Session::restore_saved`).
 pub fn read(path: &Path) -> Result<SavedSession, SessionFileError> {
-    let bytes = fs::read(path).map_err(|source| SessionFileError::Read {
-        path: path.into(),
-        source,
+    let bytes = fs::read(path).map_err(|error| match error.kind() {
+        std::io::ErrorKind::NotFound => SessionFileError::Missing { path: path.into() },
+        _ => SessionFileError::Read {
+            path: path.into(),
+            error,
+        },
     })?;
     let corrupt = |detail: String| SessionFileError::Corrupt {
         path: path.into(),

@@ -52,10 +52,20 @@ impl EngineHandle {
         self.cmd_tx.send(cmd)
     }
 
-    /// Asks the engine to stop and waits for it (it finishes the command in hand first).
+    /// Asks the engine to stop and waits for it. A prompt being read stops at the next chunk (the
+    /// cancel flag is raised first, as `Cancel` does); any other command in hand finishes first.
     pub fn quit(self) {
+        self.cancel.store(true, Ordering::Relaxed);
         let _ = self.cmd_tx.send(Command::Quit);
         let _ = self.join.join();
+    }
+
+    /// Asks the engine to stop, as `quit` does, without waiting: for quitting while a long prompt is
+    /// read, whose chunk in hand can take seconds and whose result nobody will see. The thread ends
+    /// after that chunk, or with the process.
+    pub fn quit_now(self) {
+        self.cancel.store(true, Ordering::Relaxed);
+        let _ = self.cmd_tx.send(Command::Quit);
     }
 }
 
@@ -297,6 +307,7 @@ fn handle(
             let hits = session.search(&query, limit)?;
             Event::SearchResults { query, hits }
         }
+        Command::ScoreGuess { text } => Event::GuessScored(Box::new(session.score_guess(&text)?)),
         Command::Tokenize { text } => {
             let tokens = session.encode(&text)?;
             let tokens = tokens.into_iter().map(|t| session.token_view(t)).collect();
@@ -319,8 +330,9 @@ fn handle(
         Command::Inspect { lens, heads } => {
             Event::Inspected(Box::new(session.inspect(lens, heads, None)?))
         }
-        Command::Save { path } => {
-            let bytes = super::session_file::write(&path, &session.to_saved()?)?;
+        Command::Save { path, answers } => {
+            let saved = session.to_saved()?.with_answers(answers);
+            let bytes = super::session_file::write(&path, &saved)?;
             Event::Saved { path, bytes }
         }
         Command::Load {

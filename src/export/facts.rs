@@ -2,8 +2,9 @@
 //! steps, every branch's totals, the timings of prefill against decode, and the `nexttoken trace`
 //! command that repeats a path.
 
+pub use super::replay::{shell_quote, trace_command, Replay};
 use crate::engine::session_file::{SavedNode, SavedSession};
-use crate::protocol::{SamplerSettings, Source, TokenKind};
+use crate::protocol::{Source, TokenKind};
 
 /// The probability bands a token is coloured by, most likely first: the TUI's transcript steps
 /// (`ui::theme::PROB_STEPS`); below the last step is the fifth band.
@@ -101,8 +102,15 @@ pub struct Decode {
 }
 
 impl<'a> Handout<'a> {
-    /// The figures of `saved`; `source_name` is the file it was read from.
+    /// The figures of `saved`; `source_name` is the file it was read from. The commands name the
+    /// model as [`Replay::from_file`] does and force tokens by id.
     pub fn new(saved: &'a SavedSession, source_name: &str) -> Self {
+        Self::with_replay(saved, source_name, &Replay::from_file(saved))
+    }
+
+    /// As [`Handout::new`], with the commands written as `replay` says (the model's path, forced
+    /// tokens as text).
+    pub fn with_replay(saved: &'a SavedSession, source_name: &str, replay: &Replay) -> Self {
         let path = path_to(saved, saved.current);
         let prompt_len = saved.prompt_len;
         let nodes = |ids: &[usize]| ids.iter().map(|&i| &saved.nodes[i]).collect::<Vec<_>>();
@@ -111,9 +119,9 @@ impl<'a> Handout<'a> {
             source_name: source_name.to_string(),
             prompt: nodes(&path[..prompt_len.min(path.len())]),
             steps: nodes(&path[prompt_len.min(path.len())..]),
-            branches: branches(saved),
+            branches: branches(saved, replay),
             timings: timings(saved),
-            command: trace_command(saved, &path),
+            command: trace_command(saved, &path, replay),
         }
     }
 }
@@ -142,7 +150,7 @@ fn children(saved: &SavedSession) -> Vec<Vec<usize>> {
 }
 
 /// Every leaf below the prompt (and the current tip when it is not one), in node order.
-pub fn branches(saved: &SavedSession) -> Vec<Branch> {
+pub fn branches(saved: &SavedSession, replay: &Replay) -> Vec<Branch> {
     let kids = children(saved);
     let last_prompt = saved.prompt_len - 1;
     let ends = (last_prompt..saved.nodes.len())
@@ -174,7 +182,7 @@ pub fn branches(saved: &SavedSession) -> Vec<Branch> {
             total_logprob: total,
             mean_logprob: mean(&logprobs.iter().map(|x| x.0).collect::<Vec<_>>()),
             mean_unforced_logprob: mean(&unforced),
-            command: trace_command(saved, &path),
+            command: trace_command(saved, &path, replay),
         }
     })
     .collect()
@@ -264,127 +272,5 @@ fn timings(saved: &SavedSession) -> Timings {
         ttft_ms: p.ttft_ms,
         cached: decode(&mut on),
         uncached: decode(&mut off),
-    }
-}
-
-/// `nexttoken trace` flags that repeat `path` (node ids from the first prompt token): the prompt, the
-/// sampler settings, the seed, one `--force STEP:ID` per forced token, as many steps as were generated.
-/// An error says why the command line cannot repeat it.
-pub fn trace_command(saved: &SavedSession, path: &[usize]) -> Result<String, String> {
-    let s = &saved.settings;
-    let d = SamplerSettings::default();
-    if s.frequency_penalty != d.frequency_penalty || s.presence_penalty != d.presence_penalty {
-        return Err("the frequency and presence penalties have no command-line flag".into());
-    }
-    if s.penalty_last_n != d.penalty_last_n {
-        return Err("the penalty window has no command-line flag".into());
-    }
-    let generated = &path[saved.prompt_len.min(path.len())..];
-    let records: Vec<_> = generated.iter().map(|&n| &saved.nodes[n].record).collect();
-    let other = if s.greedy {
-        Source::Sampled
-    } else {
-        Source::Greedy
-    };
-    if records.iter().any(|r| r.source == other) {
-        return Err(format!(
-            "the sampler settings changed during the session (a token here was {}, but the saved settings are {}); only the last settings are saved",
-            if s.greedy { "sampled" } else { "greedy" },
-            if s.greedy { "greedy" } else { "sampled" },
-        ));
-    }
-    let before_last = records.len().saturating_sub(1);
-    let special = records[..before_last]
-        .iter()
-        .find(|r| r.token.kind == TokenKind::Special && r.source != Source::Forced);
-    if let Some(r) = special {
-        return Err(format!(
-            "the path goes on after the special token {}, where `trace` stops if it ends the sequence",
-            crate::ui::fmt::quoted_token(&r.token)
-        ));
-    }
-    let mut a: Vec<String> = vec!["nexttoken".into(), "trace".into()];
-    let mut flag = |name: &str, value: Option<String>| {
-        a.push(format!("--{name}"));
-        a.extend(value.map(|v| shell_quote(&v)));
-    };
-    flag("model", Some(saved.model.file.clone()));
-    if saved.tokenizer != "gguf" {
-        flag("tokenizer", Some(saved.tokenizer.clone()));
-    }
-    flag("prompt", Some(saved.prompt.clone()));
-    if saved.chat {
-        flag("chat", None);
-    }
-    if s.greedy {
-        flag("greedy", None);
-    } else if s.temperature != d.temperature {
-        flag("temperature", Some(s.temperature.to_string()));
-    }
-    let numbers = [
-        ("sample-top-k", s.top_k as f32, d.top_k as f32),
-        ("top-p", s.top_p, d.top_p),
-        ("min-p", s.min_p, d.min_p),
-        ("repeat-penalty", s.repeat_penalty, d.repeat_penalty),
-    ];
-    for (name, v, def) in numbers {
-        if v != def {
-            flag(name, Some(v.to_string()));
-        }
-    }
-    if s.dry_multiplier != 0.0 && s.dry_penalty_last_n != 0 {
-        flag("dry-multiplier", Some(s.dry_multiplier.to_string()));
-        flag("dry-base", Some(s.dry_base.to_string()));
-        flag("dry-allowed-length", Some(s.dry_allowed_length.to_string()));
-        flag("dry-penalty-last-n", Some(s.dry_penalty_last_n.to_string()));
-        if s.dry_sequence_breakers != d.dry_sequence_breakers {
-            if s.dry_sequence_breakers.is_empty() {
-                flag("dry-sequence-breaker", Some("none".into()));
-            }
-            for b in &s.dry_sequence_breakers {
-                flag("dry-sequence-breaker", Some(escape_breaker(b)));
-            }
-        }
-    }
-    flag("seed", Some(s.seed.to_string()));
-    flag("steps", Some(records.len().to_string()));
-    for (step, r) in records.iter().enumerate() {
-        if r.source == Source::Forced {
-            flag("force", Some(format!("{step}:{}", r.token.id)));
-        }
-    }
-    let passes: Vec<bool> = generated
-        .iter()
-        .filter_map(|&n| saved.nodes[n].pass.map(|p| p.kv_cache))
-        .collect();
-    if !passes.is_empty() && passes.iter().all(|on| !on) {
-        flag("no-kv-cache", None);
-    }
-    Ok(a.join(" "))
-}
-
-/// A DRY breaker as `--dry-sequence-breaker` reads it back (`\n`, `\t`, `\r`, `\\`, `\"`).
-fn escape_breaker(b: &str) -> String {
-    let mut out = String::new();
-    for c in b.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// A word as a POSIX shell reads it back unchanged: bare when it is plain, else in single quotes.
-pub fn shell_quote(s: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c);
-    if !s.is_empty() && s.chars().all(plain) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }

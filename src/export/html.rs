@@ -1,8 +1,9 @@
 //! The handout as one self-contained HTML page: inline styles, no script, no link out, a top-5 popup on
-//! every generated token (hover or focus), and a print stylesheet that keeps everything on paper.
+//! every generated token (hover or focus), the class's answers when there are any, and a print
+//! stylesheet that keeps everything on paper.
 
 use super::facts::{band, Branch, Handout, BAND_LABELS, TOP_SHOWN};
-use super::markdown::settings_summary;
+use super::markdown::{answer_step, settings_summary};
 use crate::engine::session_file::SavedNode;
 use crate::protocol::{Source, TokenKind};
 use crate::ui::fmt::{pct, quoted_token, visible};
@@ -39,6 +40,7 @@ pub fn render(h: &Handout) -> String {
     let _ = writeln!(o, "<style>\n{CSS}</style>\n</head>\n<body>");
     header(&mut o, h);
     text(&mut o, h);
+    answers(&mut o, h);
     steps(&mut o, h);
     branches(&mut o, &h.branches);
     timings(&mut o, h);
@@ -117,6 +119,35 @@ fn header(o: &mut String, h: &Handout) {
         }
     }
     o.push_str("</header>\n");
+}
+
+/// The class's answers and the model's, when the session kept any.
+fn answers(o: &mut String, h: &Handout) {
+    let answers = &h.saved.answers;
+    if answers.is_empty() {
+        return;
+    }
+    let right = answers.iter().filter(|a| a.correct).count();
+    o.push_str("<section id=\"answers\">\n<h2>The class's answers</h2>\n");
+    let _ = writeln!(
+        o,
+        "<p class=\"note\">{right} of {} right. A guess is right when it is exactly the model's own (greedy) choice; rank 1 is the model's favourite.</p>",
+        answers.len()
+    );
+    o.push_str("<table class=\"answers\">\n<thead><tr><th class=\"num\">step</th><th>question</th><th>class</th><th>model</th><th>right</th><th>detail</th></tr></thead>\n<tbody>\n");
+    for a in answers {
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"num\">step {}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+            answer_step(h.saved, a),
+            escape(&a.question),
+            escape(&a.class),
+            escape(&a.model),
+            if a.correct { "✓ yes" } else { "✗ no" },
+            escape(&a.detail)
+        );
+    }
+    o.push_str("</tbody>\n</table>\n</section>\n");
 }
 
 fn forced_count(steps: &[&SavedNode]) -> usize {

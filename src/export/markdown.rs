@@ -1,9 +1,10 @@
-//! The handout as Markdown: the header facts, the text with forced tokens marked `**[⚑tok]**`, and the
-//! per-step, branches and timings tables, every cell escaped.
+//! The handout as Markdown: the header facts, the text with forced tokens marked `**[⚑tok]**`, the
+//! class's answers when there are any, and the per-step, branches and timings tables, every cell
+//! escaped.
 
 use super::facts::{Handout, TOP_SHOWN};
-use crate::engine::session_file::SavedNode;
-use crate::protocol::{SamplerSettings, Source};
+use crate::engine::session_file::{SavedNode, SavedSession};
+use crate::protocol::{ClassAnswer, SamplerSettings, Source};
 use crate::ui::fmt::{pct, quoted, quoted_token, visible};
 use crate::ui::transcript::FORCED_MARK;
 use std::fmt::Write;
@@ -128,6 +129,7 @@ pub fn render(h: &Handout) -> String {
         }
     }
     text(&mut o, h);
+    answers(&mut o, h);
     steps(&mut o, h);
     branches(&mut o, h);
     timings(&mut o, h);
@@ -166,6 +168,40 @@ fn text(o: &mut String, h: &Handout) {
     }
     // A newline in the text is shown (↵) and breaks the quoted line.
     let _ = writeln!(o, "> {}", t.replace('↵', "↵\\\n> "));
+}
+
+/// The step an answer was about, counted from 1 as the status bar counts generated tokens.
+pub fn answer_step(saved: &SavedSession, a: &ClassAnswer) -> usize {
+    (a.position + 1).saturating_sub(saved.prompt_len)
+}
+
+/// The class's answers and the model's, when the session kept any.
+fn answers(o: &mut String, h: &Handout) {
+    let answers = &h.saved.answers;
+    if answers.is_empty() {
+        return;
+    }
+    let right = answers.iter().filter(|a| a.correct).count();
+    o.push_str("\n## The class's answers\n\n");
+    let _ = writeln!(
+        o,
+        "{right} of {} right. A guess is right when it is exactly the model's own (greedy) choice; rank 1 is the model's favourite.\n",
+        answers.len()
+    );
+    o.push_str("| step | question | class | model | right | detail |\n");
+    o.push_str("|---:|---|---|---|---|---|\n");
+    for a in answers {
+        let _ = writeln!(
+            o,
+            "| step {} | {} | {} | {} | {} | {} |",
+            answer_step(h.saved, a),
+            escape(&a.question),
+            escape(&a.class),
+            escape(&a.model),
+            if a.correct { "✓ yes" } else { "✗ no" },
+            escape(&a.detail)
+        );
+    }
 }
 
 fn top(n: &SavedNode) -> String {

@@ -218,7 +218,7 @@ mod tests {
         assert_eq!(s.actions[0], Action::Prompt("A".into()));
         assert_eq!(s.actions[1], Action::Step(Count(3)));
         assert!(
-            matches!(&s.actions[2], Action::Panel(p) if p.panel == Panel::Attention && p.layer == Some(2))
+            matches!(&s.actions[2], Action::Panel(p) if p.panel == Panel::Attention && p.layer == Some(1) && p.head == Some(0))
         );
         assert_eq!(
             s.actions[3],

@@ -216,6 +216,10 @@ pub struct SessionView {
     /// draw): "the last draw" a lesson can show. `None` at the prompt or for a loaded token.
     #[serde(default)]
     pub last_choice: Option<Distribution>,
+    /// The class's answers kept in the session file this tree was loaded from (`--load`), for the app
+    /// to take back; empty for a tree read from a prompt. The app keeps the answers given since.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<super::ClassAnswer>,
 }
 
 /// Facts about the loaded model.

@@ -21,7 +21,8 @@ pub struct PathToken {
     pub top1: TokenView,
 }
 
-/// The two paths at one generated step, aligned by step from the start of generation.
+/// The two paths at one generated step, aligned by step from the start of generation (for teacher
+/// forcing against free running, from the tip where the reference began).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AlignedStep {
     pub step: usize,
@@ -42,7 +43,7 @@ pub struct AlignedStep {
 pub struct PathSummary {
     /// The branch's leaf node (as in `BranchInfo::id`).
     pub leaf: usize,
-    /// The generated text.
+    /// The generated text (for teacher forcing, the text from where the reference began).
     pub text: String,
     pub tokens: usize,
     /// Sum of the generated tokens' log-probs: the sequence's log-likelihood under the model.

@@ -6,8 +6,8 @@
 //!
 //! # The rule of one reply
 //! Every command but `Quit` and `Cancel` is answered by exactly one reply: a *closing* event
-//! (`Synced`, `Stepped`, `SearchResults`, `Compared`, `Inspected`, `Saved`, `LessonStep` or
-//! `Failed`), or, for `Tokenize`, one `Tokenized`: a preview asked for while text is typed, which holds
+//! (`Synced`, `Stepped`, `SearchResults`, `GuessScored`, `Compared`, `Inspected`, `Saved`,
+//! `LessonStep` or `Failed`), or, for `Tokenize`, one `Tokenized`: a preview asked for while text is typed, which holds
 //! no command in flight and so closes none. Before its reply a command may send *progress* events (`Prefilling`,
 //! `Forcing`), which change nothing. `tests/worker.rs` holds each command to its sequence below.
 
@@ -57,6 +57,12 @@ pub enum Command {
     Search { query: String, limit: usize },
     /// How text would tokenise, for the `i` box's preview before forcing. Answered by `Tokenized`.
     Tokenize { text: String },
+    /// Score the class's guess (predict-then-reveal) as the next tokens: `text` exactly (the app puts
+    /// in the word boundary a typed word needs: `as_continuation`), tokenised, and each token's
+    /// probability and rank read with the ones before it teacher-forced aside, beside the model's own
+    /// greedy continuation of the same length. Answered by one `GuessScored`; the session is unchanged (its
+    /// tip, tree, reports and KV cache), or by `Failed` (empty text, no room in the context).
+    ScoreGuess { text: String },
     /// Compare the paths to two leaves (`BranchInfo::id`; A first) step by step over the whole
     /// vocabulary. Answered by one `Compared` without a view: the session is unchanged.
     Compare { a: usize, b: usize },
@@ -67,9 +73,13 @@ pub enum Command {
     /// Look inside one forward pass of the tip: the logit lens (following the sampler's planned token)
     /// and/or the map of every head. Answered by one `Inspected`; the session is unchanged.
     Inspect { lens: bool, heads: bool },
-    /// Save the whole session to a JSON file (`docs/SESSIONS.md`), atomically. Answered by one `Saved`;
-    /// the session is unchanged either way.
-    Save { path: std::path::PathBuf },
+    /// Save the whole session to a JSON file (`docs/SESSIONS.md`), atomically, with the class's
+    /// answers the app kept (the engine does not keep them: the app does). Answered by one `Saved`; the
+    /// session is unchanged either way.
+    Save {
+        path: std::path::PathBuf,
+        answers: Vec<ClassAnswer>,
+    },
     /// Replace the session with one saved to a file, re-feeding its current path. Answered by one
     /// `Synced`, or by `Failed` (the session as it was). A file saved with another model (its sha256
     /// differs) fails unless `ignore_model_mismatch`.
@@ -92,7 +102,8 @@ pub enum Command {
     /// instead, which a prefill checks between chunks; that prefill then answers `Failed`. No reply of
     /// its own.
     Cancel,
-    /// Stop the engine thread. No reply.
+    /// Stop the engine thread. No reply. `EngineHandle::quit` raises the cancel flag before it sends
+    /// this, so a prompt being read stops at the next chunk instead of being read to the end.
     Quit,
 }
 
@@ -146,6 +157,8 @@ pub enum Event {
         query: String,
         hits: Vec<Candidate>,
     },
+    /// The class's guess, scored (boxed: a list of tokens twice).
+    GuessScored(Box<GuessScore>),
     /// Two paths compared; `view` is the whole session when the command changed it (`Reference`).
     Compared {
         comparison: Box<Comparison>,
@@ -175,6 +188,7 @@ impl Event {
             Event::Synced(_)
                 | Event::Stepped(_)
                 | Event::SearchResults { .. }
+                | Event::GuessScored(_)
                 | Event::Compared { .. }
                 | Event::Inspected(_)
                 | Event::Saved { .. }
@@ -209,6 +223,7 @@ pub enum Failure {
     Settings,
     KvCache,
     Search,
+    Guess,
     Compare,
     Reference,
     Inspect,
@@ -232,6 +247,7 @@ impl Failure {
             Failure::Settings => "could not change the sampler",
             Failure::KvCache => "could not switch the KV cache",
             Failure::Search => "could not search",
+            Failure::Guess => "could not score the guess",
             Failure::Compare => "could not compare the paths",
             Failure::Reference => "could not teacher-force the reference",
             Failure::Inspect => "could not look inside the pass",
@@ -253,6 +269,7 @@ impl Failure {
             Command::SetSampler(_) => Failure::Settings,
             Command::SetKvCache { .. } => Failure::KvCache,
             Command::Search { .. } | Command::Tokenize { .. } => Failure::Search,
+            Command::ScoreGuess { .. } => Failure::Guess,
             Command::Compare { .. } => Failure::Compare,
             Command::Reference { .. } => Failure::Reference,
             Command::Inspect { .. } => Failure::Inspect,

@@ -15,6 +15,21 @@ use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
+/// The panel's title: the next token's position, or the decision that chose the last token.
+fn decision_title(app: &App, dist: &Distribution) -> String {
+    let next = app.session.as_ref().map_or(0, |s| s.next.position);
+    if dist.position == next {
+        return format!(" Next token · position {} ", dist.position);
+    }
+    let chosen = app
+        .session
+        .as_ref()
+        .and_then(|s| s.tokens.get(dist.position))
+        .map(|t| quoted_token(&t.token))
+        .unwrap_or_default();
+    format!(" The last choice · position {} → {chosen} ", dist.position)
+}
+
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if app.distribution_hidden() && app.session.is_some() {
         super::predict::hidden(frame, area, app, theme);
@@ -29,7 +44,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let mut block = Block::bordered()
         .border_style(theme.border)
         .title_top(Line::styled(hint, theme.dim).right_aligned());
-    let Some(dist) = app.session.as_ref().map(|s| &s.next) else {
+    let Some(dist) = app.shown_decision() else {
         block = block.title(Span::styled(" Next token ", theme.title));
         frame.render_widget(block, area);
         return;
@@ -52,10 +67,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ),
     };
     block = block
-        .title(Span::styled(
-            format!(" Next token · position {} ", dist.position),
-            theme.title,
-        ))
+        .title(Span::styled(decision_title(app, dist), theme.title))
         .title_bottom(bottom);
     frame.render_widget(block, area);
     let rows = candidate_rows(area, app.screen.show_chain);

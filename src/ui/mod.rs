@@ -33,6 +33,9 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 use ratatui::Frame;
 use theme::Theme;
 
+/// A panel's draw function.
+type Panel = fn(&mut Frame, Rect, &App, &Theme);
+
 /// Draws the whole screen for the current state.
 pub fn draw(frame: &mut Frame, app: &App) {
     let theme = Theme::new(app.screen.theme);
@@ -49,14 +52,18 @@ pub fn draw(frame: &mut Frame, app: &App) {
     if let Some(a) = areas.attention {
         attention::draw(frame, clip(a), app, &theme);
     }
-    if let Some(t) = areas.timing {
-        timing::draw(frame, clip(t), app, &theme);
-    }
-    if let Some(r) = areas.repetition {
-        repetition::draw(frame, clip(r), app, &theme);
-    }
-    if let Some(b) = areas.model_b {
-        model_b::draw(frame, clip(b), app, &theme);
+    // While a lesson's question waits, the figures that could answer it wait too.
+    let asking = app.lesson.as_ref().is_some_and(|l| l.waiting().is_some());
+    for (area, panel) in [
+        (areas.timing, timing::draw as Panel),
+        (areas.repetition, repetition::draw),
+        (areas.model_b, model_b::draw),
+    ] {
+        match area {
+            Some(a) if asking => narration::hidden_for_question(frame, clip(a), &theme),
+            Some(a) => panel(frame, clip(a), app, &theme),
+            None => {}
+        }
     }
     if let Some(n) = areas.narration {
         narration::draw(frame, clip(n), app, &theme);

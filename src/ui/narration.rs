@@ -3,12 +3,12 @@
 //! A check's result waits while the class is asked to guess, so it never gives the answer away.
 
 use super::theme::Theme;
-use crate::app::keymap::{pair_hint, Action, Mode};
+use crate::app::keymap::{hint_key, pair_hint, Action, Mode};
 use crate::app::lesson::LessonState;
 use crate::app::App;
-use crate::lesson::Status;
+use crate::lesson::{Given, QuestionKind, Status};
 use ratatui::layout::Rect;
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
@@ -68,7 +68,9 @@ fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Vec<Line
             theme.dim,
         )];
     };
-    let mut lines = markdown_light(&state.lesson.steps[i].narration, width.max(10), theme);
+    let text = shown_narration(&state.lesson.steps[i].narration, state.waiting().is_some());
+    let mut lines = markdown_light(&text, width.max(10), theme);
+    question_lines(state, width, theme, &mut lines);
     if let Some(run) = &state.run {
         let checks: Vec<_> = run
             .outcomes
@@ -113,51 +115,156 @@ fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Vec<Line
     lines
 }
 
+/// The narration as the class may see it now: the part after a line `---` (what the answer shows)
+/// waits while the step's question does.
+pub fn shown_narration(narration: &str, asking: bool) -> String {
+    match narration.split_once("\n---\n") {
+        Some((before, _)) if asking => format!("{}\n\n*(more after the answer)*", before.trim_end()),
+        Some((before, after)) => format!("{}\n\n{}", before.trim_end(), after.trim_start()),
+        None => narration.to_string(),
+    }
+}
+
+/// A panel whose figures could answer the question on screen, while it waits.
+pub fn hidden_for_question(frame: &mut Frame, area: Rect, theme: &Theme) {
+    let reveal = hint_key(Mode::Normal, Action::ToggleHidden);
+    let lines = vec![
+        Line::styled("Hidden until the answer:", theme.title),
+        Line::styled("its figures could give it away.", theme.dim),
+        Line::styled(format!("{reveal} reveals"), theme.dim),
+    ];
+    let block = Block::bordered().border_style(theme.border);
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// The step's question while it waits (how to answer, the choices), and the answers once revealed.
+fn question_lines(
+    state: &LessonState,
+    width: usize,
+    theme: &Theme,
+    lines: &mut Vec<Line<'static>>,
+) {
+    let fit = |s: String| super::fmt::fit(&s, width);
+    if let Some(q) = state.waiting() {
+        let answer = hint_key(Mode::Normal, Action::OpenSearch);
+        let reveal = hint_key(Mode::Normal, Action::ToggleHidden);
+        let how = match q.kind {
+            QuestionKind::Token => format!("{answer} to guess the next token, {reveal} reveals"),
+            _ => format!(
+                "{answer} then {} to answer, {reveal} reveals",
+                q.how_to_answer()
+            ),
+        };
+        lines.push(Line::default());
+        lines.push(Line::styled(fit(format!("? {}", q.text)), theme.title));
+        if let QuestionKind::Choice(choices) = &q.kind {
+            for (n, c) in choices.iter().enumerate() {
+                lines.push(Line::styled(
+                    fit(format!("  {}. {}", n + 1, c.text)),
+                    theme.text,
+                ));
+            }
+        }
+        let given = state
+            .given
+            .as_ref()
+            .map(|g| format!("the class answers {}", shown(g)));
+        lines.push(Line::styled(fit(given.unwrap_or(how)), theme.dim));
+    }
+    if let Some((a, scored)) = &state.answer {
+        let text = match scored {
+            Some(c) => {
+                let mark = if c.correct { "✓" } else { "✗" };
+                format!("→ the model: {} · the class: {} {mark}", a.shown, c.class)
+            }
+            None => format!("→ the model: {}", a.shown),
+        };
+        lines.push(Line::default());
+        lines.push(Line::styled(
+            fit(format!("? {}", a.question.text)),
+            theme.dim,
+        ));
+        lines.push(Line::styled(fit(text), theme.key));
+    }
+}
+
+/// A class's answer as the panel says it.
+fn shown(g: &Given) -> String {
+    match g {
+        Given::Yes(true) => "yes".into(),
+        Given::Yes(false) => "no".into(),
+        Given::Choice(i) => format!("choice {}", i + 1),
+        Given::Number(v) => format!("{v}"),
+    }
+}
+
 /// Markdown-light text as styled, wrapped lines: paragraphs (blank lines between them) are wrapped
-/// with textwrap; `**bold**` and `` `code` `` carry across line breaks.
+/// with textwrap; `**bold**`, `*italic*` and `` `code` `` carry across line breaks (inside code a `*`
+/// is only a star).
 pub fn markdown_light(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     for (n, para) in text.split("\n\n").enumerate() {
         if n > 0 {
             out.push(Line::default());
         }
+        let mut marks = Marks::default();
         let joined = para.split_whitespace().collect::<Vec<_>>().join(" ");
         // Markers take no room on screen; wrapping with them counted only makes lines a little short.
-        let (mut bold, mut code) = (false, false);
         for line in textwrap::wrap(&joined, width) {
-            let mut spans = Vec::new();
-            let mut rest = line.as_ref();
-            while !rest.is_empty() {
-                let next = [rest.find("**"), rest.find('`')]
-                    .into_iter()
-                    .flatten()
-                    .min()
-                    .unwrap_or(rest.len());
-                if next > 0 {
-                    spans.push(Span::styled(
-                        rest[..next].to_string(),
-                        style(theme, bold, code),
-                    ));
-                }
-                rest = &rest[next..];
-                if let Some(r) = rest.strip_prefix("**") {
-                    bold = !bold;
-                    rest = r;
-                } else if let Some(r) = rest.strip_prefix('`') {
-                    code = !code;
-                    rest = r;
-                }
-            }
-            out.push(Line::from(spans));
+            out.push(Line::from(marks.spans(&line, theme)));
         }
     }
     out
 }
 
-fn style(theme: &Theme, bold: bool, code: bool) -> Style {
-    match (bold, code) {
-        (_, true) => theme.key,
-        (true, false) => theme.title,
-        (false, false) => theme.text,
+/// The markers open at a point of the text.
+#[derive(Default)]
+struct Marks {
+    bold: bool,
+    italic: bool,
+    code: bool,
+}
+
+impl Marks {
+    /// One wrapped line as spans, the markers dropped and their styles applied.
+    fn spans(&mut self, line: &str, theme: &Theme) -> Vec<Span<'static>> {
+        let mut spans = Vec::new();
+        let mut rest = line;
+        while !rest.is_empty() {
+            let star = if self.code { None } else { rest.find('*') };
+            let next = [star, rest.find('`')]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(rest.len());
+            if next > 0 {
+                spans.push(Span::styled(rest[..next].to_string(), self.style(theme)));
+            }
+            rest = &rest[next..];
+            if let Some(r) = rest.strip_prefix('`') {
+                self.code = !self.code;
+                rest = r;
+            } else if let Some(r) = rest.strip_prefix("**") {
+                self.bold = !self.bold;
+                rest = r;
+            } else if let Some(r) = rest.strip_prefix('*') {
+                self.italic = !self.italic;
+                rest = r;
+            }
+        }
+        spans
+    }
+
+    fn style(&self, theme: &Theme) -> Style {
+        let base = match (self.bold, self.code) {
+            (_, true) => theme.key,
+            (true, false) => theme.title,
+            (false, false) => theme.text,
+        };
+        if self.italic && !self.code {
+            base.add_modifier(Modifier::ITALIC)
+        } else {
+            base
+        }
     }
 }

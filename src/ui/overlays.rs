@@ -1,16 +1,18 @@
-//! Panels that open over the screen: sampler settings (`s`), search hits (`/`), the prompt editor (`p`);
-//! the branch list (`b`) is drawn by `branches.rs` in the same frame.
+//! Panels that open over the screen: sampler settings (`s`), search hits (`/`, the guess box while a
+//! guess is awaited), the prompt editor (`p`); the branch list (`b`) is drawn by `branches.rs` in the
+//! same frame.
 
-use super::fmt::{fit, pad, pct, quoted_token};
+use super::fmt::{fit, pad, pct, quoted, quoted_token};
 use super::help::panel_hints;
 use super::theme::Theme;
-use crate::app::keymap::Mode;
+use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::sampler_panel::FIELDS;
 use crate::app::App;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 use ratatui::Frame;
+use unicode_width::UnicodeWidthStr;
 
 /// Draws `lines` in a bordered panel over `area` with the mode's key hints at the bottom.
 pub(super) fn panel(
@@ -73,8 +75,12 @@ pub fn sampler(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 
 /// Vocabulary search hits for the query being typed: each with the model's probability, its rank in the
 /// whole distribution, its row in the next-token list when it is there, and (where there is room) the
-/// sampler's probability and id. Listed by match or by probability.
+/// sampler's probability and id. Listed by match or by probability. While a guess is awaited the box
+/// is the guess box instead (`guess_box`).
 pub fn search(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    if app.awaiting_guess() {
+        return guess_box(frame, area, app, theme);
+    }
     let w = area.width.saturating_sub(2) as usize;
     let tw = if w >= 56 { 16 } else { 12 };
     // Columns past the token, most useful first; those that do not fit are left out.
@@ -84,12 +90,7 @@ pub fn search(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let with_id = with_sampler && base + 6 + 8 + 10 <= w;
     let mut lines = vec![];
     if app.input.hits.is_empty() {
-        let msg = if app.input.text().is_empty() {
-            "type to search the vocabulary"
-        } else {
-            "no hits yet"
-        };
-        lines.push(Line::styled(msg, theme.dim));
+        lines.push(Line::styled(no_hits(app), theme.dim));
     } else {
         let mut head = format!("  {} {:>7} {:>7}", pad("token", tw), "model", "rank");
         if with_list {
@@ -101,7 +102,7 @@ pub fn search(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         lines.push(Line::styled(head, theme.title));
     }
     let shown = app.candidates();
-    for (i, h) in app.input.shown_hits().into_iter().enumerate() {
+    for (i, h) in app.search_hits().into_iter().enumerate() {
         let sel = i == app.input.selected;
         let style = if sel { theme.selected } else { theme.text };
         let row = shown
@@ -144,6 +145,95 @@ pub fn search(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     };
     let title = format!(" Search: {} · {order} ", fit(app.input.text(), 20));
     panel(frame, area, title, lines, Mode::Search, theme);
+}
+
+fn no_hits(app: &App) -> &'static str {
+    if app.input.text().is_empty() {
+        "type to search the vocabulary"
+    } else {
+        "no hits yet"
+    }
+}
+
+/// The search box while a guess is awaited: what Enter will guess (the typed text as the next text,
+/// or the hit moved onto), and the vocabulary's matching tokens in match order with nothing of the
+/// model's: no probability, rank, row or order by probability before the reveal.
+fn guess_box(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let w = area.width.saturating_sub(2) as usize;
+    let enter = hint_key(Mode::Search, Action::Submit);
+    let typed = app.input.text();
+    let picked = app.input.picked.then(|| app.selected_hit()).flatten();
+    let mut lines = vec![];
+    let what = match picked {
+        Some(hit) => Some(format!(
+            "{enter} guesses the token {}",
+            quoted_token(&hit.token)
+        )),
+        None if typed.trim().is_empty() => None,
+        None => Some(format!(
+            "{enter} guesses {} as the next text",
+            quoted(&app.guess_text(typed))
+        )),
+    };
+    match what {
+        Some(what) => lines.push(Line::styled(what, theme.key)),
+        None => lines.push(Line::styled("type a word, or a few", theme.dim)),
+    }
+    lines.push(Line::default());
+    if app.input.hits.is_empty() && !typed.is_empty() {
+        lines.push(Line::styled(no_hits(app), theme.dim));
+    }
+    if !app.input.hits.is_empty() {
+        let keys = format!(
+            "{}/{}",
+            hint_key(Mode::Search, Action::Up),
+            hint_key(Mode::Search, Action::Down)
+        );
+        let head = format!("matching tokens ({keys} picks one):");
+        lines.push(Line::styled(head, theme.title));
+    }
+    for (i, h) in app.search_hits().into_iter().enumerate() {
+        let sel = app.input.picked && i == app.input.selected;
+        let style = if sel { theme.selected } else { theme.text };
+        lines.push(Line::from(vec![
+            Span::styled(if sel { "▶ " } else { "  " }, theme.key),
+            Span::styled(quoted_token(&h.token), style),
+        ]));
+    }
+    let title = format!(" Your guess: {} ", fit(typed, 20));
+    let note = "The model's numbers stay hidden until the reveal.";
+    lines.push(Line::styled(note, theme.dim));
+    let hints = guess_hints(w, theme);
+    let inner = frame_over(frame, area, title, theme);
+    let [body, foot] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(hints.len() as u16)])
+            .areas(inner);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
+    frame.render_widget(Paragraph::new(hints), foot);
+}
+
+/// The guess box's keys, in words that never say "force": Enter guesses.
+fn guess_hints(width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let keys = [
+        (hint_key(Mode::Search, Action::Submit), "guess"),
+        (hint_key(Mode::Search, Action::Down), "pick a hit"),
+        (hint_key(Mode::Search, Action::Close), "cancel"),
+    ];
+    let mut lines = vec![];
+    let mut spans: Vec<Span> = vec![];
+    let mut used = 0;
+    for (key, what) in keys {
+        let w = key.width() + what.width() + 2;
+        if used + w > width && !spans.is_empty() {
+            lines.push(Line::from(std::mem::take(&mut spans)));
+            used = 0;
+        }
+        used += w;
+        spans.push(Span::styled(key, theme.key));
+        spans.push(Span::styled(format!(" {what} "), theme.dim));
+    }
+    lines.push(Line::from(spans));
+    lines
 }
 
 /// The prompt editor (`p`), over the screen: the prompt's lines drawn as lines (a long one wrapped, `↵` where a line

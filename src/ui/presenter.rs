@@ -61,7 +61,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ]),
         Line::styled(format!(" {how}"), theme.key),
     ];
-    let score = super::predict::score_line(app);
+    let score = super::predict::score_line_fit(app, inner.width as usize);
     if !score.is_empty() {
         facts.push(Line::styled(score, theme.dim));
     }

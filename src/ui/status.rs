@@ -88,7 +88,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         };
         Line::styled(format!(" {}", msg.text), style)
     } else if app.mode == Mode::Normal {
-        hints(area.width as usize, theme)
+        hints(
+            area.width as usize,
+            app.predict.on || app.awaiting_guess(),
+            theme,
+        )
     } else {
         let close = hint_key(app.mode, Action::Close);
         Line::styled(format!(" {} · {close} closes", app.mode.title()), theme.dim)
@@ -119,6 +123,7 @@ fn text_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) -> Line<'s
         ]);
     }
     let label = match app.mode {
+        Mode::Search if app.awaiting_guess() => "your guess> ",
         Mode::Search => "search vocabulary> ",
         Mode::Reference => "reference to teacher-force> ",
         Mode::Answer => "the class's answer> ",
@@ -169,10 +174,17 @@ fn fit_items(items: Vec<Span<'static>>, width: usize, theme: &Theme) -> Line<'st
     Line::from(spans)
 }
 
-fn hints(width: usize, theme: &Theme) -> Line<'static> {
+/// The normal mode's hints; while guessing (predict mode, or a question), the search key says "guess"
+/// and the pick key, which would force the answer, is left out.
+fn hints(width: usize, guessing: bool, theme: &Theme) -> Line<'static> {
     let mut spans = vec![Span::raw(" ")];
     let mut used = 1;
     for (action, word) in HINTS {
+        let word = match action {
+            Action::Pick(_) if guessing => continue,
+            Action::OpenSearch if guessing => "guess",
+            _ => word,
+        };
         let Some(key) = key_for(Mode::Normal, action) else {
             continue;
         };

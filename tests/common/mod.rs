@@ -311,6 +311,7 @@ pub fn prefilled() -> SessionView {
         typed_prompt: None,
         ab: None,
         last_choice: None,
+        answers: vec![],
     }
 }
 
@@ -501,4 +502,56 @@ pub fn window_of(full: &AttentionWindow, len: usize) -> AttentionWindow {
         first_key,
     }
     .into()
+}
+
+/// A guess scored by hand, as the engine answers `ScoreGuess`: the guess's tokens (id, text, prob,
+/// rank) and the model's greedy continuation (id, text, prob) at `position`.
+pub fn guess_score(
+    position: usize,
+    guess: &[(u32, &str, f32, usize)],
+    greedy: &[(u32, &str, f32)],
+) -> GuessScore {
+    let tokens: Vec<GuessToken> = guess
+        .iter()
+        .map(|&(id, text, prob, rank)| GuessToken {
+            token: tv(id, text),
+            prob,
+            logprob: prob.ln(),
+            rank,
+        })
+        .collect();
+    let ids: Vec<u32> = guess.iter().map(|g| g.0).collect();
+    GuessScore {
+        text: guess.iter().map(|g| g.1).collect(),
+        position,
+        logprob: guess.iter().map(|g| f64::from(g.2.ln())).sum(),
+        is_greedy: ids.iter().eq(greedy.iter().map(|g| &g.0)),
+        greedy: greedy.iter().map(|&(id, text, _)| tv(id, text)).collect(),
+        greedy_logprob: greedy.iter().map(|g| f64::from(g.2.ln())).sum(),
+        top1: tv(greedy[0].0, greedy[0].1),
+        top1_prob: greedy[0].2,
+        tokens,
+    }
+}
+
+/// The rows of the box drawn with `title` on its top border, borders included.
+pub fn boxed(screen: &[String], title: &str) -> Vec<String> {
+    let rows: Vec<Vec<char>> = screen.iter().map(|r| r.chars().collect()).collect();
+    let top = screen
+        .iter()
+        .position(|r| r.contains(title))
+        .expect("the box");
+    let t = &rows[top];
+    let at = screen[top].find(title).expect("title");
+    let title_col = screen[top][..at].chars().count();
+    let left = (0..title_col).rev().find(|&c| t[c] == '┌').expect("left");
+    let right = (title_col..t.len()).find(|&c| t[c] == '┐').expect("right");
+    let mut out = vec![];
+    for r in &rows[top..] {
+        out.push(r[left..=right].iter().collect::<String>());
+        if r[left] == '└' {
+            break;
+        }
+    }
+    out
 }

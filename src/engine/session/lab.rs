@@ -19,6 +19,13 @@ impl Session {
     /// Compares the paths to leaves `a` and `b` (as in `BranchInfo::id`), step by step from the first
     /// generated token. Each step's distributions are the model's raw ones over the whole vocabulary.
     pub fn compare(&mut self, a: usize, b: usize) -> Result<Comparison> {
+        self.compare_from(a, b, self.prompt_len)
+    }
+
+    /// `compare`, from position `start` of both paths on (at least the prompt's length): step 0 is the
+    /// token at `start`, and each side's text and totals cover its tokens from there. A reference run
+    /// compares from where the reference began, so the tokens before it are neither scored nor shown.
+    fn compare_from(&mut self, a: usize, b: usize, start: usize) -> Result<Comparison> {
         for leaf in [a, b] {
             if leaf >= self.nodes.len() || leaf + 1 < self.prompt_len {
                 return Err(SessionError::BadBranch(leaf));
@@ -26,8 +33,8 @@ impl Session {
         }
         let pa = self.path_to(a);
         let pb = self.path_to(b);
-        let start = self.prompt_len;
-        if start == 0 || pa.len() < start || pb.len() < start {
+        let start = start.max(self.prompt_len);
+        if self.prompt_len == 0 || pa.len() < start || pb.len() < start {
             return Err(SessionError::NoPrompt);
         }
         let shared = common_prefix(&pa, &pb);
@@ -74,8 +81,8 @@ impl Session {
         };
         Ok(Comparison {
             fork_step,
-            a: self.summary(a, &steps, fork_step, |s| s.a.as_ref()),
-            b: self.summary(b, &steps, fork_step, |s| s.b.as_ref()),
+            a: self.summary(a, start, &steps, fork_step, |s| s.a.as_ref()),
+            b: self.summary(b, start, &steps, fork_step, |s| s.b.as_ref()),
             rejoined_at: fork_step.and_then(|f| rejoined_at(&steps, f)),
             steps,
             mean_js,
@@ -170,18 +177,17 @@ impl Session {
         }
     }
 
+    /// One side's totals over its tokens from position `start` on.
     fn summary(
         &self,
         leaf: usize,
+        start: usize,
         steps: &[AlignedStep],
         fork_step: Option<usize>,
         side: impl Fn(&AlignedStep) -> Option<&crate::protocol::PathToken>,
     ) -> PathSummary {
         let path = self.path_to(leaf);
-        let ids: Vec<u32> = path[self.prompt_len..]
-            .iter()
-            .map(|&n| self.nodes[n].token)
-            .collect();
+        let ids: Vec<u32> = path[start..].iter().map(|&n| self.nodes[n].token).collect();
         let toks: Vec<&PathToken> = steps.iter().filter_map(&side).collect();
         let free: Vec<f64> = steps
             .iter()
@@ -228,7 +234,9 @@ impl Session {
     /// Teacher forcing against free running, from the tip: forces every token of `reference` (one
     /// branch), goes back, runs free for as many steps with the current sampler (another branch,
     /// stopping at an end of text it chose), leaves the free path current, and compares the two (A is
-    /// free running, B the reference). All or nothing: on a failure the session is as it was.
+    /// free running, B the reference) from the tip they started at: step 0 is the reference's first
+    /// token, and each side holds only its own run's tokens (never the ones generated or forced before).
+    /// All or nothing: on a failure the session is as it was.
     /// `progress(done, total)` hears each token of both runs.
     pub fn reference_run(
         &mut self,
@@ -261,7 +269,8 @@ impl Session {
                 }
             }
             let free_leaf = *s.path.last().expect("stepped");
-            s.compare(free_leaf, reference_leaf)
+            // From where the reference began: tokens generated or forced before it are not its own.
+            s.compare_from(free_leaf, reference_leaf, start)
         })
     }
 }

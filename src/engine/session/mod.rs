@@ -10,6 +10,7 @@
 
 mod edit;
 mod feed;
+mod guess;
 mod inspect;
 mod lab;
 mod save;
@@ -107,6 +108,8 @@ pub enum SessionError {
     },
     #[error("nothing to force: the text is empty")]
     NothingToForce,
+    #[error("nothing to guess: type a word or a few first")]
+    NothingToGuess,
     #[error("no prompt yet: prefill one first")]
     NoPrompt,
     #[error("token id {0} is not in the model's vocabulary")]

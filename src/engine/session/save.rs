@@ -24,6 +24,8 @@ pub(super) struct SaveState {
     prompt: Option<(String, bool, Vec<u32>)>,
     /// node id -> (token, parent, top candidates), from the last file loaded.
     loaded: HashMap<usize, (u32, Option<usize>, SavedChoice)>,
+    /// The class's answers the last file loaded kept, for the app to take back (`SessionView::answers`).
+    answers: Vec<crate::protocol::ClassAnswer>,
 }
 
 type Result<T> = std::result::Result<T, Error>;
@@ -43,6 +45,12 @@ impl Session {
         let ids = self.tokens()[..self.prompt_len].to_vec();
         self.save.prompt = Some((prompt.to_string(), chat, ids));
         self.save.loaded.clear();
+        self.save.answers.clear();
+    }
+
+    /// The class's answers the session file this tree was loaded from kept (empty after a new prompt).
+    pub fn loaded_answers(&self) -> &[crate::protocol::ClassAnswer] {
+        &self.save.answers
     }
 
     /// The prompt as typed and its chat flag, when it is the one the current tree was read from.
@@ -118,6 +126,7 @@ impl Session {
             prefill: self.prefill.clone(),
             current: *self.path.last().expect("not empty"),
             nodes,
+            answers: Vec::new(),
         })
     }
 
@@ -161,6 +170,11 @@ impl Session {
         let mismatch = Error::ModelMismatch {
             file: saved.model.file.clone(),
             saved: saved.model.sha256.clone(),
+            loaded_file: self
+                .save
+                .model_file
+                .as_deref()
+                .map_or_else(|| "unknown".into(), crate::engine::session_file::file_name),
             loaded,
         };
         if ignore_model_mismatch {
@@ -197,6 +211,7 @@ impl Session {
             .iter()
             .filter_map(|n| Some((n.id, (n.token, n.parent, n.chosen_from.clone()?))))
             .collect();
+        self.save.answers = saved.answers.clone();
         Ok(warning)
     }
 

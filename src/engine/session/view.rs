@@ -174,6 +174,7 @@ impl Session {
                 .path
                 .last()
                 .and_then(|&n| self.nodes[n].chosen.as_deref().cloned()),
+            answers: self.loaded_answers().to_vec(),
         })
     }
 }
