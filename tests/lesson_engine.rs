@@ -57,8 +57,14 @@ fn a_lesson_steps_on_explores_and_goes_back_exactly() {
         Command::LessonGoto { step: 1 },
     ));
     assert_eq!((asked.run.index, asked.replayed), (1, 0));
-    assert!(asked.run.question.is_some(), "the second step asks before it writes");
-    assert!(tip_loop_of(&asked.view).is_none(), "nothing written before the question");
+    assert!(
+        asked.run.question.is_some(),
+        "the second step asks before it writes"
+    );
+    assert!(
+        tip_loop_of(&asked.view).is_none(),
+        "nothing written before the question"
+    );
     let second = lesson_step(events_in_lesson(&mut s, &mut track, Command::LessonReveal));
     assert!(second.run.failure().is_none(), "{:?}", second.run);
     assert!(second.run.answer.is_some());
@@ -76,7 +82,11 @@ fn a_lesson_steps_on_explores_and_goes_back_exactly() {
         Command::LessonGoto { step: 1 },
     ));
     assert_eq!((back.run.index, back.replayed), (1, 1));
-    assert_eq!(state(&back.view), state(&asked.view), "at the question again");
+    assert_eq!(
+        state(&back.view),
+        state(&asked.view),
+        "at the question again"
+    );
     let back = lesson_step(events_in_lesson(&mut s, &mut track, Command::LessonReveal));
     assert_eq!(state(&back.view), state(&second.view));
     assert_eq!(back.view.settings, second.view.settings);

@@ -255,7 +255,7 @@ fn the_tui_refuses_a_bad_lesson_before_taking_the_terminal() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("no built-in lesson by this name") && err.contains("exposure-bias"),
+        err.contains("no built-in lesson") && err.contains("exposure-bias"),
         "{err}"
     );
     let dir = tempfile::tempdir().unwrap();

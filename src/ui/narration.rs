@@ -119,7 +119,9 @@ fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Vec<Line
 /// waits while the step's question does.
 pub fn shown_narration(narration: &str, asking: bool) -> String {
     match narration.split_once("\n---\n") {
-        Some((before, _)) if asking => format!("{}\n\n*(more after the answer)*", before.trim_end()),
+        Some((before, _)) if asking => {
+            format!("{}\n\n*(more after the answer)*", before.trim_end())
+        }
         Some((before, after)) => format!("{}\n\n{}", before.trim_end(), after.trim_start()),
         None => narration.to_string(),
     }

@@ -117,9 +117,16 @@ fn next_checks(
         }
     }
     if let Some(want) = e.chain_changes_top1 {
-        let planned = &next.planned.text;
-        let changed = top.is_some_and(|c| c.token.id != next.planned.id);
-        let seen = format!("raw top-1 {text:?}, the sampler plans {planned:?}");
+        // The list is ordered after the penalties: the raw top-1 is the candidate of raw rank 0.
+        let planned = session.candidate(next.planned.id).map_err(err)?;
+        let raw = next.candidates.iter().find(|c| c.rank == 0);
+        let raw = raw.map_or("(not shown)".into(), |c| format!("{:?}", c.token.text));
+        let seen = format!(
+            "raw top-1 {raw}, the sampler plans {:?} (raw rank {})",
+            planned.token.text,
+            planned.rank + 1
+        );
+        let changed = planned.rank != 0;
         out.push(format!("chain_changes_top1 {want}"), seen, changed == want);
     }
     let h = next.entropy as f64;
