@@ -229,3 +229,59 @@ fn with_two_vocabularies_tokens_are_matched_by_text_not_id() {
         lines.join("\n")
     );
 }
+
+/// A q2_k model B whose rows mostly do not fit q2_k's blocks (SmolLM2: 30 matrices q2_k, 181 fell back
+/// to q4_0): the title does not call it "q2_k" alone, and the note on the types fits the border at
+/// every size. The note is the engine's own, from `RequantReport::summary`.
+#[test]
+fn a_requantised_b_that_fell_back_says_so_and_its_note_fits() {
+    use nexttoken::engine::requant::{Requant, RequantReport};
+    let mut report = RequantReport::default();
+    report.counts.insert("q2_k".into(), 30);
+    report.counts.insert("q4_0".into(), 181);
+    let detail = report.summary(Requant::Q2K);
+    assert_eq!(
+        nexttoken::ui::model_b_label::matrix_types(&detail),
+        vec![("q4_0".to_string(), 181), ("q2_k".to_string(), 30)]
+    );
+    for (w, h) in [(80, 24), (120, 36), (160, 48)] {
+        let mut app = ab_app(w, h);
+        let mut view = app.session.clone().unwrap();
+        view.ab.as_mut().unwrap().detail = Some(detail.clone());
+        app.update(Msg::Engine(Event::Synced(view)));
+        let screen = screen_text(&app);
+        let all = screen.join("\n");
+        // The title line: "q2_k" never stands alone as what B is.
+        let title = screen
+            .iter()
+            .find(|l| l.contains('┌') && l.contains("B · "))
+            .unwrap();
+        assert!(
+            title.contains("q4_0") || title.contains("/211"),
+            "{w}x{h}: {title}"
+        );
+        // Nor does the header of B's own list, where there is one.
+        if let Some(list) = screen
+            .iter()
+            .find(|l| l.contains("A · the session's model"))
+        {
+            assert!(list.contains("q4_0"), "{w}x{h}: {list}");
+        }
+        assert!(
+            all.contains("181") || all.contains("q4_0"),
+            "{w}x{h}:\n{all}"
+        );
+        // The bottom border's note ends with its own closing space, never cut by the corner.
+        let note = screen
+            .iter()
+            .find(|l| l.contains("fell back") || l.contains("q2_k 30"))
+            .unwrap_or_else(|| panic!("{w}x{h}: no note in\n{all}"));
+        let at = note.find("fell back").or(note.find("q2_k 30")).unwrap();
+        let tail = &note[at..];
+        let end = tail.find('─').or(tail.find('┘')).unwrap_or(tail.len());
+        assert!(tail[..end].ends_with(' '), "{w}x{h}: cut note {note:?}");
+        if (w, h) != (120, 36) {
+            insta::assert_snapshot!(format!("model_b_fell_back_{w}x{h}"), all);
+        }
+    }
+}

@@ -65,8 +65,25 @@ fn branch_list_labels_its_columns() {
         app.update(Msg::Engine(Event::Synced(view)));
         typing(&mut app, "b");
         let s = screen(&app);
-        assert!(s.contains("tokens") && s.contains("fork at"), "{s}");
-        assert!(s.contains("@7") && s.contains("-2.05"), "{s}");
+        assert!(s.contains("tokens") && s.contains("forks at"), "{s}");
+        // Numbers a user can act on: the list's own order from 1, and the step where each branch
+        // leaves the path on screen, counted as the status bar counts (prompt of 5: position 7 is
+        // the third generated token). No internal node id, no absolute position.
+        let row = |n: &str| {
+            s.lines()
+                .find(|l| l.contains(n) && l.contains("-2.05"))
+                .unwrap_or_else(|| panic!("no row {n} in\n{s}"))
+                .to_string()
+        };
+        assert!(row("  2 ").contains("step 3"), "{s}");
+        let first = s.lines().find(|l| l.contains("-1.21")).unwrap();
+        assert!(first.contains("▶●  1 ") && first.contains("—"), "{first}");
+        assert!(
+            s.lines()
+                .any(|l| l.contains("  3 ") && l.contains("step 5")),
+            "{s}"
+        );
+        assert!(!s.contains("@7") && !s.contains(" 14 "), "{s}");
         assert!(s.contains("capital↵"), "newlines show: {s}");
         insta::assert_snapshot!(format!("branches_{w}x{h}"), s);
     }
