@@ -182,6 +182,7 @@ fn under_greedy_the_bars_show_the_models_own_distribution() {
         assert!(!s.contains("cut by"), "greedy cuts nothing: {s}");
         assert!(s.contains("model █"), "the bars are the model's: {s}");
         assert!(s.contains("greedy → ⟨␣dogs⟩ (always the top row"), "{s}");
+        assert!(s.contains("model █"), "{s}");
         insta::assert_snapshot!(format!("bars_greedy_{w}x{h}"), s);
     }
 }
@@ -206,11 +207,8 @@ fn greedy_with_a_penalty_shows_the_penalised_bars_and_the_penalty() {
         // The top row is the penalised favourite; its bar number is what greedy ranks by, not 100%.
         let top = &dist.candidates[0];
         assert_eq!(top.token.id, dist.planned.id);
-        let ranked = &dist
-            .stages
-            .iter()
-            .find(|st| st.name == "temperature")
-            .unwrap();
+        let ranked = nexttoken::ui::distribution::greedy_ranks(dist).unwrap();
+        assert_eq!(ranked.name, "penalties");
         let row = s
             .lines()
             .find(|l| l.contains(&nexttoken::ui::fmt::quoted(&top.token.text)))

@@ -165,13 +165,15 @@ pub fn bar_prob(dist: &Distribution, i: usize) -> f32 {
     }
 }
 
-/// Under greedy, the stage whose distribution greedy takes the top of: the last before the cut-offs
-/// (the chain shows it at temperature 1 under greedy). `None` when the sampler draws.
-fn greedy_ranks(dist: &Distribution) -> Option<&crate::protocol::StageReport> {
+/// Under greedy, the distribution greedy takes the top of: the stage just before the temperature
+/// (the model's own after the penalties and DRY; a temperature changes no order, and greedy draws
+/// nothing for it to shape). `None` when the sampler draws.
+pub fn greedy_ranks(dist: &Distribution) -> Option<&crate::protocol::StageReport> {
     if dist.draw.is_some() {
         return None;
     }
-    dist.stages.iter().find(|st| st.name == "temperature")
+    let t = dist.stages.iter().position(|st| st.name == "temperature")?;
+    dist.stages.get(t.checked_sub(1)?)
 }
 
 /// Under greedy, whether penalties moved the distribution greedy ranks by away from the model's own.
@@ -275,10 +277,16 @@ fn column_key(dist: &Distribution, cols: &Columns, theme: &Theme) -> Line<'stati
 fn pick_line(dist: &Distribution, width: usize, theme: &Theme) -> Line<'static> {
     let planned = quoted_token(&dist.planned);
     let (lead, after) = match &dist.draw {
-        None => (
-            "greedy → ".to_string(),
-            " (always the top row: no draw)".to_string(),
-        ),
+        None => {
+            // Greedy said plainly; the words give way before the token does.
+            let forms = [" (always the top row: no draw)", " (always the top row)", ""];
+            let lead = "greedy → ";
+            let after = forms
+                .iter()
+                .find(|f| lead.width() + f.width() + planned.width() <= width)
+                .unwrap_or(&"");
+            (lead.to_string(), after.to_string())
+        }
         Some(d) => {
             let kept = dist.stages.last().map(|s| s.kept).unwrap_or(0);
             let after = format!(" (#{} of {kept}, {})", d.rank + 1, pct(dist.planned_prob));

@@ -27,21 +27,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(block, area);
         return;
     };
-    let wide = area.width >= 60;
-    let right = ab.tip().map(|tip| {
-        let (n, flips) = (ab.steps.len(), ab.flips());
-        match wide {
-            true => format!(" JS {:.3} · top-1 flips {flips} of {n} ", tip.js),
-            false => format!(" JS {:.3} · flips {flips}/{n} ", tip.js),
-        }
-    });
+    let (title, right) = titles(ab, area.width as usize);
     let border = (area.width as usize).saturating_sub(2);
-    let room = right.as_ref().map_or(0, |r| r.width() + 1);
-    let title = model_b_label::title(ab, border, room);
     let mut block = Block::bordered()
         .border_style(theme.border)
         .title(Span::styled(title, theme.title));
-    if let Some(right) = right {
+    if !right.is_empty() {
         block = block.title_top(Line::styled(right, theme.key).right_aligned());
     }
     if let Some(note) = model_b_label::footer(ab, border) {
@@ -88,6 +79,31 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         );
     }
     frame.render_widget(Paragraph::new(strip_lines(ab, bottom.width, theme)), bottom);
+}
+
+/// The top border's two titles, what B is on the left and the tip's JS and flips on the right, the
+/// longest forms that fit beside each other (the right one gives way first, then goes).
+fn titles(ab: &AbView, width: usize) -> (String, String) {
+    let border = width.saturating_sub(2);
+    let mut rights = vec![];
+    if let Some(tip) = ab.tip() {
+        let (n, flips) = (ab.steps.len(), ab.flips());
+        rights.push(format!(" JS {:.3} · top-1 flips {flips} of {n} ", tip.js));
+        rights.push(format!(" JS {:.3} · flips {flips}/{n} ", tip.js));
+        rights.push(format!(" JS {:.3} ", tip.js));
+    }
+    rights.push(String::new());
+    for right in rights {
+        let room = if right.is_empty() {
+            0
+        } else {
+            right.width() + 1
+        };
+        if let Some(title) = model_b_label::title(ab, border, room) {
+            return (title, right);
+        }
+    }
+    (" B ".into(), String::new())
 }
 
 /// What the two models would pick next, and whether they agree; or why B could not be read.

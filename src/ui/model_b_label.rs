@@ -36,8 +36,9 @@ fn mixed(ab: &AbView) -> Option<(usize, usize, Vec<(String, usize)>)> {
 }
 
 /// The panel's title, the longest form that leaves `room` columns free: " Model B · q2_k ", or for a
-/// B whose matrices fell back, " Model B · q2_k on 30 of 211 matrices, q4_0 on 181 ".
-pub fn title(ab: &AbView, width: usize, room: usize) -> String {
+/// B whose matrices fell back, " Model B · q2_k on 30 of 211 matrices, q4_0 on 181 "; `None` when
+/// no form does.
+pub fn title(ab: &AbView, width: usize, room: usize) -> Option<String> {
     let by = if ab.by_text { " · by text" } else { "" };
     let label = &ab.label;
     let forms: Vec<String> = match mixed(ab) {
@@ -65,11 +66,7 @@ pub fn title(ab: &AbView, width: usize, room: usize) -> String {
             ]
         }
     };
-    let last = forms.last().cloned().unwrap_or_default();
-    forms
-        .into_iter()
-        .find(|f| f.width() + room <= width)
-        .unwrap_or(last)
+    forms.into_iter().find(|f| f.width() + room <= width)
 }
 
 /// The bottom border's note on the types used, the longest form that fits `width`; `None` without a
