@@ -227,6 +227,9 @@ fn a_sliding_window_layer_marks_the_keys_outside_its_window() {
             !screen(&app).contains("global"),
             "one kind of layer: no word"
         );
+        // As a llama model reports it: every layer without a window.
+        app.model.as_mut().unwrap().windows = vec![None, None];
+        assert!(!screen(&app).contains("global"), "all global: no word");
         // Layer 1 local with a window of 3, layer 2 global (Gemma's pattern, in small).
         app.model.as_mut().unwrap().windows = vec![Some(3), None];
         assert_eq!(newest(&app, '×'), 5, "{}", screen(&app));

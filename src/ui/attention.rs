@@ -63,7 +63,11 @@ pub fn title(app: &App, width: usize) -> String {
             format!("h{}/{}", h + 1, app.n_head()),
         ),
     };
-    let slides = app.model.as_ref().is_some_and(|m| !m.windows.is_empty());
+    // Only a model with both kinds of layer names the kind (every llama layer is global).
+    let slides = app
+        .model
+        .as_ref()
+        .is_some_and(|m| m.windows.iter().any(Option::is_some));
     let window = app.model.as_ref().and_then(|m| m.window(app.focus.layer));
     let (kind, kind_short) = match (slides, window) {
         (false, _) => (String::new(), String::new()),

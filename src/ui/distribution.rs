@@ -279,7 +279,11 @@ fn pick_line(dist: &Distribution, width: usize, theme: &Theme) -> Line<'static> 
     let (lead, after) = match &dist.draw {
         None => {
             // Greedy said plainly; the words give way before the token does.
-            let forms = [" (always the top row: no draw)", " (always the top row)", ""];
+            let forms = [
+                " (always the top row: no draw)",
+                " (always the top row)",
+                "",
+            ];
             let lead = "greedy → ";
             let after = forms
                 .iter()

@@ -170,7 +170,7 @@ fn stats_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>>
     let key = if wide {
         "TTFT = time to first token · TPOT = time per output token"
     } else {
-        "TTFT: to first token · TPOT: per token"
+        "TTFT 1st token · TPOT per token"
     };
     lines.push(Line::styled(key, theme.dim));
     if !pass.kv_cache_on {
