@@ -157,7 +157,7 @@ fn force_a_token_then_compare_both_paths_and_see_the_loop() {
     t.keys(&["x"]);
     // Wait for the whole view: a capture can catch a frame half drawn over the main screen.
     let s = t.wait_for("the compare view", 60, |s| {
-        s.contains("Compare paths") && s.contains("fork at step 0")
+        s.contains("Compare paths") && s.contains("fork at step 1")
     });
     assert!(s.contains("⟨␣Paris⟩"), "the path left is shown:\n{s}");
     assert!(s.contains("⚑⟨"), "the forced token is marked:\n{s}");

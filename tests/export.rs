@@ -227,9 +227,10 @@ fn branch_totals_are_the_sums_of_the_records_logprobs() {
             (gen.len(), forced, end == current)
         );
         assert!((b.mean_logprob.unwrap() - total / gen.len() as f64).abs() < 1e-5);
+        // The handout counts steps from 1: the fork's step is the first token of the path's own.
         let row = format!(
             " | {} | {} | {} | {total:.3} | ",
-            b.fork_step,
+            b.fork_step + 1,
             gen.len(),
             forced
         );

@@ -229,3 +229,63 @@ fn with_two_vocabularies_tokens_are_matched_by_text_not_id() {
         lines.join("\n")
     );
 }
+
+/// A q2_k model B whose rows mostly do not fit q2_k's blocks (SmolLM2: 30 matrices q2_k, 181 fell back
+/// to q4_0): the title does not call it "q2_k" alone, and the note on the types fits the border at
+/// every size. The note is the engine's own, from `RequantReport::summary`.
+#[test]
+fn a_requantised_b_that_fell_back_says_so_and_its_note_fits() {
+    use nexttoken::engine::requant::{Requant, RequantReport};
+    let mut report = RequantReport::default();
+    report.counts.insert("q2_k".into(), 30);
+    report.counts.insert("q4_0".into(), 181);
+    let detail = report.summary(Requant::Q2K);
+    assert_eq!(
+        nexttoken::ui::model_b_label::matrix_types(&detail),
+        vec![("q4_0".to_string(), 181), ("q2_k".to_string(), 30)]
+    );
+    for (w, h) in [(80, 24), (120, 36), (160, 48)] {
+        let mut app = ab_app(w, h);
+        let mut view = app.session.clone().unwrap();
+        view.ab.as_mut().unwrap().detail = Some(detail.clone());
+        app.update(Msg::Engine(Event::Synced(view)));
+        let screen = screen_text(&app);
+        let all = screen.join("\n");
+        // The title line: "q2_k" never stands alone as what B is.
+        let title = screen
+            .iter()
+            .find(|l| l.contains('┌') && l.contains("B · "))
+            .unwrap();
+        assert!(
+            title.contains("q4_0") || title.contains("/211"),
+            "{w}x{h}: {title}"
+        );
+        // Nor does the header of B's own list, where there is one.
+        if let Some(list) = screen
+            .iter()
+            .find(|l| l.contains("A · the session's model"))
+        {
+            assert!(list.contains("q4_0"), "{w}x{h}: {list}");
+        }
+        assert!(
+            all.contains("181") || all.contains("q4_0"),
+            "{w}x{h}:\n{all}"
+        );
+        // The bottom border carries the note on the types whole, in one of its forms, never cut.
+        let whole = [
+            format!(" {detail} "),
+            " 181 of 211 matrices fell back to q4_0: rows not a multiple of 256 ".to_string(),
+            " 181/211 fell back to q4_0 (rows not ×256) ".to_string(),
+            " q2_k 30 · q4_0 181 ".to_string(),
+        ];
+        assert!(
+            screen
+                .iter()
+                .any(|l| l.contains('└') && whole.iter().any(|f| l.contains(f.as_str()))),
+            "{w}x{h}: no whole note in\n{all}"
+        );
+        if (w, h) != (120, 36) {
+            insta::assert_snapshot!(format!("model_b_fell_back_{w}x{h}"), all);
+        }
+    }
+}

@@ -207,23 +207,48 @@ fn columns_stay_aligned_around_emoji_sequences() {
     }
 }
 
-/// On a sliding-window layer (Gemma 3's local layers) the keys older than the window are masked like
-/// the future, and the legend says so; on a global layer the same row sees every key.
+/// On a sliding-window layer (Gemma 3's local layers) the keys older than the window are marked `×`,
+/// a glyph of their own (the future stays `·`: colour never the only cue), and the legend names both;
+/// on a global layer the same row sees every key. The title says which kind the layer is.
 #[test]
-fn a_sliding_window_layer_masks_the_keys_outside_its_window() {
-    let mut app = long_path_app(100, 30, 8, 16);
-    let newest_dots = |app: &App| {
-        let panel = attention_panel(app);
-        let row = panel
-            .iter()
-            .find(|l| l.contains('▶'))
-            .expect("the newest row");
-        row.matches('·').count()
-    };
-    assert_eq!(newest_dots(&app), 0, "a global layer sees all 8 keys");
-    let layers = app.model.as_ref().unwrap().n_layer;
-    app.model.as_mut().unwrap().windows = vec![Some(3); layers];
-    assert_eq!(newest_dots(&app), 5, "{}", screen(&app));
-    let panel = attention_panel(&app).join("\n");
-    assert!(panel.contains("outside its window of 3 keys"), "{panel}");
+fn a_sliding_window_layer_marks_the_keys_outside_its_window() {
+    for (w, h) in [(80, 24), (100, 30), (160, 48)] {
+        let mut app = long_path_app(w, h, 8, 16);
+        let newest = |app: &App, mark: char| {
+            let panel = attention_panel(app);
+            let row = panel
+                .iter()
+                .find(|l| l.contains('▶'))
+                .expect("the newest row");
+            row.matches(mark).count()
+        };
+        assert_eq!(newest(&app, '×'), 0, "a global layer sees all 8 keys");
+        assert!(
+            !screen(&app).contains("global"),
+            "one kind of layer: no word"
+        );
+        // As a llama model reports it: every layer without a window.
+        app.model.as_mut().unwrap().windows = vec![None, None];
+        assert!(!screen(&app).contains("global"), "all global: no word");
+        // Layer 1 local with a window of 3, layer 2 global (Gemma's pattern, in small).
+        app.model.as_mut().unwrap().windows = vec![Some(3), None];
+        assert_eq!(newest(&app, '×'), 5, "{}", screen(&app));
+        assert_eq!(newest(&app, '·'), 0, "{}", screen(&app));
+        let panel = attention_panel(&app).join("\n");
+        assert!(panel.contains("× outside its window of 3 keys"), "{panel}");
+        assert!(panel.contains("· masked (future)"), "{panel}");
+        let s = screen(&app);
+        let title = s.lines().find(|l| l.contains("Attention")).unwrap();
+        assert!(title.contains("local"), "{w}x{h}: {title}");
+        if w >= 160 {
+            assert!(title.contains("layer 1/2 · local (window 3)"), "{title}");
+            insta::assert_snapshot!(format!("attention_local_{w}x{h}"), s);
+        }
+        // The next layer is global.
+        key(&mut app, ']');
+        let s = screen(&app);
+        let title = s.lines().find(|l| l.contains("Attention")).unwrap();
+        assert!(title.contains("global"), "{w}x{h}: {title}");
+        assert_eq!(newest(&app, '×'), 0);
+    }
 }

@@ -154,10 +154,11 @@ fn bars_show_what_the_sampler_draws_from_with_the_model_beside() {
     }
 }
 
-/// Greedy draws nothing: the sampler column shows the top row taken for certain and every other row
-/// cut, with the model's own probability still beside each.
+/// Greedy draws nothing, yet the bars still say how sure the model is: each row's bar and first
+/// number are the distribution greedy takes the top of (the model's own here, no penalty on), and the
+/// pick line says greedy always takes the top row. No row reads "cut by greedy".
 #[test]
-fn under_greedy_the_bars_show_the_top_row_taken_for_certain() {
+fn under_greedy_the_bars_show_the_models_own_distribution() {
     for (w, h) in [(80, 24), (100, 30)] {
         let settings = SamplerSettings {
             greedy: true,
@@ -165,19 +166,60 @@ fn under_greedy_the_bars_show_the_top_row_taken_for_certain() {
         };
         let app = loop_app(w, h, settings);
         let dist = &app.session.as_ref().unwrap().next;
-        let sampled: Vec<f32> = dist.candidates.iter().map(|c| c.sampled_prob).collect();
-        assert_eq!(sampled[0], 1.0, "{sampled:?}");
-        assert!(sampled[1..].iter().all(|&p| p == 0.0), "{sampled:?}");
         let s = screen(&app);
         let dogs = s.lines().find(|l| l.contains("⟨␣dogs⟩")).unwrap();
         let raw = nexttoken::ui::fmt::pct(dist.candidates[0].prob);
         assert!(raw.starts_with("98."), "{raw}");
-        assert!(dogs.contains("100%") && dogs.contains(&raw), "{dogs}");
-        assert!(dogs.find("100%") < dogs.find(&raw), "sampler first: {dogs}");
+        assert_eq!(
+            dogs.matches(&raw).count(),
+            2,
+            "bar number = model's: {dogs}"
+        );
+        assert!(!dogs.contains("100%"), "not 100% sure: {dogs}");
         let cats = s.lines().find(|l| l.contains("⟨␣cats⟩")).unwrap();
-        assert!(cats.contains("cut by greedy"), "{cats}");
-        assert!(s.contains("greedy → ⟨␣dogs⟩"), "{s}");
+        let cats_p = nexttoken::ui::fmt::pct(dist.candidates[1].prob);
+        assert_eq!(cats.matches(&cats_p).count(), 2, "{cats}");
+        assert!(!s.contains("cut by"), "greedy cuts nothing: {s}");
+        assert!(s.contains("model █"), "the bars are the model's: {s}");
+        assert!(s.contains("greedy → ⟨␣dogs⟩ (always the top row"), "{s}");
+        assert!(s.contains("model █"), "{s}");
         insta::assert_snapshot!(format!("bars_greedy_{w}x{h}"), s);
+    }
+}
+
+/// Greedy under a repetition penalty: the bars are the penalised distribution greedy ranks by, the
+/// model's own beside them, the column says so, and the status bar names the penalty (it said only
+/// "greedy" before).
+#[test]
+fn greedy_with_a_penalty_shows_the_penalised_bars_and_the_penalty() {
+    for (w, h) in [(80, 24), (160, 48)] {
+        let settings = SamplerSettings {
+            greedy: true,
+            repeat_penalty: 1.75,
+            ..SamplerSettings::default()
+        };
+        let app = loop_app(w, h, settings);
+        let dist = &app.session.as_ref().unwrap().next;
+        let s = screen(&app);
+        let status = s.lines().rev().nth(1).unwrap();
+        assert!(status.contains("greedy rep 1.75"), "{status}");
+        assert!(s.contains("penal. █"), "{s}");
+        // The top row is the penalised favourite; its bar number is what greedy ranks by, not 100%.
+        let top = &dist.candidates[0];
+        assert_eq!(top.token.id, dist.planned.id);
+        let ranked = nexttoken::ui::distribution::greedy_ranks(dist).unwrap();
+        assert_eq!(ranked.name, "penalties");
+        let row = s
+            .lines()
+            .find(|l| l.contains(&nexttoken::ui::fmt::quoted(&top.token.text)))
+            .unwrap();
+        assert!(
+            row.contains(&nexttoken::ui::fmt::pct(ranked.probs[0])),
+            "{row}"
+        );
+        assert!(row.contains(&nexttoken::ui::fmt::pct(top.prob)), "{row}");
+        assert!(!row.contains("100%"), "{row}");
+        insta::assert_snapshot!(format!("bars_greedy_penalty_{w}x{h}"), s);
     }
 }
 
@@ -234,4 +276,84 @@ fn cut_rows_say_which_stage_cut_them() {
             assert!(row.contains(&format!("cut by {stage}")), "{row}");
         }
     }
+}
+
+/// The status bar names every penalty that acts on the next token, under greedy too, in full where it
+/// fits and in short where it does not: never left out.
+#[test]
+fn the_status_bar_shows_active_penalties() {
+    use nexttoken::ui::status::sampler_forms;
+    let d = SamplerSettings::default();
+    assert_eq!(
+        sampler_forms(&d)[0],
+        "T 0.80 top-k 40 top-p 0.95 min-p 0.05"
+    );
+    let greedy = SamplerSettings {
+        greedy: true,
+        repeat_penalty: 1.75,
+        ..d.clone()
+    };
+    assert_eq!(sampler_forms(&greedy)[0], "greedy rep 1.75");
+    // A window of 0 turns the penalties off: nothing to show.
+    let off = SamplerSettings {
+        penalty_last_n: 0,
+        ..greedy.clone()
+    };
+    assert_eq!(sampler_forms(&off)[0], "greedy");
+    let busy = SamplerSettings {
+        frequency_penalty: 0.5,
+        presence_penalty: 0.25,
+        penalty_last_n: 128,
+        dry_multiplier: 0.8,
+        ..d.clone()
+    };
+    let [long, short] = sampler_forms(&busy);
+    assert_eq!(
+        long,
+        "T 0.80 top-k 40 top-p 0.95 min-p 0.05 freq 0.50 pres 0.25 over last 128 DRY 0.80"
+    );
+    assert_eq!(
+        short,
+        "T0.80 k40 p0.95 m0.05 freq0.50 pres0.25 last128 DRY0.80"
+    );
+    // At 80 columns the short form shows, whole.
+    let app = loop_app(80, 24, busy);
+    let s = screen(&app);
+    let status = s.lines().rev().nth(1).unwrap();
+    assert!(status.contains(&short), "{status}");
+}
+
+/// The chain view's mass line is the share of the distribution left after each stage: it can only
+/// fall. Each stage's own `kept_mass` is a share of the stage before it, so read alone it rises here
+/// (top-k keeps 80% of the whole, top-p 97% of what top-k kept).
+#[test]
+fn the_chain_shows_the_mass_left_which_only_falls() {
+    use nexttoken::ui::chain::mass_left;
+    let settings = SamplerSettings::default();
+    let mut app = loop_app(100, 30, settings.clone());
+    let mut view = app.session.clone().unwrap();
+    let kept = [1.0, 1.0, 1.0, 0.80, 0.97, 0.99];
+    for (st, &m) in view.next.stages.iter_mut().zip(&kept) {
+        st.kept_mass = m;
+    }
+    assert_eq!(
+        view.next.stages.len(),
+        kept.len(),
+        "raw, pen, temp, k, p, min-p"
+    );
+    let left = mass_left(&view.next);
+    let want = [1.0, 1.0, 1.0, 0.80, 0.80 * 0.97, 0.80 * 0.97 * 0.99];
+    for (l, w) in left.iter().zip(want) {
+        assert!((l - w).abs() < 1e-6, "{left:?}");
+    }
+    assert!(left.windows(2).all(|p| p[1] <= p[0]), "{left:?}");
+    app.update(Msg::Engine(Event::Synced(view)));
+    key(&mut app, 't');
+    let s = screen(&app);
+    let line = s.lines().find(|l| l.contains("mass left")).unwrap();
+    assert!(
+        line.contains("80.0%") && line.contains("77.6%") && line.contains("76.8%"),
+        "{line}"
+    );
+    assert!(!line.contains("97.0%"), "{line}");
 }

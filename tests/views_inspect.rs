@@ -414,3 +414,85 @@ fn the_head_map_at_each_size() {
         insta::assert_snapshot!(format!("head_map_{w}x{h}"), screen);
     }
 }
+
+/// A lens (Gemma's 18 layers) where the chosen token is #1 at some layers but not at the last: the
+/// header names those layers, never "never #1", and agrees with the rows.
+fn lens_with_ranks(ranks: &[usize]) -> LogitLens {
+    let layers = ranks
+        .iter()
+        .enumerate()
+        .map(|(l, &rank)| LensLayer {
+            layer: l,
+            top: vec![LensToken {
+                token: tv(if rank == 0 { 7042 } else { 260 }, " x"),
+                p: 0.5,
+            }],
+            chosen_rank: rank,
+            chosen_p: if rank == 0 { 0.5 } else { 0.01 },
+        })
+        .collect();
+    LogitLens {
+        position: TIP,
+        chosen: tv(7042, " French"),
+        layers,
+    }
+}
+
+#[test]
+fn the_lens_header_agrees_with_its_rows() {
+    use nexttoken::ui::lens::top_note;
+    // #1 at layers 13–17 (1-based), #3 at the last: as the issue saw on Gemma.
+    let mut ranks = vec![40; 18];
+    for r in &mut ranks[12..17] {
+        *r = 0;
+    }
+    ranks[17] = 2;
+    let note = top_note(&lens_with_ranks(&ranks));
+    assert_eq!(note, "#1 at layers 13–17, not at the last");
+    ranks[3] = 0;
+    let note = top_note(&lens_with_ranks(&ranks));
+    assert_eq!(note, "#1 at layers 4, 13–17, not at the last");
+    // On top from layer 13 to the end.
+    ranks[3] = 40;
+    ranks[17] = 0;
+    assert_eq!(top_note(&lens_with_ranks(&ranks)), "#1 from layer 13");
+    assert_eq!(
+        top_note(&lens_with_ranks(&[5; 18])),
+        "never #1 at any layer"
+    );
+    let mut one = vec![5; 18];
+    one[9] = 0;
+    assert_eq!(
+        top_note(&lens_with_ranks(&one)),
+        "#1 at layer 10, not at the last"
+    );
+    // On screen, the header says it, and the rows it names show #1.
+    let mut ranks = vec![40; 18];
+    for r in &mut ranks[12..17] {
+        *r = 0;
+    }
+    ranks[17] = 2;
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut app = lens_app(w, h);
+        app.inspect.lens = Some(lens_with_ranks(&ranks));
+        let screen = screen_text(&app).join("\n");
+        let want = if w < 100 {
+            "#1 at L13–17, not last"
+        } else {
+            "#1 at layers 13–17, not at the last"
+        };
+        assert!(screen.contains(want), "{w}x{h}:\n{screen}");
+        // The rows it names: layer 13's reads #1, the last layer's #3.
+        let row = |l: usize| {
+            let lead = format!("│{l:>5} ⟨");
+            screen
+                .lines()
+                .find(|x| x.contains(&lead))
+                .unwrap_or_else(|| panic!("{w}x{h}: no row for layer {l} in\n{screen}"))
+                .to_string()
+        };
+        assert!(row(13).contains("│      #1"), "{}", row(13));
+        assert!(row(18).contains("│      #3"), "{}", row(18));
+        assert!(!screen.contains("never #1"), "{w}x{h}:\n{screen}");
+    }
+}

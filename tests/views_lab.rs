@@ -22,8 +22,8 @@ fn token(id: u32, text: &str, forced: bool, logprob: f64, rank: usize, entropy: 
     }
 }
 
-/// Two paths forked at step 0: A took " Paris", B was forced to " Berlin"; they agree again from
-/// step 2 on.
+/// Two paths forked at their first generated step (index 0, "step 1" on screen): A took " Paris", B
+/// was forced to " Berlin"; they agree again from index 1 ("step 2").
 fn comparison() -> Comparison {
     let a = [
         (7042, " Paris", -0.26, 1.47),
@@ -103,11 +103,14 @@ fn the_compare_view_opens_on_a_comparison_and_shows_both_paths() {
             "⚑⟨␣Berlin⟩",
             "-7.01",
             "0.049",
-            "fork at step 0",
+            "fork at step 1",
         ] {
             assert!(screen.contains(want), "{w}x{h}: no {want:?} in\n{screen}");
         }
-        assert!(screen.contains("same tokens again from step 1"), "{screen}");
+        // Steps counted from 1, as the status bar counts them.
+        assert!(screen.contains("same tokens again from step 2"), "{screen}");
+        assert!(screen.contains("▸1 "), "the fork's row is step 1: {screen}");
+        assert!(!screen.contains("▸0 "), "{screen}");
         insta::assert_snapshot!(format!("compare_{w}x{h}"), screen);
     }
 }
@@ -120,7 +123,7 @@ fn the_compare_view_shows_kl_both_ways() {
         let screen = screen_text(&compared(w, 30, false)).join("\n");
         let head = screen.lines().find(|l| l.contains("step A")).unwrap();
         assert!(head.contains("KL(A‖B) KL(B‖A)"), "{w}: {head}");
-        let row = screen.lines().find(|l| l.contains(" 2    ⟨↵⟩")).unwrap();
+        let row = screen.lines().find(|l| l.contains(" 3    ⟨↵⟩")).unwrap();
         assert!(row.contains("0.172   0.196  0.049"), "{w}: {row}");
         let screen = screen_text(&compared(w, 30, true)).join("\n");
         assert!(screen.contains("KL(free‖ref) KL(ref‖free)"), "{screen}");
@@ -134,14 +137,14 @@ fn the_compare_view_shows_kl_both_ways() {
         "no room for columns at 80"
     );
     assert!(
-        screen.contains("step 2 (top row): KL(A‖B) 0.172 · KL(B‖A) 0.196 · JS 0.049"),
+        screen.contains("step 3 (top row): KL(A‖B) 0.172 · KL(B‖A) 0.196 · JS 0.049"),
         "{screen}"
     );
     let mut app = compared(80, 24, true);
     press(&mut app, Key::Down);
     let screen = screen_text(&app).join("\n");
     assert!(
-        screen.contains("step 1 (top row): KL(free‖ref) 0.042 · KL(ref‖free) 0.048 · JS 0.012"),
+        screen.contains("step 2 (top row): KL(free‖ref) 0.042 · KL(ref‖free) 0.048 · JS 0.012"),
         "{screen}"
     );
 }
@@ -246,7 +249,7 @@ fn a_loop_is_named_in_the_status_bar_and_the_transcript() {
         let app = looping_app(w, h);
         let screen = screen_text(&app).join("\n");
         assert!(
-            screen.contains("loop: period 4, ×4.0, since step 0"),
+            screen.contains("loop: period 4, ×4.0, since step 1"),
             "{w}x{h}:\n{screen}"
         );
     }
@@ -264,7 +267,7 @@ fn the_loop_alert_and_the_scroll_note_do_not_collide() {
         let mut app = looping_app_of(w, h, 600);
         press(&mut app, Key::PageUp);
         let top = screen_text(&app).remove(0);
-        let alert = " loop: period 4, ×150.0, since step 0 ";
+        let alert = " loop: period 4, ×150.0, since step 1 ";
         assert!(top.contains(alert), "{w}x{h}: {top}");
         let after = top.split(alert).nth(1).unwrap();
         assert!(
@@ -350,4 +353,73 @@ fn repeated_trigrams_are_underlined_and_nothing_else() {
     );
     assert!(!underlined[..40].contains("and so"), "{underlined}");
     assert!(underlined.contains(" on, and so on,"), "{underlined}");
+}
+
+/// JS is drawn on one fixed scale, 0 to ln 2 nats: a JS of 0.049 gets a sliver and one of 0.684 a
+/// full bar (before, each bar was scaled to the largest shown, so both read `███` on their own); the
+/// JS chart's y axis is numbered.
+#[test]
+fn js_bars_and_chart_use_a_fixed_scale_with_numbers() {
+    let bar_of = |js_top: f64| {
+        let mut c = comparison();
+        c.steps[2].js = Some(js_top);
+        let mut app = compared(160, 48, false);
+        app.lab.comparison = Some(c);
+        let screen = screen_text(&app).join("\n");
+        let row = screen
+            .lines()
+            .find(|l| l.contains(" 3    ⟨↵⟩"))
+            .unwrap()
+            .to_string();
+        (row, screen)
+    };
+    let (small, _) = bar_of(0.049);
+    let (large, screen) = bar_of(0.684);
+    let cells = |row: &str| row.chars().filter(|c| "█▉▊▋▌▍▎▏".contains(*c)).count();
+    assert!(small.contains("0.049") && cells(&small) == 1, "{small}");
+    assert!(large.contains("0.684") && large.contains("███"), "{large}");
+    assert!(
+        !small.contains("██"),
+        "a small JS is not a full bar: {small}"
+    );
+    // The chart: its scale in nats, numbered.
+    assert!(screen.contains("JS per step (nats)"), "{screen}");
+    assert!(
+        screen.contains("0.69") && screen.contains("0.35"),
+        "{screen}"
+    );
+    assert_eq!(
+        nexttoken::ui::fmt::scaled_bar(0.69314, nexttoken::ui::fmt::JS_MAX, 3),
+        "███"
+    );
+    assert_eq!(
+        nexttoken::ui::fmt::scaled_bar(0.9, nexttoken::ui::fmt::JS_MAX, 3),
+        "██▸"
+    );
+}
+
+/// Tuning the sampler while a loop is on screen: the sampler panel opens beside the repetition panel,
+/// never over it (before, both took the same place), at both sizes.
+#[test]
+fn the_sampler_panel_leaves_the_repetition_panel_in_view() {
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut app = looping_app(w, h);
+        press(&mut app, Key::Tab);
+        press(&mut app, Key::Tab);
+        assert_eq!(app.screen.side, SidePanel::Repetition);
+        key(&mut app, 's');
+        assert_eq!(app.mode, Mode::Sampler);
+        let areas = nexttoken::app::layout::Areas::compute(&app);
+        let rep = areas.repetition.expect("the repetition panel stays");
+        assert!(
+            rep.intersection(areas.sampler).is_empty(),
+            "{w}x{h}: {rep:?} {:?}",
+            areas.sampler
+        );
+        let screen = screen_text(&app).join("\n");
+        for want in ["Repetition", "loop: period 4", "Sampler", "repeat penalty"] {
+            assert!(screen.contains(want), "{w}x{h}: no {want:?} in\n{screen}");
+        }
+        insta::assert_snapshot!(format!("sampler_beside_loops_{w}x{h}"), screen);
+    }
 }

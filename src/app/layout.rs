@@ -19,8 +19,12 @@ pub struct Areas {
     pub model_b: Option<Rect>,
     /// Two lines at the bottom: status and key hints (or the text being typed).
     pub status: Rect,
-    /// Where panels that open over the screen go (sampler settings, branches, search hits).
+    /// Where panels that open over the screen go (branches, search hits; the sampler settings too,
+    /// unless `sampler` says otherwise).
     pub overlay: Rect,
+    /// Where the sampler settings open: over the overlay's place, except beside the repetition panel,
+    /// which they never cover, so a loop can be watched while the penalties are tuned.
+    pub sampler: Rect,
     /// A lesson's narration, across the top, when a lesson is open.
     pub narration: Option<Rect>,
     /// Presenter mode: the token just chosen in large type, beside the transcript.
@@ -76,6 +80,7 @@ fn presenter(app: &App, body: Rect, status: Rect) -> Areas {
         model_b: pick(super::SidePanel::ModelB),
         status,
         overlay: distribution,
+        sampler: distribution,
         narration: None,
         big_token: app.presenter.side.is_none().then_some(side),
     }
@@ -101,6 +106,8 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
             model_b: b.then_some(attention),
             status,
             overlay: attention,
+            // Over the timing panel, which says nothing about sampling, when the loop is on screen.
+            sampler: if loops { timing } else { attention },
             narration: None,
             big_token: None,
         }
@@ -121,6 +128,12 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
                 (distribution, Some(side), None, None, None)
             }
         };
+        // Beside the repetition panel, over the bars: the panel still shows what the sampler makes
+        // of the token that would go on with the loop.
+        let sampler = match repetition {
+            Some(_) => distribution,
+            None => side,
+        };
         Areas {
             transcript,
             distribution,
@@ -130,6 +143,7 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
             model_b,
             status,
             overlay: side,
+            sampler,
             narration: None,
             big_token: None,
         }

@@ -203,7 +203,9 @@ fn text(o: &mut String, h: &Handout) {
             running(&n.record.token.text, false)
         );
     }
-    for (step, n) in h.steps.iter().enumerate() {
+    for (i, n) in h.steps.iter().enumerate() {
+        // Counted from 1, as the screen counts; the session file keeps 0-based positions.
+        let step = i + 1;
         let r = &n.record;
         let forced = r.source == Source::Forced;
         let mut class = format!("tok gen b{}", band(r.prob));
@@ -268,9 +270,11 @@ fn top_list(n: &SavedNode, class: &str) -> String {
 
 fn steps(o: &mut String, h: &Handout) {
     o.push_str("<section id=\"steps\">\n<h2>Step by step</h2>\n");
-    o.push_str("<p class=\"note\">p, rank and entropy are the raw model's (softmax at temperature 1), before the sampler. Rank #1 is the model's favourite. Entropy is in nats: 0 is certain, higher is more spread.</p>\n");
+    o.push_str("<p class=\"note\">Steps are counted from 1, as on screen (a command's <code>--force STEP:</code> counts from 0, as <code>trace</code> does). p, rank and entropy are the raw model's (softmax at temperature 1), before the sampler. Rank #1 is the model's favourite. Entropy is in nats: 0 is certain, higher is more spread.</p>\n");
     o.push_str("<table class=\"steps\">\n<thead><tr><th class=\"num\">step</th><th>token</th><th>source</th><th class=\"num\">p</th><th class=\"num\">rank</th><th class=\"num\">entropy</th><th class=\"num\">pass</th><th>top 5 candidates</th></tr></thead>\n<tbody>\n");
-    for (step, n) in h.steps.iter().enumerate() {
+    for (i, n) in h.steps.iter().enumerate() {
+        // Counted from 1, as the screen counts; the session file keeps 0-based positions.
+        let step = i + 1;
         let r = &n.record;
         let forced = r.source == Source::Forced;
         let source = if forced {
@@ -315,7 +319,7 @@ fn branches(o: &mut String, bs: &[Branch]) {
             o,
             "<tr{}><td>{name}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"branch-text\">{}</td></tr>",
             if b.current { " class=\"current\"" } else { "" },
-            b.fork_step,
+            b.fork_step + 1,
             b.len,
             b.forced,
             b.total_logprob,

@@ -226,10 +226,12 @@ fn top(n: &SavedNode) -> String {
 
 fn steps(o: &mut String, h: &Handout) {
     o.push_str("\n## Step by step\n\n");
-    o.push_str("p, rank and entropy are the raw model's (softmax at temperature 1); rank #1 is its favourite; entropy is in nats. In the top 5, the chosen token is in bold.\n\n");
+    o.push_str("Steps are counted from 1, as on screen (a command's `--force STEP:` counts from 0, as `trace` does). p, rank and entropy are the raw model's (softmax at temperature 1); rank #1 is its favourite; entropy is in nats. In the top 5, the chosen token is in bold.\n\n");
     o.push_str("| step | token | source | p | rank | entropy | pass | top 5 |\n");
     o.push_str("|---:|---|---|---:|---:|---:|---:|---|\n");
-    for (step, n) in h.steps.iter().enumerate() {
+    for (i, n) in h.steps.iter().enumerate() {
+        // Counted from 1, as the screen counts; the session file keeps 0-based positions.
+        let step = i + 1;
         let r = &n.record;
         let pass = n
             .pass
@@ -265,7 +267,7 @@ fn branches(o: &mut String, h: &Handout) {
         let _ = writeln!(
             o,
             "| {name} | {} | {} | {} | {:.3} | {} | {} | {} |",
-            b.fork_step,
+            b.fork_step + 1,
             b.len,
             b.forced,
             b.total_logprob,

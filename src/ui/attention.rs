@@ -1,7 +1,7 @@
 //! The attention panel: the causal mask as a matrix (queries × keys) with real weights as a heat map,
 //! what the drawn window leaves out, a legend, and what the newest token looks at most.
 
-use super::attention_grid::{self as grid, Grid, GAP_MARK};
+use super::attention_grid::{self as grid, Grid, GAP_MARK, MASK_MARK, WINDOW_MARK};
 use super::fmt::{fit, pct, quoted_token};
 use super::theme::{Theme, HEAT_BLANK};
 use crate::app::keymap::{pair_hint, Action, Mode};
@@ -47,8 +47,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-/// " Attention · layer 1/2 · head mean ", or a shorter form when the border has no room for it.
-fn title(app: &App, width: usize) -> String {
+/// " Attention · layer 1/2 · head mean ", or a shorter form when the border has no room for it. On a
+/// model with sliding-window layers (Gemma 3) it says which kind the layer is: "layer 6/18 · local
+/// (window 512)" or "layer 6/18 · global".
+pub fn title(app: &App, width: usize) -> String {
     let n_layer = app.n_layer();
     if n_layer == 0 {
         return " Attention ".into();
@@ -61,12 +63,27 @@ fn title(app: &App, width: usize) -> String {
             format!("h{}/{}", h + 1, app.n_head()),
         ),
     };
-    let long = format!(" Attention · layer {layer}/{n_layer} · {long} ");
-    if long.width() + 2 <= width {
-        long
-    } else {
-        format!(" Attention · L{layer}/{n_layer} · {short} ")
-    }
+    // Only a model with both kinds of layer names the kind (every llama layer is global).
+    let slides = app
+        .model
+        .as_ref()
+        .is_some_and(|m| m.windows.iter().any(Option::is_some));
+    let window = app.model.as_ref().and_then(|m| m.window(app.focus.layer));
+    let (kind, kind_short) = match (slides, window) {
+        (false, _) => (String::new(), String::new()),
+        (true, Some(w)) => (format!(" · local (window {w})"), format!(" local {w}")),
+        (true, None) => (" · global".to_string(), " global".to_string()),
+    };
+    let forms = [
+        format!(" Attention · layer {layer}/{n_layer}{kind} · {long} "),
+        format!(" Attention · L{layer}/{n_layer}{kind_short} · {short} "),
+        format!(" Attn · L{layer}/{n_layer}{kind_short} · {short} "),
+    ];
+    let last = forms[forms.len() - 1].clone();
+    forms
+        .into_iter()
+        .find(|f| f.width() + 2 <= width)
+        .unwrap_or(last)
 }
 
 /// The matrix, a line on what it hides, the legend, and what the newest row looks at most. The last
@@ -195,7 +212,7 @@ fn hidden_line(
 }
 
 /// What the cells mean: numbers are weights in %, shades a heat scale where blank is below the first
-/// shade; `·` is the causal mask, and on a sliding-window layer the keys outside its window too.
+/// shade; `·` is the causal mask, and on a sliding-window layer `×` the keys outside its window.
 /// Wrapped to `width` between items.
 fn legend(numbers: bool, window: Option<usize>, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut items: Vec<Vec<Span<'static>>> = vec![];
@@ -212,12 +229,12 @@ fn legend(numbers: bool, window: Option<usize>, width: usize, theme: &Theme) -> 
         )]);
     }
     items.push(vec![
-        Span::styled("·", theme.blocked),
+        Span::styled(MASK_MARK, theme.blocked),
         Span::styled(" masked (future)", theme.dim),
     ]);
     if let Some(w) = window {
         items.push(vec![
-            Span::styled("·", theme.blocked),
+            Span::styled(WINDOW_MARK, theme.blocked),
             Span::styled(format!(" outside its window of {w} keys"), theme.dim),
         ]);
     }

@@ -9,6 +9,11 @@ use ratatui::text::{Line, Span};
 
 /// Marks the keys left out between the first key and the drawn window.
 pub const GAP_MARK: &str = "┆";
+/// A key the query cannot see because it comes after it (the causal mask).
+pub const MASK_MARK: &str = "·";
+/// A key the query cannot see because a sliding-window layer's window has passed it. A glyph of its
+/// own, so the two reasons differ without colour.
+pub const WINDOW_MARK: &str = "×";
 
 /// How the matrix fits the panel. Rows are the newest queries that fit the height; columns are the
 /// newest keys that fit the width, plus the very first key (position 0) drawn apart when it would
@@ -227,16 +232,23 @@ pub fn query_row(
     Line::from(spans)
 }
 
-/// Whether the query of window row `r` cannot see absolute key `key`: a key after it (the model cannot
-/// look ahead), or, on a sliding-window layer, a key older than its window.
-fn masked(app: &App, win: &AttentionWindow, r: usize, key: usize) -> bool {
+/// Why the query of window row `r` cannot see absolute key `key`, as the cell's mark: [`MASK_MARK`]
+/// for a key after it (the model cannot look ahead), [`WINDOW_MARK`] for a key older than a
+/// sliding-window layer's window; `None` when it sees it.
+fn masked(app: &App, win: &AttentionWindow, r: usize, key: usize) -> Option<&'static str> {
     let pos = win.start + r;
     let window = app.model.as_ref().and_then(|m| m.window(focus(app, win).0));
-    key > pos || window.is_some_and(|w| pos - key >= w)
+    if key > pos {
+        Some(MASK_MARK)
+    } else if window.is_some_and(|w| pos - key >= w) {
+        Some(WINDOW_MARK)
+    } else {
+        None
+    }
 }
 
-/// One cell. Every cell ends where its column label ends; glyph cells keep a gap column. A masked key
-/// shows `·`.
+/// One cell. Every cell ends where its column label ends; glyph cells keep a gap column. A key the
+/// query cannot see shows why: `·` after it, `×` outside the layer's window.
 fn cell(
     app: &App,
     g: &Grid,
@@ -246,11 +258,11 @@ fn cell(
     theme: &Theme,
 ) -> Span<'static> {
     let cell = g.cell;
-    if masked(app, win, r, key) {
+    if let Some(mark) = masked(app, win, r, key) {
         let dot = if g.numbers {
-            pad_left("·", cell)
+            pad_left(mark, cell)
         } else {
-            format!("{} ", pad_left("·", cell - 1))
+            format!("{} ", pad_left(mark, cell - 1))
         };
         return Span::styled(dot, theme.blocked);
     }

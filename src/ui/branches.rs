@@ -43,16 +43,17 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             " log p/tok"
         };
         lines.push(Line::styled(
-            fit(&format!("    #  tokens  fork at{last}"), w),
+            fit(&format!("    #  tokens {:>9}{last}", "forks at"), w),
             theme.title,
         ));
     }
     // Each branch as a block of lines; blocks before the selected one give way when they do not fit.
+    let prompt_len = app.session.as_ref().map_or(0, |s| s.prompt_len);
     let blocks: Vec<Vec<Line>> = list
         .iter()
         .enumerate()
         .map(|(i, b)| {
-            let mut block = vec![row(b, i == app.selection.branch, theme)];
+            let mut block = vec![row(i, b, prompt_len, i == app.selection.branch, theme)];
             block.extend(fork_lines(b, w, theme));
             block
         })
@@ -82,21 +83,42 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     );
 }
 
-/// `▶● 11       7      @12     -1.21`: selected, current, id, tokens, fork position, mean log p.
-fn row(b: &BranchInfo, selected: bool, theme: &Theme) -> Line<'static> {
+/// `▶  2       7    step 3     -1.21`: selected, current, the branch's number in the list (from 1),
+/// tokens, the step where it leaves the path on screen (counted as the status bar counts: the first
+/// generated token is step 1; `—` for the path on screen itself), mean log p. The session's node ids
+/// stay off screen: nothing a user types takes them.
+fn row(
+    i: usize,
+    b: &BranchInfo,
+    prompt_len: usize,
+    selected: bool,
+    theme: &Theme,
+) -> Line<'static> {
+    let fork = if b.current {
+        "—".to_string()
+    } else {
+        format!("step {}", fork_step(b, prompt_len))
+    };
     let head = format!(
-        "{}{}{:>3} {:>7} {:>8}",
+        "{}{}{:>3} {:>7} {:>9}",
         if selected { "▶" } else { " " },
         if b.current { "●" } else { " " },
-        b.id,
+        i + 1,
         b.len,
-        format!("@{}", b.fork_position),
+        fork,
     );
     let style = if selected { theme.selected } else { theme.text };
     Line::from(vec![
         Span::styled(head, style),
         Span::styled(format!("  {:>8.2}", b.mean_logprob), theme.dim),
     ])
+}
+
+/// The generated step at which a branch leaves the current path, counted from 1: its first token of
+/// its own is at absolute position `fork_position`, and the first generated token (position
+/// `prompt_len`) is step 1.
+pub fn fork_step(b: &BranchInfo, prompt_len: usize) -> usize {
+    super::fmt::shown_step(b.fork_position.saturating_sub(prompt_len))
 }
 
 /// The text around a branch's fork: the end of the shared text (dim), the fork mark, then the

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 
 /// Columns of the chain view: one per stage, `CELL` wide.
 const CELL: usize = 6;
-/// The row labels of the token column ("stage →", "kept", "mass kept") need this many columns.
+/// The row labels of the token column ("stage →", "kept", "mass left") need this many columns.
 const LABEL_W: usize = 9;
 
 fn stage_label(name: &str) -> &str {
@@ -77,14 +77,29 @@ pub fn row(app: &App, dist: &Distribution, i: usize, width: usize, theme: &Theme
     Line::from(spans)
 }
 
-/// Under the list: the share of the previous stage's mass each stage kept.
+/// Under the list: the share of the distribution's mass still left after each stage ([`mass_left`]),
+/// which can only fall from one stage to the next.
 pub fn mass_line(dist: &Distribution, width: usize, theme: &Theme) -> Line<'static> {
     let tw = token_width(dist, width);
-    let mut row = format!("{:3} {}", "", pad("mass kept", tw));
-    for st in &dist.stages {
-        row.push_str(&format!("{:>w$}", pct(st.kept_mass), w = CELL));
+    let mut row = format!("{:3} {}", "", pad("mass left", tw));
+    for m in mass_left(dist) {
+        row.push_str(&format!("{:>w$}", pct(m), w = CELL));
     }
     Line::styled(row, theme.dim)
+}
+
+/// After each stage, the share of the tempered distribution's mass its survivors hold: the running
+/// product of each stage's `kept_mass` (the share of the *previous* stage's mass it kept, which read
+/// alone seems to rise when top-p keeps more of top-k's survivors than top-k kept of the whole). The
+/// stages before the cut-offs reweight without cutting: 100%.
+pub fn mass_left(dist: &Distribution) -> Vec<f32> {
+    dist.stages
+        .iter()
+        .scan(1.0f32, |left, st| {
+            *left *= st.kept_mass;
+            Some(*left)
+        })
+        .collect()
 }
 
 fn compact_count(n: usize) -> String {

@@ -5,7 +5,7 @@
 //! series and the divergence (`compare_chart.rs`), and the sequence totals. Every figure comes from
 //! the engine's `Comparison`.
 
-use super::fmt::{fit, pad, quoted_token, visible};
+use super::fmt::{fit, pad, quoted_token, shown_step, visible};
 use super::help::panel_hints;
 use super::theme::Theme;
 use super::transcript::FORCED_MARK;
@@ -170,7 +170,7 @@ fn kl_line(
         let (kab, kba, js) = (num(s.kl_ab, 0), num(s.kl_ba, 0), num(s.js, 0));
         format!(
             "step {} (top row): {ab} {kab} · {ba} {kba} · JS {js}",
-            s.step
+            shown_step(s.step)
         )
     });
     Line::styled(fit(&text, w), theme.text)
@@ -212,16 +212,10 @@ fn draw_table(
     );
     let mut lines = vec![Line::styled(fit(&head, w), theme.title)];
     let rows = (area.height as usize).saturating_sub(1);
-    let max_js = c
-        .steps
-        .iter()
-        .filter_map(|s| s.js)
-        .fold(0.0f64, f64::max)
-        .max(1e-9);
     for s in c.steps.iter().skip(scroll).take(rows) {
         let fork = Some(s.step) == c.fork_step;
         let mut spans = vec![Span::styled(
-            format!("{}{:<3} ", if fork { "▸" } else { " " }, s.step),
+            format!("{}{:<3} ", if fork { "▸" } else { " " }, shown_step(s.step)),
             if fork { theme.key } else { theme.dim },
         )];
         spans.extend(cell(s.a.as_ref(), tw, false, theme));
@@ -235,7 +229,8 @@ fn draw_table(
         match s.js {
             Some(js) => {
                 spans.push(Span::styled(format!("{js:>6.3}"), theme.text));
-                let bar = super::fmt::bar((js / max_js) as f32, 3);
+                // On the fixed scale to ln 2: the same length is the same divergence on every row.
+                let bar = super::fmt::scaled_bar(js, super::fmt::JS_MAX, 3);
                 spans.push(Span::styled(pad(&bar, 3), theme.bar));
             }
             None => spans.push(Span::styled(format!("{:>6}   ", "—"), theme.dim)),
@@ -304,7 +299,8 @@ fn summary_lines(c: &Comparison, reference: bool, w: usize, theme: &Theme) -> Ve
         let leaves = match c.fork_step {
             None => "free running never leaves the reference".to_string(),
             Some(f) => format!(
-                "free running leaves the reference at step {f}; mean JS after {:.3}",
+                "free running leaves the reference at step {}; mean JS after {:.3}",
+                shown_step(f),
                 c.mean_js
             ),
         };
@@ -325,12 +321,15 @@ fn summary_lines(c: &Comparison, reference: bool, w: usize, theme: &Theme) -> Ve
         let fork = match (c.fork_step, c.rejoined_at) {
             (None, _) => "the paths do not differ".to_string(),
             (Some(f), None) => format!(
-                "fork at step {f} · mean JS after {:.3} · never rejoin",
+                "fork at step {} · mean JS after {:.3} · never rejoin",
+                shown_step(f),
                 c.mean_js
             ),
             (Some(f), Some(r)) => format!(
-                "fork at step {f} · mean JS after {:.3} · same tokens again from step {r}",
-                c.mean_js
+                "fork at step {} · mean JS after {:.3} · same tokens again from step {}",
+                shown_step(f),
+                c.mean_js,
+                shown_step(r)
             ),
         };
         out.push(Line::styled(fit(&fork, w), theme.text));

@@ -1,6 +1,7 @@
 //! The next-token panel: the candidates with what the sampler will draw from (after penalties,
-//! temperature and the cut-offs) as the bar and first number, the model's own probability beside it;
-//! or the sampler chain stage by stage (`t`, drawn by `chain.rs`).
+//! temperature and the cut-offs) as the bar and first number, the model's own probability beside it
+//! (under greedy, which draws nothing, the bars are the distribution it takes the top of); or the
+//! sampler chain stage by stage (`t`, drawn by `chain.rs`).
 
 use super::chain;
 use super::fmt::{fit, ghost_bar, pad, pad_left, pct, quoted_token};
@@ -96,7 +97,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let key = if app.screen.show_chain {
         chain::mass_line(dist, width, theme)
     } else {
-        column_key(&cols, theme)
+        column_key(dist, &cols, theme)
     };
     let mut foot = vec![pick_line(dist, width, theme)];
     if n < rows.height as usize {
@@ -151,14 +152,11 @@ impl Columns {
     }
 }
 
-/// The stage that cut candidate `i` (its first stage with probability 0), if any. Greedy takes the
-/// top row whatever the cut-offs keep, so under greedy every other row is cut by greedy.
+/// The stage that cut candidate `i` (its first stage with probability 0), if any. Greedy cuts
+/// nothing: it ranks every row and takes the top one, so under greedy no row is cut.
 pub fn cut_by(dist: &Distribution, i: usize) -> Option<&str> {
-    if dist.candidates[i].sampled_prob > 0.0 {
+    if dist.draw.is_none() || dist.candidates[i].sampled_prob > 0.0 {
         return None;
-    }
-    if dist.draw.is_none() {
-        return Some("greedy");
     }
     let stage = dist
         .stages
@@ -167,9 +165,42 @@ pub fn cut_by(dist: &Distribution, i: usize) -> Option<&str> {
     Some(stage.map_or("the sampler", |st| st.name.as_str()))
 }
 
+/// The solid bar and first number of row `i`: what the sampler draws from; under greedy, which draws
+/// nothing, the distribution it ranks by (the model's own, after any penalties, at temperature 1), so
+/// the bars still say how sure the model is. Greedy takes the top row of it.
+pub fn bar_prob(dist: &Distribution, i: usize) -> f32 {
+    let c = &dist.candidates[i];
+    match (&dist.draw, greedy_ranks(dist)) {
+        (Some(_), _) => c.sampled_prob,
+        (None, Some(stage)) => stage.probs.get(i).copied().unwrap_or(c.prob),
+        (None, None) => c.prob,
+    }
+}
+
+/// Under greedy, the distribution greedy takes the top of: the stage just before the temperature
+/// (the model's own after the penalties and DRY; a temperature changes no order, and greedy draws
+/// nothing for it to shape). `None` when the sampler draws.
+pub fn greedy_ranks(dist: &Distribution) -> Option<&crate::protocol::StageReport> {
+    if dist.draw.is_some() {
+        return None;
+    }
+    let t = dist.stages.iter().position(|st| st.name == "temperature")?;
+    dist.stages.get(t.checked_sub(1)?)
+}
+
+/// Under greedy, whether penalties moved the distribution greedy ranks by away from the model's own.
+fn greedy_penalised(dist: &Distribution) -> bool {
+    greedy_ranks(dist).is_some_and(|st| {
+        st.probs
+            .iter()
+            .zip(&dist.candidates)
+            .any(|(p, c)| (p - c.prob).abs() > 1e-4)
+    })
+}
+
 /// `▶ 1 ⟨␣Paris⟩   91.2% ██████████▉░  78.0% ◀ next`: the sampler's probability as number and solid
-/// bar, the model's raw probability as a ghost bar behind it and the second number. A cut candidate
-/// reads `cut by top-p` where the bar would be.
+/// bar ([`bar_prob`]), the model's raw probability as a ghost bar behind it and the second number. A
+/// cut candidate reads `cut by top-p` where the bar would be.
 fn bar_row(
     app: &App,
     dist: &Distribution,
@@ -209,10 +240,11 @@ fn bar_row(
             spans.push(Span::styled(pad(&text, region), theme.dim));
         }
         None => {
-            let (solid, ghost) = ghost_bar(c.sampled_prob, c.prob, cols.bar);
+            let p = bar_prob(dist, i);
+            let (solid, ghost) = ghost_bar(p, c.prob, cols.bar);
             let rest = cols.bar.saturating_sub(solid.width() + ghost.width());
             spans.extend([
-                Span::styled(pad_left(&pct(c.sampled_prob), NUM_W), text_style),
+                Span::styled(pad_left(&pct(p), NUM_W), text_style),
                 Span::raw(" "),
                 Span::styled(solid, theme.bar),
                 Span::styled(ghost, theme.ghost),
@@ -233,12 +265,18 @@ fn bar_row(
 }
 
 /// The column labels, under the list and aligned with it: which number is the sampler's and which the
-/// model's, and which bar is which.
-fn column_key(cols: &Columns, theme: &Theme) -> Line<'static> {
+/// model's, and which bar is which. Under greedy the first is the model's own (`model`), or after the
+/// penalties (`penal.`) when they are on.
+fn column_key(dist: &Distribution, cols: &Columns, theme: &Theme) -> Line<'static> {
+    let first = match (dist.draw.is_some(), greedy_penalised(dist)) {
+        (true, _) => "sampler",
+        (false, true) => "penal.",
+        (false, false) => "model",
+    };
     let mut spans = vec![
         Span::styled(" ".repeat(LEAD_W), theme.dim),
         Span::styled(pad("token", cols.token), theme.dim),
-        Span::styled(pad_left("sampler", NUM_W), theme.bar),
+        Span::styled(pad_left(first, NUM_W), theme.bar),
         Span::raw(" "),
     ];
     // The solid bar belongs to the number on its left, the ghost to the one on its right.
@@ -251,16 +289,32 @@ fn column_key(cols: &Columns, theme: &Theme) -> Line<'static> {
 fn pick_line(dist: &Distribution, width: usize, theme: &Theme) -> Line<'static> {
     let planned = quoted_token(&dist.planned);
     let (lead, after) = match &dist.draw {
-        None => (
-            "greedy → ".to_string(),
-            " (the top row: no draw)".to_string(),
-        ),
+        None => {
+            // Greedy said plainly; the words give way before the token does.
+            let forms = [
+                " (always the top row: no draw)",
+                " (always the top row)",
+                "",
+            ];
+            let lead = "greedy → ";
+            let after = forms
+                .iter()
+                .find(|f| lead.width() + f.width() + planned.width() <= width)
+                .unwrap_or(&"");
+            (lead.to_string(), after.to_string())
+        }
         Some(d) => {
             let kept = dist.stages.last().map(|s| s.kept).unwrap_or(0);
-            (
-                format!("draw u={:.3} → ", d.u),
-                format!(" (#{} of {kept}, {})", d.rank + 1, pct(dist.planned_prob)),
-            )
+            let after = format!(" (#{} of {kept}, {})", d.rank + 1, pct(dist.planned_prob));
+            // u is the draw's random number: said in words where the line has room.
+            let long = format!("draw, random u={:.3} → ", d.u);
+            let room = long.width() + after.width() + planned.width();
+            let lead = if room <= width {
+                long
+            } else {
+                format!("draw u={:.3} → ", d.u)
+            };
+            (lead, after)
         }
     };
     let token_w = width.saturating_sub(lead.width() + after.width()).max(3);

@@ -152,3 +152,29 @@ pub fn ghost_bar(solid: f32, ghost: f32, width: usize) -> (String, String) {
     let cells = cells.max(usize::from(ghost > 0.0 && used == 0));
     (s, "░".repeat(cells.min(width).saturating_sub(used)))
 }
+
+/// A generated step as the screen counts it, from the 0-based index the data carries (JSON keeps it):
+/// the first generated token is step 1, as in the status bar.
+pub fn shown_step(step: usize) -> usize {
+    step + 1
+}
+
+/// The most a Jensen–Shannon divergence can be, in nats: ln 2, two distributions with nothing in
+/// common. JS bars and charts are drawn on this fixed scale, so the same length means the same value
+/// on every row and every screen.
+pub const JS_MAX: f64 = std::f64::consts::LN_2;
+
+/// Ends a bar whose value passed the top of its fixed scale.
+pub const OVER_MARK: &str = "▸";
+
+/// A bar `width` cells long for `value` on the fixed scale `0..=top`; a value past `top` fills the
+/// bar, its last cell replaced by [`OVER_MARK`].
+pub fn scaled_bar(value: f64, top: f64, width: usize) -> String {
+    if width == 0 {
+        return String::new();
+    }
+    if value > top {
+        return format!("{}{OVER_MARK}", "█".repeat(width - 1));
+    }
+    bar((value / top) as f32, width)
+}

@@ -1,8 +1,8 @@
 //! Legends: what the screen's colours, marks and quotes mean, built from the same constants the views
 //! draw with (the help screen lists them all; the transcript's border carries the colour key).
 
-use super::attention_grid::GAP_MARK;
-use super::fmt::{pct, quoted, QUOTE_CLOSE, QUOTE_OPEN, SPACE_MARK};
+use super::attention_grid::{GAP_MARK, MASK_MARK, WINDOW_MARK};
+use super::fmt::{pct, quoted, JS_MAX, QUOTE_CLOSE, QUOTE_OPEN, SPACE_MARK};
 use super::theme::{Theme, HEAT_BLANK, PROB_ITALIC, PROB_STEPS};
 use super::transcript::FORCED_MARK;
 use ratatui::text::{Line, Span};
@@ -87,11 +87,34 @@ pub fn help_lines(theme: &Theme, width: usize) -> Vec<Line<'static>> {
             "the sampler's pick; `cut by top-p` rows cannot be drawn".into(),
         ),
         entry(
-            vec![Span::styled("·", theme.blocked)],
+            vec![Span::styled("u=0.412", theme.text)],
+            "the draw's random number, from 0 to 1: the sampler adds up the kept tokens' \
+             probabilities, best first, and takes the first token whose sum passes u"
+                .into(),
+        ),
+        entry(
+            vec![Span::styled("TTFT TPOT", theme.text)],
+            "time to first token (reading the prompt, then one sampler run); time per output \
+             token (one decode step)"
+                .into(),
+        ),
+        entry(
+            vec![Span::styled("JS", theme.text)],
+            format!(
+                "Jensen–Shannon divergence between two next-token distributions; its bars and \
+                 charts run 0 to ln 2 = {JS_MAX:.2} nats (nothing in common), the same scale everywhere"
+            ),
+        ),
+        entry(
+            vec![Span::styled(MASK_MARK, theme.blocked)],
             format!(
                 "attention: masked (the future); blank: weight under {}",
                 pct(HEAT_BLANK)
             ),
+        ),
+        entry(
+            vec![Span::styled(WINDOW_MARK, theme.blocked)],
+            "attention: outside a local layer's sliding window (Gemma 3): too old to see".into(),
         ),
         entry(
             vec![Span::styled(GAP_MARK, theme.dim)],

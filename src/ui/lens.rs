@@ -125,6 +125,39 @@ pub fn on_top_from(lens: &LogitLens) -> Option<usize> {
     Some(below.map_or(0, |i| lens.layers[i + 1].layer))
 }
 
+/// Where the chosen token is the layer's #1, in words that agree with the rows: "#1 from layer 20"
+/// when it stays on top to the last layer, else the runs of layers where it is ("#1 at layers 13–17,
+/// not at the last"), or "never #1 at any layer". Layers counted from 1, as the rows count them.
+pub fn top_note(lens: &LogitLens) -> String {
+    if let Some(l) = on_top_from(lens) {
+        return format!("#1 from layer {}", l + 1);
+    }
+    let mut runs: Vec<(usize, usize)> = vec![];
+    for l in lens.layers.iter().filter(|l| l.chosen_rank == 0) {
+        let n = l.layer + 1;
+        match runs.last_mut() {
+            Some(run) if run.1 + 1 == n => run.1 = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    if runs.is_empty() {
+        return "never #1 at any layer".into();
+    }
+    let plural = if runs.len() > 1 || runs[0].0 != runs[0].1 {
+        "layers"
+    } else {
+        "layer"
+    };
+    let listed: Vec<String> = runs
+        .iter()
+        .map(|&(a, b)| match a == b {
+            true => a.to_string(),
+            false => format!("{a}–{b}"),
+        })
+        .collect();
+    format!("#1 at {plural} {}, not at the last", listed.join(", "))
+}
+
 fn lens_lines(app: &App, lens: &LogitLens, body: Rect, theme: &Theme) -> Vec<Line<'static>> {
     let w = body.width as usize;
     let chosen = quoted_token(&lens.chosen);
@@ -165,13 +198,23 @@ fn lens_lines(app: &App, lens: &LogitLens, body: Rect, theme: &Theme) -> Vec<Lin
     }
     // The chosen token's probability by layer, and where it reaches the top.
     let n = lens.layers.len();
-    let top = match on_top_from(lens) {
-        Some(l) => format!(" · #1 from layer {}", l + 1),
-        None => " · never #1".into(),
-    };
     let lead = format!("log p({chosen}) layer 1 ");
     let tail = format!(" {n}");
     let used = lead.width() + n + tail.width();
+    // The note in full where it fits, else in short ("#1 at L13–17, not last").
+    let long = format!(" · {}", top_note(lens));
+    let top = if used + long.width() <= w {
+        long
+    } else {
+        format!(
+            " · {}",
+            top_note(lens)
+                .replace(" at any layer", "")
+                .replace("layers ", "L")
+                .replace("layer ", "L")
+                .replace("not at the last", "not last")
+        )
+    };
     lines.push(Line::from(vec![
         Span::styled(lead, theme.text),
         Span::styled(sparkline(lens), theme.planned),

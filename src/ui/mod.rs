@@ -13,6 +13,7 @@ pub mod help;
 pub mod legend;
 pub mod lens;
 pub mod model_b;
+pub mod model_b_label;
 pub mod narration;
 pub mod overlays;
 pub mod predict;
@@ -90,7 +91,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     match app.mode {
         Mode::Help => help::draw(frame, clip(above_status), app.screen.help_scroll, &theme),
         Mode::Prompt => overlays::prompt(frame, clip(above_status), app, &theme),
-        Mode::Sampler => overlays::sampler(frame, overlay, app, &theme),
+        Mode::Sampler => overlays::sampler(frame, clip(areas.sampler), app, &theme),
         Mode::Branches => branches::draw(frame, overlay, app, &theme),
         Mode::Search => overlays::search(frame, overlay, app, &theme),
         Mode::Compare => compare::draw(frame, clip(below_narration), app, &theme),

@@ -3,7 +3,8 @@
 //! marked; the Jensen–Shannon divergence between them; and, along the path, each step's divergence and
 //! whether the two agreed on the top token, with the running count of flips.
 
-use super::fmt::{bar, fit, pad, pad_left, pct, quoted_token};
+use super::fmt::{bar, fit, pad, pad_left, pct, quoted_token, JS_MAX};
+use super::model_b_label;
 use super::theme::Theme;
 use crate::app::App;
 use crate::protocol::{AbView, Candidate, SessionView, TokenView};
@@ -26,25 +27,16 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(block, area);
         return;
     };
-    let wide = area.width >= 60;
-    let by = if ab.by_text { " · by text" } else { "" };
-    let title = match wide {
-        true => format!(" Model B · {}{by} ", ab.label),
-        false => format!(" B · {}{by} ", ab.label),
-    };
+    let (title, right) = titles(ab, area.width as usize);
+    let border = (area.width as usize).saturating_sub(2);
     let mut block = Block::bordered()
         .border_style(theme.border)
         .title(Span::styled(title, theme.title));
-    if let Some(tip) = ab.tip() {
-        let (n, flips) = (ab.steps.len(), ab.flips());
-        let right = match wide {
-            true => format!(" JS {:.3} · top-1 flips {flips} of {n} ", tip.js),
-            false => format!(" JS {:.3} · flips {flips}/{n} ", tip.js),
-        };
+    if !right.is_empty() {
         block = block.title_top(Line::styled(right, theme.key).right_aligned());
     }
-    if let Some(detail) = &ab.detail {
-        block = block.title_bottom(Line::styled(format!(" {detail} "), theme.dim));
+    if let Some(note) = model_b_label::footer(ab, border) {
+        block = block.title_bottom(Line::styled(note, theme.dim));
     }
     let inner = block.inner(area);
     frame.render_widget(block, area);
@@ -87,6 +79,31 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         );
     }
     frame.render_widget(Paragraph::new(strip_lines(ab, bottom.width, theme)), bottom);
+}
+
+/// The top border's two titles, what B is on the left and the tip's JS and flips on the right, the
+/// longest forms that fit beside each other (the right one gives way first, then goes).
+fn titles(ab: &AbView, width: usize) -> (String, String) {
+    let border = width.saturating_sub(2);
+    let mut rights = vec![];
+    if let Some(tip) = ab.tip() {
+        let (n, flips) = (ab.steps.len(), ab.flips());
+        rights.push(format!(" JS {:.3} · top-1 flips {flips} of {n} ", tip.js));
+        rights.push(format!(" JS {:.3} · flips {flips}/{n} ", tip.js));
+        rights.push(format!(" JS {:.3} ", tip.js));
+    }
+    rights.push(String::new());
+    for right in rights {
+        let room = if right.is_empty() {
+            0
+        } else {
+            right.width() + 1
+        };
+        if let Some(title) = model_b_label::title(ab, border, room) {
+            return (title, right);
+        }
+    }
+    (" B ".into(), String::new())
 }
 
 /// What the two models would pick next, and whether they agree; or why B could not be read.
@@ -197,7 +214,7 @@ fn b_rows<'a>(
     theme: &Theme,
 ) -> Vec<Line<'a>> {
     let a_top = view.next.candidates.first().map(|c| &c.token);
-    let title = format!("B · {}", ab.label);
+    let title = format!("B · {}", model_b_label::kind(ab));
     let mut lines = vec![Line::styled(fit(&title, w as usize), theme.title)];
     for (i, c) in ab.next.iter().take(rows.saturating_sub(1)).enumerate() {
         let mark = b_mark(i, a_top.is_some_and(|a| same_token(ab, a, &c.token)), theme);
@@ -256,28 +273,34 @@ fn b_mark(i: usize, is_a_top: bool, theme: &Theme) -> Style {
     }
 }
 
-/// Each step's JS as a level (scaled to the largest shown) and a `✗` where the top-1 differed, the
-/// newest steps that fit, oldest first, ending at the tip.
+/// Each step's JS as a level on the fixed scale 0 to ln 2 nats (the most it can be, so a level means
+/// the same on every screen) and a `✗` where the top-1 differed, the newest steps that fit, oldest
+/// first, ending at the tip.
 fn strip_lines<'a>(ab: &AbView, width: u16, theme: &Theme) -> Vec<Line<'a>> {
     let w = width as usize;
     let steps = &ab.steps[ab.steps.len().saturating_sub(w)..];
     let max = steps.iter().map(|s| s.js).fold(0.0, f64::max);
-    let level = |js: f64| {
-        if max <= 0.0 {
-            LEVELS[0]
-        } else {
-            LEVELS[((js / max) * 7.0).round().clamp(0.0, 7.0) as usize]
-        }
-    };
+    let level = |js: f64| LEVELS[((js / JS_MAX) * 7.0).round().clamp(0.0, 7.0) as usize];
     let over = if ab.by_text {
         " over the next character"
     } else {
         ""
     };
-    let mut label = format!("JS{over} per step (top {max:.3} nats); ✗ top-1 differs");
-    if let (n @ 1.., ms) = ab.b_pass {
-        label += &format!(" · B read {n} tok in {}", super::fmt::ms(ms));
-    }
+    let pass = match ab.b_pass {
+        (n @ 1.., ms) => format!(" · B read {n} tok in {}", super::fmt::ms(ms)),
+        _ => String::new(),
+    };
+    // The scale always shows; the rest gives way when the width is short.
+    let forms = [
+        format!("JS{over} per step, ▁ 0 to █ {JS_MAX:.2} nats (top here {max:.3}); ✗ top-1 differs{pass}"),
+        format!("JS{over} per step, ▁ 0 to █ {JS_MAX:.2} nats; ✗ top-1 differs"),
+        format!("JS ▁ 0 to █ {JS_MAX:.2} nats; ✗ top-1 differs"),
+        format!("JS ▁0–█{JS_MAX:.2}; ✗ differs"),
+    ];
+    let label = forms
+        .iter()
+        .find(|f| f.width() <= w)
+        .unwrap_or(&forms[forms.len() - 1]);
     let levels: String = steps.iter().map(|s| level(s.js)).collect();
     let flips: Vec<Span> = steps
         .iter()
@@ -287,7 +310,7 @@ fn strip_lines<'a>(ab: &AbView, width: u16, theme: &Theme) -> Vec<Line<'a>> {
         })
         .collect();
     vec![
-        Line::styled(fit(&label, w), theme.dim),
+        Line::styled(fit(label, w), theme.dim),
         Line::styled(levels, theme.bar),
         Line::from(flips),
     ]

@@ -64,7 +64,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 /// The loop in words, as the status bar and the transcript say it: "loop: period 17, ×2.4, since
 /// step 8".
 pub fn alert(c: &Cycle, view: &SessionView) -> String {
-    let since = c.since_position.saturating_sub(view.prompt_len);
+    let since = super::fmt::shown_step(c.since_position.saturating_sub(view.prompt_len));
     format!(
         "loop: period {}, ×{:.1}, since step {since}",
         c.period, c.repeats
@@ -145,12 +145,13 @@ fn series_chart(
     let all: Vec<(f64, f64)> = generated
         .iter()
         .enumerate()
-        .map(|(i, t)| (i as f64, value(t)))
+        .map(|(i, t)| (super::fmt::shown_step(i) as f64, value(t)))
         .collect();
     let in_loop: Vec<(f64, f64)> = loop_since
         .map(|s| all[s.min(all.len())..].to_vec())
         .unwrap_or_default();
-    let x_max = (all.len() - 1).max(1) as f64;
+    // Steps counted from 1, as the status bar counts them.
+    let x_max = all.len().max(2) as f64;
     let mut sets = vec![Dataset::default()
         .name(name.to_string())
         .marker(Marker::Braille)
@@ -173,10 +174,10 @@ fn series_chart(
         .hidden_legend_constraints((Constraint::Length(0), Constraint::Length(0)))
         .x_axis(
             Axis::default()
-                .bounds([0.0, x_max])
+                .bounds([1.0, x_max])
                 .labels(vec![
-                    Span::raw("0"),
-                    Span::raw(format!("step {}", all.len() - 1)),
+                    Span::raw("1"),
+                    Span::raw(format!("step {}", all.len())),
                 ])
                 .style(theme.dim),
         )

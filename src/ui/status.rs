@@ -4,6 +4,7 @@
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, key_for, Action, Mode};
 use crate::app::{sampler_panel, App, Busy};
+use crate::protocol::SamplerSettings;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
@@ -61,8 +62,17 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         items.push(Span::styled("KV OFF", theme.warn_badge));
     }
     let model = app.model.as_ref().map_or("no model", |m| m.name.as_str());
+    // The sampler in full when it fits beside what comes before it, else in short: never left out, so
+    // a penalty that is on always shows.
+    let before: usize = items.iter().map(|i| i.width() + 3).sum();
+    let [long, short] = sampler_forms(&app.sampler.settings);
+    let sampler = if before + long.width() <= area.width as usize {
+        long
+    } else {
+        short
+    };
     items.extend([
-        Span::styled(sampler_panel::summary(&app.sampler.settings), theme.text),
+        Span::styled(sampler, theme.text),
         Span::styled(format!("seed {}", app.sampler.settings.seed), theme.text),
     ]);
     // The loop alert (also on the transcript's border) before the model's name.
@@ -98,6 +108,63 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Line::styled(format!(" {} · {close} closes", app.mode.title()), theme.dim)
     };
     frame.render_widget(Paragraph::new(vec![top, bottom]), area);
+}
+
+/// The sampler settings that act on the next token, long ("greedy · rep 1.75") and short
+/// ("greedy rep1.75"): greedy, or the temperature and the cut-offs that are on; then every penalty
+/// that is on (repeat, frequency, presence, with their window when it is not the default 64; DRY),
+/// under greedy too, where they still choose the top token. A penalty whose window is 0 does nothing
+/// and is not shown.
+pub fn sampler_forms(s: &SamplerSettings) -> [String; 2] {
+    use sampler_panel::Field;
+    let greedy = s.greedy || s.temperature <= 0.0;
+    let mut long: Vec<String> = vec![];
+    let mut short: Vec<String> = vec![];
+    let mut add = |l: String, sh: String| {
+        long.push(l);
+        short.push(sh);
+    };
+    if greedy {
+        add("greedy".into(), "greedy".into());
+    } else {
+        add(
+            format!("T {:.2}", s.temperature),
+            format!("T{:.2}", s.temperature),
+        );
+        for (f, name, abbr) in [
+            (Field::TopK, "top-k", "k"),
+            (Field::TopP, "top-p", "p"),
+            (Field::MinP, "min-p", "m"),
+        ] {
+            let v = f.value(s);
+            if v != "off" {
+                add(format!("{name} {v}"), format!("{abbr}{v}"));
+            }
+        }
+    }
+    let mut penalties = false;
+    if s.penalty_last_n != 0 {
+        for (f, name) in [
+            (Field::RepeatPenalty, "rep"),
+            (Field::FrequencyPenalty, "freq"),
+            (Field::PresencePenalty, "pres"),
+        ] {
+            let v = f.value(s);
+            if v != "off" {
+                penalties = true;
+                add(format!("{name} {v}"), format!("{name}{v}"));
+            }
+        }
+    }
+    if penalties && s.penalty_last_n != SamplerSettings::default().penalty_last_n {
+        let n = s.penalty_last_n;
+        add(format!("over last {n}"), format!("last{n}"));
+    }
+    if s.dry_multiplier != 0.0 && s.dry_penalty_last_n != 0 {
+        let v = Field::DryMultiplier.value(s);
+        add(format!("DRY {v}"), format!("DRY{v}"));
+    }
+    [long.join(" "), short.join(" ")]
 }
 
 /// The second line while text is typed: the box's label, the text around the cursor (the terminal's

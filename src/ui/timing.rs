@@ -54,7 +54,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Layout::vertical([Constraint::Length(text.len() as u16), Constraint::Fill(1)]).areas(inner);
     frame.render_widget(Paragraph::new(text), top);
     if chart.height >= 4 {
-        frame.render_widget(bar_chart(s, chart.width, theme), chart);
+        frame.render_widget(bar_chart(s, chart, theme), chart);
     }
 }
 
@@ -166,6 +166,13 @@ fn stats_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>>
     if let Some(text) = ratio(s, on, known, wide) {
         lines.push(Line::styled(text, theme.info));
     }
+    // The two abbreviations above, said in words.
+    let key = if wide {
+        "TTFT = time to first token · TPOT = time per output token"
+    } else {
+        "TTFT 1st token · TPOT per token"
+    };
+    lines.push(Line::styled(key, theme.dim));
     if !pass.kv_cache_on {
         let text = if wide {
             format!(
@@ -204,9 +211,11 @@ fn ratio(s: &SessionView, on: Option<(f64, usize)>, known: bool, wide: bool) -> 
     })
 }
 
-/// One bar for the whole prefill, then one per decode step (the newest that fit), in ms.
-fn bar_chart(s: &SessionView, width: u16, theme: &Theme) -> BarChart<'static> {
-    let fit = (width / BAR_STEP).max(2) as usize;
+/// One bar for the whole prefill, then one per decode step (the newest that fit), in ms. A bar prints
+/// its value inside itself only when it is at least one row tall: on a shorter bar the number would
+/// sit alone just above the step labels and read as one of them.
+fn bar_chart(s: &SessionView, area: Rect, theme: &Theme) -> BarChart<'static> {
+    let fit = (area.width / BAR_STEP).max(2) as usize;
     let steps = step_times(s);
     let rebuilt = rebuild(s);
     let room = fit - 1 - usize::from(rebuilt.is_some());
@@ -220,10 +229,19 @@ fn bar_chart(s: &SessionView, width: u16, theme: &Theme) -> BarChart<'static> {
             format!("{x:.1}")
         }
     };
+    // The tallest bar fills the rows above the label row; a bar's height in rows scales with it.
+    let shown = steps[first..].iter().map(|t| t.ms);
+    let top = shown
+        .chain([s.prefill.ms])
+        .chain(rebuilt.map(|r| r.ms))
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
+    let rows = area.height.saturating_sub(1) as f64;
     let bar = |ms: f64, label: String, style| {
+        let tall = ms / top * rows >= 1.0;
         Bar::default()
             .value(tenths(ms))
-            .text_value(value(ms))
+            .text_value(if tall { value(ms) } else { String::new() })
             .label(Line::from(label))
             .style(style)
     };
