@@ -200,10 +200,20 @@ fn a_lesson_in_presenter_mode_steps_to_the_loop() {
     t.keys(&["h"]);
     t.wait_for("the revealed distribution", 30, |s| s.contains("⟨␣Paris⟩"));
     t.keys(&["Right"]);
+    // The second step asks before it writes: nothing written yet, the loop panel's figures hidden.
+    let s = t.wait_for("the second step's question", 60, |s| {
+        s.contains("step 2 of 5") && s.contains("Will greedy decoding fall into a loop?")
+    });
+    assert!(s.contains("Hidden until the answer"), "{s}");
+    assert!(!s.contains("loop: period"), "{s}");
+    // The class answers yes; the rest of the step runs, and the model's answer is shown beside it.
+    t.keys(&["/"]);
+    t.keys(&["y", "Enter"]);
     let s = t.wait_for("the loop alert", 180, |s| {
         s.contains("step 2 of 5") && s.contains("loop: period")
     });
     assert!(s.contains("Round and round"), "{s}");
+    assert!(s.contains("the class: yes ✓"), "{s}");
     assert!(
         s.contains("Repetition"),
         "the lesson opened the repetition panel:\n{s}"
@@ -260,7 +270,7 @@ fn model_b_steps_beside_model_a() {
     );
     let t = Tmux::start(&cmd, 120, 36);
     let s = t.wait_for("the A/B panel", 180, |s| {
-        s.contains("Model B · q2_k") && step_counter(s) == Some(0)
+        s.contains("B · q2_k") && step_counter(s) == Some(0)
     });
     assert!(s.contains("A · the session's model"), "{s}");
     assert!(s.contains("top-1 flips") && s.contains(" of 1 "), "{s}");

@@ -131,7 +131,7 @@ fn answers(o: &mut String, h: &Handout) {
     o.push_str("<section id=\"answers\">\n<h2>The class's answers</h2>\n");
     let _ = writeln!(
         o,
-        "<p class=\"note\">{right} of {} right. A guess is right when it is exactly the model's own (greedy) choice; rank 1 is the model's favourite.</p>",
+        "<p class=\"note\">{right} of {} right. A guess at the next token is right when it is exactly the model's own (greedy) choice, rank 1 being its favourite; an answer to a lesson's question is right when it matches what the model then did.</p>",
         answers.len()
     );
     o.push_str("<table class=\"answers\">\n<thead><tr><th class=\"num\">step</th><th>question</th><th>class</th><th>model</th><th>right</th><th>detail</th></tr></thead>\n<tbody>\n");

@@ -185,7 +185,7 @@ fn answers(o: &mut String, h: &Handout) {
     o.push_str("\n## The class's answers\n\n");
     let _ = writeln!(
         o,
-        "{right} of {} right. A guess is right when it is exactly the model's own (greedy) choice; rank 1 is the model's favourite.\n",
+        "{right} of {} right. A guess at the next token is right when it is exactly the model's own (greedy) choice, rank 1 being its favourite; an answer to a lesson's question is right when it matches what the model then did.\n",
         answers.len()
     );
     o.push_str("| step | question | class | model | right | detail |\n");

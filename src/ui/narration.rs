@@ -283,7 +283,10 @@ mod tests {
         assert!(!asking.contains("no way out"), "{asking}");
         assert!(asking.contains("more after the answer"));
         let answered = shown_narration(text, false);
-        assert_eq!(answered, "Will it loop?\n\nIt loops: greedy has no way out.");
+        assert_eq!(
+            answered,
+            "Will it loop?\n\nIt loops: greedy has no way out."
+        );
         assert_eq!(shown_narration("plain", true), "plain");
     }
 }

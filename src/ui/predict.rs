@@ -56,7 +56,17 @@ pub fn hidden(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             Line::styled(format!("? {question}"), theme.title),
             Line::default(),
             Line::styled(how, theme.text),
-            Line::styled(format!("{reveal}: reveal without a guess."), theme.dim),
+            Line::styled(
+                format!(
+                    "{reveal}: reveal without {}.",
+                    if other.is_some() {
+                        "an answer"
+                    } else {
+                        "a guess"
+                    }
+                ),
+                theme.dim,
+            ),
         ]);
     } else {
         lines.extend([
