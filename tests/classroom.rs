@@ -170,6 +170,37 @@ fn a_lesson_step_opens_the_panels_it_names() {
     assert_eq!(app.mode, Mode::Branches);
 }
 
+/// `g` with nothing explored opens the step's panels again, with no request: the screen the
+/// narration describes comes back after the teacher looked elsewhere.
+#[test]
+fn g_opens_the_steps_panels_again() {
+    let mut app = lesson_app(100, 30);
+    app.presenter.on = false;
+    let chain = TuiAction::Panel(PanelSpec {
+        panel: Panel::Chain,
+        layer: None,
+        head: None,
+        at: At::Next,
+    });
+    let timing = TuiAction::Panel(PanelSpec {
+        panel: Panel::Timing,
+        layer: None,
+        head: None,
+        at: At::Next,
+    });
+    app.update(step(0, vec![timing, chain], vec![]));
+    assert!(app.screen.show_chain);
+    // The teacher looks elsewhere: the bars, another side panel.
+    key(&mut app, 't');
+    press(&mut app, Key::Tab);
+    assert!(!app.screen.show_chain);
+    assert_ne!(app.screen.side, SidePanel::Timing);
+    let cmds = key(&mut app, 'g');
+    assert!(cmds.is_empty(), "nothing to replay: {cmds:?}");
+    assert!(app.screen.show_chain, "the chain again");
+    assert_eq!(app.screen.side, SidePanel::Timing, "the timing panel again");
+}
+
 #[test]
 fn a_failed_check_is_shown_at_once_with_what_was_observed() {
     let mut app = lesson_app(100, 30);
