@@ -243,7 +243,7 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Help), &[P(K::Down), P(K::Char('j'))], A::Down, "scroll down"),
     b(In(M::Help), &[P(K::Up), P(K::Char('k'))], A::Up, "scroll up"),
     // Text boxes: characters are typed at the cursor; these keys are special.
-    b(In(M::Search), &[P(K::Enter)], A::Submit, "force the hit (guess, in predict mode)"),
+    b(In(M::Search), &[P(K::Enter)], A::Submit, "force, or guess, the hit"),
     b(In(M::Search), &[P(K::Up)], A::Up, "previous hit"),
     b(In(M::Search), &[P(K::Down)], A::Down, "next hit"),
     b(In(M::Search), &[P(K::Tab)], A::ToggleHitOrder, "by match/by probability"),
