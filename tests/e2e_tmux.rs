@@ -200,12 +200,19 @@ fn a_lesson_in_presenter_mode_steps_to_the_loop() {
     t.keys(&["h"]);
     t.wait_for("the revealed distribution", 30, |s| s.contains("⟨␣Paris⟩"));
     t.keys(&["Right"]);
-    // The second step asks before it writes: nothing written yet, the loop panel's figures hidden.
-    let s = t.wait_for("the second step's question", 60, |s| {
-        s.contains("step 2 of 5") && s.contains("Will greedy decoding fall into a loop?")
-    });
-    assert!(s.contains("Hidden until the answer"), "{s}");
+    // The second step asks before it writes: nothing written yet, the distribution hidden again (a
+    // frame caught halfway through its redraw may still show the last one, so wait for it).
+    let s = t.wait_for(
+        "the second step's question, the distribution hidden",
+        60,
+        |s| {
+            s.contains("step 2 of 5")
+                && s.contains("Will greedy decoding fall into a loop?")
+                && s.contains("hidden")
+        },
+    );
     assert!(!s.contains("loop: period"), "{s}");
+    assert!(s.contains("0 generated"), "{s}");
     // The class answers yes; the rest of the step runs, and the model's answer is shown beside it.
     t.keys(&["/"]);
     t.keys(&["y", "Enter"]);

@@ -8,6 +8,7 @@
 //! | `report.rs` | what a step did ([`StepRun`]: each action's outcome, what is left to the TUI), as plain data |
 //! | `run.rs` | the [`Runner`]: a step's actions as calls on the engine's `Session` (shared with the TUI) |
 //! | `track.rs` | a lesson open in the TUI, on the engine thread: the next step, or a replay to any step |
+//! | `measure.rs` | what a number question measures: the prefill speed-up, token counts, the loop, entropy, divergence |
 //! | `question.rs` | a lesson's questions (`ask`): token, yes/no, choice, number; the model's answer and the class's score |
 //! | `expect/` | what an `expect` claims ([`Expect`]), and evaluating it on the real model, with the value observed |
 //! | `lint.rs` | a narration that makes a claim (a number, a quoted token, a trend) must carry an `expect` |
@@ -21,6 +22,7 @@ pub mod expect;
 pub mod format;
 pub mod lint;
 mod locate;
+pub mod measure;
 mod parse;
 pub mod question;
 pub mod report;

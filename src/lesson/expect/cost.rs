@@ -4,7 +4,7 @@
 use super::spec::GROWTH_MIN_STEPS;
 use super::{attention, err, Checks, Expect};
 use crate::engine::session::Session;
-use crate::lesson::question::prefill_speedup;
+use crate::lesson::measure::prefill_speedup;
 use crate::protocol::SessionView;
 
 /// Checks the claims that need the session view.
