@@ -36,6 +36,39 @@ actions = [
 ]
 "#;
 
+/// The real engine behind an app: the session and the lesson it holds.
+struct Engine {
+    s: nexttoken::engine::session::Session,
+    track: Option<Track>,
+}
+
+impl Engine {
+    fn new() -> Engine {
+        Engine {
+            s: support::real_session(),
+            track: None,
+        }
+    }
+
+    /// Answers `cmds` and folds the replies into `app`: what the app asked for in return.
+    fn answer(&mut self, app: &mut App, cmds: Vec<Command>) -> Vec<Command> {
+        let mut next = Vec::new();
+        for c in cmds {
+            for e in events_in_lesson(&mut self.s, &mut self.track, c) {
+                next.extend(app.update(Msg::Engine(e)));
+            }
+        }
+        next
+    }
+
+    /// Answers until the app asks for nothing more.
+    fn drive(&mut self, app: &mut App, mut cmds: Vec<Command>) {
+        while !cmds.is_empty() {
+            cmds = self.answer(app, cmds);
+        }
+    }
+}
+
 fn one_step(events: Vec<Event>) -> LessonStepView {
     match &events[..] {
         [Event::LessonStep(step)] => (**step).clone(),
@@ -111,21 +144,11 @@ fn lesson_check_prints_each_answer_and_fails_outside_the_range() {
 /// stay hidden until the answer, and the class's answer is scored and kept.
 #[test]
 fn the_class_answers_in_the_app_and_is_scored() {
-    let mut s = support::real_session();
-    let mut track: Option<Track> = None;
+    let mut engine = Engine::new();
     let l = lesson::parse("q", "q.toml", LESSON).unwrap();
     let mut app = App::new(config(120, 36)).with_lesson(l);
     let cmds = app.update(Msg::Engine(Event::Loaded(model_info())));
-    let mut reply = |app: &mut App, cmds: Vec<Command>| -> Vec<Command> {
-        let mut next = Vec::new();
-        for c in cmds {
-            for e in events_in_lesson(&mut s, &mut track, c) {
-                next.extend(app.update(Msg::Engine(e)));
-            }
-        }
-        next
-    };
-    let left = reply(&mut app, cmds);
+    let left = engine.answer(&mut app, cmds);
     assert!(left.is_empty(), "{left:?}");
     assert!(
         app.distribution_hidden(),
@@ -155,7 +178,7 @@ fn the_class_answers_in_the_app_and_is_scored() {
         vec![Command::LessonReveal],
         "the answer runs the rest of the step"
     );
-    let left = reply(&mut app, cmds);
+    let left = engine.answer(&mut app, cmds);
     assert!(left.is_empty(), "{left:?}");
 
     let kept = &app.predict.answers;
@@ -191,20 +214,11 @@ actions = [
   { panel = { name = "chain", at = "last" } },
 ]
 "#;
-    let mut s = support::real_session();
-    let mut track: Option<Track> = None;
+    let mut engine = Engine::new();
     let l = lesson::parse("d", "d.toml", DRAW).unwrap();
     let mut app = App::new(config(120, 36)).with_lesson(l);
-    let mut cmds = app.update(Msg::Engine(Event::Loaded(model_info())));
-    while !cmds.is_empty() {
-        let mut next = Vec::new();
-        for c in cmds {
-            for e in events_in_lesson(&mut s, &mut track, c) {
-                next.extend(app.update(Msg::Engine(e)));
-            }
-        }
-        cmds = next;
-    }
+    let cmds = app.update(Msg::Engine(Event::Loaded(model_info())));
+    engine.drive(&mut app, cmds);
     let view = app.session.clone().unwrap();
     let last = view
         .last_choice
@@ -227,11 +241,7 @@ actions = [
 
     // A step moves the panel on to the next token by itself.
     let cmds = press(&mut app, Key::Char(' '));
-    for c in cmds {
-        for e in events_in_lesson(&mut s, &mut track, c) {
-            app.update(Msg::Engine(e));
-        }
-    }
+    engine.drive(&mut app, cmds);
     let screen = screen_text(&app).join("\n");
     assert!(!screen.contains("The last choice"), "{screen}");
     assert!(screen.contains("Next token · position"), "{screen}");
@@ -256,23 +266,11 @@ actions = [
   { expect = { last_token = " Paris" } },
 ]
 "#;
-    let mut s = support::real_session();
-    let mut track: Option<Track> = None;
+    let mut engine = Engine::new();
     let l = lesson::parse("g", "g.toml", TOKEN).unwrap();
     let mut app = App::new(config(120, 36)).with_lesson(l);
-    let mut run = |app: &mut App, mut cmds: Vec<Command>| {
-        while !cmds.is_empty() {
-            let mut next = Vec::new();
-            for c in cmds {
-                for e in events_in_lesson(&mut s, &mut track, c) {
-                    next.extend(app.update(Msg::Engine(e)));
-                }
-            }
-            cmds = next;
-        }
-    };
     let cmds = app.update(Msg::Engine(Event::Loaded(model_info())));
-    run(&mut app, cmds);
+    engine.drive(&mut app, cmds);
     let prompt_len = app.session.as_ref().unwrap().prompt_len;
     assert_eq!(app.session.as_ref().unwrap().tokens.len(), prompt_len);
     press(&mut app, Key::Char('/'));
@@ -285,9 +283,9 @@ actions = [
     for c in "Paris".chars() {
         cmds = press(&mut app, Key::Char(c));
     }
-    run(&mut app, cmds);
+    engine.drive(&mut app, cmds);
     let cmds = press(&mut app, Key::Enter);
-    run(&mut app, cmds);
+    engine.drive(&mut app, cmds);
     assert_eq!(app.predict.answers.len(), 1, "the guess is kept once");
     assert!(app.predict.answers[0].correct, "{:?}", app.predict.answers);
     let view = app.session.as_ref().unwrap();

@@ -226,7 +226,7 @@ impl App {
                 self.record_answer(c);
             }
             // A token question's guess said how the model rated it; the narration shows the rest.
-            None if a.question.kind_name() == "token" => {}
+            None if a.question.is_token() => {}
             None => self.say(format!("the model's answer: {}", a.shown)),
         }
     }
@@ -254,7 +254,7 @@ impl App {
     /// `false` when the question is a token question (a vocabulary search answers it).
     pub(super) fn open_answer(&mut self) -> bool {
         let waiting = self.lesson.as_ref().and_then(|l| l.waiting());
-        if !waiting.is_some_and(|q| q.kind_name() != "token") || !self.awaiting_guess() {
+        if !waiting.is_some_and(|q| !q.is_token()) || !self.awaiting_guess() {
             return false;
         }
         self.open_text(Mode::Answer, String::new());

@@ -6,6 +6,7 @@
 //! | `parse.rs` | TOML into a `Lesson`; [`LessonError`] names the file, line, column and field |
 //! | `builtin.rs` | the seven built-in lessons, compiled in from `assets/lessons/` |
 //! | `report.rs` | what a step did ([`StepRun`]: each action's outcome, what is left to the TUI), as plain data |
+//! | `play.rs` | stepping with the stop rules (end of text, `autoplay`'s conditions), an action as a report line |
 //! | `run.rs` | the [`Runner`]: a step's actions as calls on the engine's `Session` (shared with the TUI) |
 //! | `track.rs` | a lesson open in the TUI, on the engine thread: the next step, or a replay to any step |
 //! | `measure.rs` | what a number question measures: the prefill speed-up, token counts, the loop, entropy, divergence |
@@ -24,6 +25,7 @@ pub mod lint;
 mod locate;
 pub mod measure;
 mod parse;
+mod play;
 pub mod question;
 pub mod report;
 pub mod run;

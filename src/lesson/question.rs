@@ -150,6 +150,11 @@ impl Question {
         }
     }
 
+    /// Whether the class answers with a guess at the next token (a vocabulary search), not in words.
+    pub fn is_token(&self) -> bool {
+        self.kind == QuestionKind::Token
+    }
+
     /// A problem with the question's fields, if any (checked when the file is read).
     pub fn problem(&self) -> Option<String> {
         if self.text.trim().is_empty() {

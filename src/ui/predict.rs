@@ -40,7 +40,7 @@ pub fn hidden(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             .lesson
             .as_ref()
             .and_then(|l| l.waiting())
-            .filter(|q| q.kind_name() != "token");
+            .filter(|q| !q.is_token());
         let how = match other {
             Some(q) => format!(
                 "Your answer: {search}, then {}, then {}.",
