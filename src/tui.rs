@@ -3,7 +3,7 @@
 
 use crate::app::{App, AppConfig, Key, Msg, ThemeKind};
 use crate::cli::{Cli, Theme};
-use crate::engine::worker::{self, EngineConfig};
+use crate::worker::{self, EngineConfig};
 use crate::protocol::{Event, Failure};
 use crossterm::event::{
     self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
@@ -172,7 +172,7 @@ fn read_lesson(name: &str) -> anyhow::Result<crate::lesson::Lesson> {
 
 /// The theme: `--theme` when given, else the lesson's, else the projector's in presenter mode.
 fn theme(cli: &Cli, lesson: Option<&crate::lesson::Lesson>) -> Theme {
-    use crate::lesson::format::ThemeName;
+    use crate::protocol::lesson::format::ThemeName;
     let settings = lesson.map(|l| &l.settings);
     let presenter = cli.classroom.presenter || settings.is_some_and(|s| s.presenter);
     match (cli.theme, settings.and_then(|s| s.theme)) {

@@ -5,7 +5,7 @@
 
 use super::keymap::{hint_key, Action, Mode};
 use super::{App, HeadSel, SidePanel};
-use crate::lesson::{
+use crate::protocol::lesson::{
     At, Given, Lesson, ModelAnswer, Panel, PanelSpec, Question, StepRun, TuiAction,
 };
 use crate::protocol::{ClassAnswer, Command, LessonStepView};

@@ -1,7 +1,5 @@
 //! The engine: everything that touches candle or tokenizers. Never imports the terminal layer.
 
-pub mod ab;
-mod ab_text;
 pub mod attention;
 pub mod backend;
 pub mod block;
@@ -26,7 +24,6 @@ pub mod session_file;
 mod tanhf;
 pub mod tokenizer;
 pub mod twin;
-pub mod worker;
 
 /// Sets the worker threads for the model's matrix work (default: all cores). Call before loading.
 pub fn set_threads(n: usize) {

@@ -8,7 +8,7 @@ use crate::protocol::{Source, TokenKind};
 
 /// The probability bands a token is coloured by, most likely first: the TUI's transcript steps
 /// (`ui::theme::PROB_STEPS`); below the last step is the fifth band.
-pub const BAND_STEPS: [f32; 4] = crate::ui::theme::PROB_STEPS;
+pub const BAND_STEPS: [f32; 4] = crate::fmt::PROB_STEPS;
 /// Each band's label, in the order of [`band`].
 pub const BAND_LABELS: [&str; 5] = ["≥ 50%", "20–50%", "5–20%", "1–5%", "< 1%"];
 /// How many candidates a handout lists per step.

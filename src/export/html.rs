@@ -6,8 +6,8 @@ use super::facts::{band, Branch, Handout, BAND_LABELS, TOP_SHOWN};
 use super::markdown::{answer_step, settings_summary};
 use crate::engine::session_file::SavedNode;
 use crate::protocol::{Source, TokenKind};
-use crate::ui::fmt::{pct, quoted_token, visible};
-use crate::ui::transcript::FORCED_MARK;
+use crate::fmt::{pct, quoted_token, visible};
+use crate::fmt::FORCED_MARK;
 use std::fmt::Write;
 
 /// The page's styles: the bands' colours with an underline style each, so that colour is never alone.

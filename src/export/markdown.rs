@@ -5,8 +5,8 @@
 use super::facts::{Handout, TOP_SHOWN};
 use crate::engine::session_file::{SavedNode, SavedSession};
 use crate::protocol::{ClassAnswer, SamplerSettings, Source};
-use crate::ui::fmt::{pct, quoted, quoted_token, visible};
-use crate::ui::transcript::FORCED_MARK;
+use crate::fmt::{pct, quoted, quoted_token, visible};
+use crate::fmt::FORCED_MARK;
 use std::fmt::Write;
 
 /// Text that Markdown shows as it is: the characters that could start markup backslash-escaped (`|`

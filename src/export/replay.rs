@@ -80,7 +80,7 @@ pub fn trace_command(
     if let Some(r) = special {
         return Err(format!(
             "the path goes on after the special token {}, where `trace` stops if it ends the sequence",
-            crate::ui::fmt::quoted_token(&r.token)
+            crate::fmt::quoted_token(&r.token)
         ));
     }
     let mut a: Vec<String> = vec!["nexttoken".into(), "trace".into()];

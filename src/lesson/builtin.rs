@@ -1,6 +1,6 @@
 //! The built-in lessons, compiled in from `assets/lessons/*.toml`.
 
-use super::format::Lesson;
+use crate::protocol::lesson::format::Lesson;
 use super::parse::{parse, LessonError};
 
 /// Name and text of each built-in lesson, in teaching order.

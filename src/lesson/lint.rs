@@ -5,8 +5,8 @@
 //! must carry an `expect` (or a question whose answer `lesson check` verifies). `lesson check` runs it
 //! on every lesson, and a test on every built-in, so a narration cannot lose its check unnoticed.
 
-use super::format::{Action, Lesson, Step};
-use super::question::QuestionKind;
+use crate::protocol::lesson::format::{Action, Lesson, Step};
+use crate::protocol::lesson::question::QuestionKind;
 
 /// Words that claim a trend or a comparison, lower case.
 pub const TREND_WORDS: &[&str] = &[

@@ -1,6 +1,6 @@
 //! The measurements a number question asks for, taken on the session as it is now.
 
-use super::question::Measure;
+use crate::protocol::lesson::question::Measure;
 use super::run::tip_loop;
 use crate::engine::session::Session;
 use crate::protocol::SessionView;

@@ -1,17 +1,18 @@
 //! Lessons as plain files: guided, repeatable demos that check their own teaching claims.
 //!
+//! The lesson as data (the format, `expect` claims, questions, what a step did) is in
+//! [`crate::protocol::lesson`], so the TUI can hold it without this module; here is what runs it.
+//!
 //! | file | owns |
 //! |---|---|
-//! | `format.rs` | the pure-data [`Lesson`]: steps, narration, [`Action`]s, [`Expect`] claims |
 //! | `parse.rs` | TOML into a `Lesson`; [`LessonError`] names the file, line, column and field |
 //! | `builtin.rs` | the seven built-in lessons, compiled in from `assets/lessons/` |
-//! | `report.rs` | what a step did ([`StepRun`]: each action's outcome, what is left to the TUI), as plain data |
 //! | `play.rs` | stepping with the stop rules (end of text, `autoplay`'s conditions), an action as a report line |
 //! | `run.rs` | the [`Runner`]: a step's actions as calls on the engine's `Session` (shared with the TUI) |
 //! | `track.rs` | a lesson open in the TUI, on the engine thread: the next step, or a replay to any step |
 //! | `measure.rs` | what a number question measures: the prefill speed-up, token counts, the loop, entropy, divergence |
-//! | `question.rs` | a lesson's questions (`ask`): token, yes/no, choice, number; the model's answer and the class's score |
-//! | `expect/` | what an `expect` claims ([`Expect`]), and evaluating it on the real model, with the value observed |
+//! | `answer.rs` | the model's answer to a question (`ask`), measured on the session |
+//! | `expect/` | evaluating an `expect` on the real model, with the value observed |
 //! | `lint.rs` | a narration that makes a claim (a number, a quoted token, a trend) must carry an `expect` |
 //! | `check.rs` | `nexttoken lesson list` and `nexttoken lesson check NAME\|PATH` |
 //!
@@ -19,23 +20,22 @@
 
 mod builtin;
 pub mod check;
+pub mod answer;
 pub mod expect;
-pub mod format;
 pub mod lint;
 mod locate;
 pub mod measure;
 mod parse;
 mod play;
-pub mod question;
-pub mod report;
 pub mod run;
 pub mod track;
 
 pub use builtin::{builtin, BUILTINS};
-pub use format::{Action, At, Expect, Lesson, Panel, PanelSpec, Step};
+pub use crate::protocol::lesson::{
+    Action, At, Expect, Given, Lesson, ModelAnswer, Outcome, Panel, PanelSpec, Question,
+    QuestionKind, Status, Step, StepRun, TuiAction,
+};
 pub use parse::{parse, LessonError};
-pub use question::{Given, ModelAnswer, Question, QuestionKind};
-pub use report::{Outcome, Status, StepRun, TuiAction};
 pub use run::Runner;
 pub use track::Track;
 

@@ -1,7 +1,7 @@
 //! Reading a lesson file: TOML into [`Lesson`], with errors that name the file, the line and column,
 //! the field, and what was expected. Never panics.
 
-use super::format::{Action, Lesson, LessonSettings, Step};
+use crate::protocol::lesson::format::{Action, Lesson, LessonSettings, Step};
 use serde::Deserialize;
 use std::fmt;
 use std::ops::Range;
@@ -196,7 +196,7 @@ fn field_names(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lesson::format::{Count, Expect, Panel};
+    use crate::protocol::lesson::format::{Count, Expect, Panel};
 
     const HEAD: &str = "title = \"T\"\nsummary = \"S\"\nminutes = 3\n";
 

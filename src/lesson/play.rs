@@ -1,7 +1,7 @@
 //! Playing a lesson's actions that write: stepping with the stop rules (an end of text, an
 //! `autoplay` condition), and one action as a line of the report.
 
-use super::format::{Action, Autoplay, BranchTarget};
+use crate::protocol::lesson::format::{Action, Autoplay, BranchTarget};
 use super::run::tip_loop;
 use crate::engine::session::{Choice, Session, SessionError};
 use crate::protocol::{Source, StepReport};

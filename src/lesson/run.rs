@@ -4,10 +4,10 @@
 //! on here.
 
 use super::expect;
-use super::format::{Action, BranchTarget, Lesson};
+use crate::protocol::lesson::format::{Action, BranchTarget, Lesson};
 pub use super::play::describe;
 use super::play::{autoplay, generated, steps};
-pub use super::report::{Outcome, Status, StepRun, TuiAction};
+pub use crate::protocol::lesson::report::{Outcome, Status, StepRun, TuiAction};
 use crate::analysis::{self, Cycle};
 use crate::engine::session::{Choice, Session, SessionError};
 use crate::protocol::SamplerSettings;
@@ -121,7 +121,7 @@ impl Runner {
         if run.failure().is_some() {
             return Some(run);
         }
-        match super::question::answer(session, &question, self.previous) {
+        match super::answer::answer(session, &question, self.previous) {
             Ok(a) => {
                 run.outcomes.push(Outcome {
                     line,

@@ -5,8 +5,8 @@
 //! from its start: lessons seed every draw, so a replay gives the same tokens, and the session ends up
 //! where the lesson says it should be ("back to the lesson").
 
-use super::format::Lesson;
-use super::report::StepRun;
+use crate::protocol::lesson::format::Lesson;
+use crate::protocol::lesson::report::StepRun;
 use super::run::Runner;
 use crate::engine::session::Session;
 use crate::protocol::SamplerSettings;

@@ -18,6 +18,7 @@ mod data;
 mod fold;
 mod inspect;
 mod lab;
+pub mod lesson;
 mod served;
 mod settings;
 
@@ -88,7 +89,7 @@ pub enum Command {
         ignore_model_mismatch: bool,
     },
     /// Open a lesson (`lesson/`) and show its first step. Answered by one `LessonStep`, or `Failed`.
-    OpenLesson(Box<crate::lesson::Lesson>),
+    OpenLesson(Box<lesson::Lesson>),
     /// Show step `step` (0-based) of the open lesson: the step alone when the session is as the lesson
     /// left it, else a replay of the lesson from its start up to that step (the draws are seeded, so the
     /// replay gives the same tokens): "back to the lesson" after exploring, or a step back. Answered by
@@ -202,11 +203,11 @@ impl Event {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LessonStepView {
     /// What the step did: each action's outcome, and what is left to the TUI (panels, questions).
-    pub run: crate::lesson::StepRun,
+    pub run: lesson::StepRun,
     /// Steps run again to get here (0 when it followed on from the step before).
     pub replayed: usize,
     /// An earlier step that did not go as the lesson says, found while replaying.
-    pub earlier_failure: Option<crate::lesson::StepRun>,
+    pub earlier_failure: Option<lesson::StepRun>,
     pub view: SessionView,
 }
 

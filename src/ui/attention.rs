@@ -2,7 +2,7 @@
 //! what the drawn window leaves out, a legend, and what the newest token looks at most.
 
 use super::attention_grid::{self as grid, Grid, GAP_MARK, MASK_MARK, WINDOW_MARK};
-use super::fmt::{fit, pct, quoted_token};
+use crate::fmt::{fit, pct, quoted_token};
 use super::theme::{Theme, HEAT_BLANK};
 use crate::app::keymap::{pair_hint, Action, Mode};
 use crate::app::{App, HeadSel};

@@ -1,7 +1,7 @@
 //! The attention matrix's geometry and cells: which query rows and key columns fit, the first key (the
 //! "attention sink") kept apart when older keys are hidden, and what each cell draws.
 
-use super::fmt::{fit, pad_left, visible};
+use crate::fmt::{fit, pad_left, visible};
 use super::theme::Theme;
 use crate::app::{App, HeadSel};
 use crate::protocol::{AttentionWindow, TokenRecord};

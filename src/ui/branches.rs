@@ -1,7 +1,7 @@
 //! The branch list (`b`): every leaf of the session tree under labelled columns, each with the text
 //! around its fork, line breaks kept; the selected branch always in view.
 
-use super::fmt::{fit, visible};
+use crate::fmt::{fit, visible};
 use super::help::panel_hints;
 use super::overlays::panel;
 use super::theme::Theme;
@@ -118,7 +118,7 @@ fn row(
 /// its own is at absolute position `fork_position`, and the first generated token (position
 /// `prompt_len`) is step 1.
 pub fn fork_step(b: &BranchInfo, prompt_len: usize) -> usize {
-    super::fmt::shown_step(b.fork_position.saturating_sub(prompt_len))
+    crate::fmt::shown_step(b.fork_position.saturating_sub(prompt_len))
 }
 
 /// The text around a branch's fork: the end of the shared text (dim), the fork mark, then the

@@ -1,6 +1,6 @@
 //! The sampler chain view (`t`): each candidate's probability after every stage, with where it was cut.
 
-use super::fmt::{pad, pct, quoted_token, widest_token};
+use crate::fmt::{pad, pct, quoted_token, widest_token};
 use super::theme::Theme;
 use crate::app::App;
 use crate::protocol::Distribution;

@@ -5,10 +5,10 @@
 //! series and the divergence (`compare_chart.rs`), and the sequence totals. Every figure comes from
 //! the engine's `Comparison`.
 
-use super::fmt::{fit, pad, quoted_token, shown_step, visible};
+use crate::fmt::{fit, pad, quoted_token, shown_step, visible};
 use super::help::panel_hints;
 use super::theme::Theme;
-use super::transcript::FORCED_MARK;
+use crate::fmt::FORCED_MARK;
 use crate::app::keymap::Mode;
 use crate::app::App;
 use crate::protocol::{AlignedStep, Comparison, PathToken};
@@ -230,7 +230,7 @@ fn draw_table(
             Some(js) => {
                 spans.push(Span::styled(format!("{js:>6.3}"), theme.text));
                 // On the fixed scale to ln 2: the same length is the same divergence on every row.
-                let bar = super::fmt::scaled_bar(js, super::fmt::JS_MAX, 3);
+                let bar = crate::fmt::scaled_bar(js, crate::fmt::JS_MAX, 3);
                 spans.push(Span::styled(pad(&bar, 3), theme.bar));
             }
             None => spans.push(Span::styled(format!("{:>6}   ", "—"), theme.dim)),
@@ -265,7 +265,7 @@ fn cell(t: Option<&PathToken>, tw: usize, reference: bool, theme: &Theme) -> Vec
     let figures = if reference {
         format!(
             " {:>6} {:>5}",
-            super::fmt::pct(t.prob as f32),
+            crate::fmt::pct(t.prob as f32),
             format!("#{}", t.rank + 1)
         )
     } else {

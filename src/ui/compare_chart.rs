@@ -3,7 +3,7 @@
 //! counted from 1, as the status bar counts them.
 
 use super::compare::names;
-use super::fmt::{shown_step, JS_MAX};
+use crate::fmt::{shown_step, JS_MAX};
 use super::theme::Theme;
 use crate::protocol::{AlignedStep, Comparison, PathToken};
 use ratatui::layout::{Constraint, Layout, Rect};

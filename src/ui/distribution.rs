@@ -4,7 +4,7 @@
 //! sampler chain stage by stage (`t`, drawn by `chain.rs`).
 
 use super::chain;
-use super::fmt::{fit, ghost_bar, pad, pad_left, pct, quoted_token};
+use crate::fmt::{fit, ghost_bar, pad, pad_left, pct, quoted_token};
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::layout::{candidate_rows, inset, CHAIN_HEADER};
@@ -133,7 +133,7 @@ struct Columns {
 
 impl Columns {
     fn fit(dist: &Distribution, width: usize) -> Columns {
-        let mut token = super::fmt::widest_token(&dist.candidates).clamp(6, 16);
+        let mut token = crate::fmt::widest_token(&dist.candidates).clamp(6, 16);
         let fixed = LEAD_W + NUM_W + 1 + NUM_W;
         let room = |token: usize, mark: &str| width.saturating_sub(fixed + token + mark.width());
         // Room for the bar first: the short mark, then a narrower token column.

@@ -3,7 +3,7 @@
 //! without colour. Layers run across (30 fit in 80 columns), heads down. A cursor picks a cell; its
 //! three scores are written out under the grid, with the heads that score highest.
 
-use super::fmt::{fit, pad};
+use crate::fmt::{fit, pad};
 use super::help::panel_hints;
 use super::theme::Theme;
 use crate::app::inspect::Score;
@@ -103,7 +103,7 @@ fn map_lines(app: &App, map: &HeadMap, w: usize, theme: &Theme) -> Vec<Line<'sta
         .session
         .as_ref()
         .and_then(|s| s.tokens.get(map.position))
-        .map(|t| super::fmt::quoted_token(&t.token))
+        .map(|t| crate::fmt::quoted_token(&t.token))
         .unwrap_or_default();
     let mut lines = vec![];
     if app.heads_stale() {

@@ -1,7 +1,7 @@
 //! The help overlay (`?`), generated from the keymap table so it always matches what keys do, then a
 //! legend of the screen's colours and marks. Where it does not fit, it says how much is below.
 
-use super::fmt::pad;
+use crate::fmt::pad;
 use super::legend;
 use super::theme::Theme;
 use crate::app::keymap::{self, Action, Binding, Mode, Scope, KEYMAP};

@@ -7,7 +7,6 @@ pub mod chain;
 pub mod compare;
 mod compare_chart;
 pub mod distribution;
-pub mod fmt;
 pub mod head_map;
 pub mod help;
 pub mod legend;

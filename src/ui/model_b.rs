@@ -3,7 +3,7 @@
 //! marked; the Jensen–Shannon divergence between them; and, along the path, each step's divergence and
 //! whether the two agreed on the top token, with the running count of flips.
 
-use super::fmt::{bar, fit, pad, pad_left, pct, quoted_token, JS_MAX};
+use crate::fmt::{bar, fit, pad, pad_left, pct, quoted_token, JS_MAX};
 use super::model_b_label;
 use super::theme::Theme;
 use crate::app::App;
@@ -287,7 +287,7 @@ fn strip_lines<'a>(ab: &AbView, width: u16, theme: &Theme) -> Vec<Line<'a>> {
         ""
     };
     let pass = match ab.b_pass {
-        (n @ 1.., ms) => format!(" · B read {n} tok in {}", super::fmt::ms(ms)),
+        (n @ 1.., ms) => format!(" · B read {n} tok in {}", crate::fmt::ms(ms)),
         _ => String::new(),
     };
     // The scale always shows; the rest gives way when the width is short.

@@ -6,7 +6,7 @@ use super::theme::Theme;
 use crate::app::keymap::{hint_key, pair_hint, Action, Mode};
 use crate::app::lesson::LessonState;
 use crate::app::App;
-use crate::lesson::{Given, QuestionKind, Status};
+use crate::protocol::lesson::{Given, QuestionKind, Status};
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -96,7 +96,7 @@ fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Vec<Line
                     _ => ("✗", theme.error),
                 };
                 let text = format!("{mark} {}: {}", o.what, o.observed);
-                lines.push(Line::styled(super::fmt::fit(&text, width), style));
+                lines.push(Line::styled(crate::fmt::fit(&text, width), style));
             }
         }
     }
@@ -105,12 +105,12 @@ fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Vec<Line
             "⚠ step {} did not go as the lesson says: what follows may differ from its text",
             f.index + 1
         );
-        lines.push(Line::styled(super::fmt::fit(&text, width), theme.error));
+        lines.push(Line::styled(crate::fmt::fit(&text, width), theme.error));
     }
     if state.explored {
         let back = crate::app::keymap::hint_key(Mode::Normal, Action::BackToLesson);
         let text = format!("✎ exploring on your own: {back} goes back to the lesson");
-        lines.push(Line::styled(super::fmt::fit(&text, width), theme.key));
+        lines.push(Line::styled(crate::fmt::fit(&text, width), theme.key));
     }
     lines
 }
@@ -146,7 +146,7 @@ fn question_lines(
     theme: &Theme,
     lines: &mut Vec<Line<'static>>,
 ) {
-    let fit = |s: String| super::fmt::fit(&s, width);
+    let fit = |s: String| crate::fmt::fit(&s, width);
     if let Some(q) = state.waiting() {
         let answer = hint_key(Mode::Normal, Action::OpenSearch);
         let reveal = hint_key(Mode::Normal, Action::ToggleHidden);

@@ -2,7 +2,7 @@
 //! guess is awaited), the prompt editor (`p`); the branch list (`b`) is drawn by `branches.rs` in the
 //! same frame.
 
-use super::fmt::{fit, pad, pct, quoted, quoted_token};
+use crate::fmt::{fit, pad, pct, quoted, quoted_token};
 use super::help::panel_hints;
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};

@@ -1,7 +1,7 @@
 //! Predict-then-reveal on screen: the card that stands in for the hidden distribution (the question,
 //! how to guess, the running score), and the line that says how the model rated the last guess.
 
-use super::fmt::{fit, pct, quoted};
+use crate::fmt::{fit, pct, quoted};
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::App;

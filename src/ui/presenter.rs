@@ -2,7 +2,7 @@
 //! back of a room, with its probability, rank and how it was chosen in words (never colour alone), and
 //! the class's score when it is guessing.
 
-use super::fmt::pct;
+use crate::fmt::pct;
 use super::theme::Theme;
 use crate::app::App;
 use crate::protocol::Source;

@@ -3,7 +3,7 @@
 //! marked, which shows the trap closing (the probability climbs, the entropy collapses); and the token
 //! that would continue the loop, before and after the sampler's penalties.
 
-use super::fmt::{fit, pct, quoted_token};
+use crate::fmt::{fit, pct, quoted_token};
 use super::theme::Theme;
 use crate::analysis::Cycle;
 use crate::app::lab::tip_loop;
@@ -64,7 +64,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 /// The loop in words, as the status bar and the transcript say it: "loop: period 17, ×2.4, since
 /// step 8".
 pub fn alert(c: &Cycle, view: &SessionView) -> String {
-    let since = super::fmt::shown_step(c.since_position.saturating_sub(view.prompt_len));
+    let since = crate::fmt::shown_step(c.since_position.saturating_sub(view.prompt_len));
     format!(
         "loop: period {}, ×{:.1}, since step {since}",
         c.period, c.repeats
@@ -145,7 +145,7 @@ fn series_chart(
     let all: Vec<(f64, f64)> = generated
         .iter()
         .enumerate()
-        .map(|(i, t)| (super::fmt::shown_step(i) as f64, value(t)))
+        .map(|(i, t)| (crate::fmt::shown_step(i) as f64, value(t)))
         .collect();
     let in_loop: Vec<(f64, f64)> = loop_since
         .map(|s| all[s.min(all.len())..].to_vec())

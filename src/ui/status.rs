@@ -202,7 +202,7 @@ fn text_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) -> Line<'s
             .input
             .preview
             .iter()
-            .map(super::fmt::quoted_token)
+            .map(crate::fmt::quoted_token)
             .collect();
         format!("  → {} tokens: {pieces}", app.input.preview.len())
     } else {

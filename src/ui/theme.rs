@@ -36,9 +36,7 @@ const HEAT_STEPS: [f32; 4] = [0.08, 0.3, 0.5, 0.7];
 /// The weight under which a shaded cell stays blank (the first step, squared): the legend says so.
 pub const HEAT_BLANK: f32 = HEAT_STEPS[0] * HEAT_STEPS[0];
 
-/// The transcript's colour steps by probability, most likely first: each colour holds from its step up
-/// to the one before; below the last is red. The legends are built from this.
-pub const PROB_STEPS: [f32; 4] = [0.5, 0.2, 0.05, 0.01];
+pub use crate::fmt::PROB_STEPS;
 /// Without colour, tokens less likely than this are in italics.
 pub const PROB_ITALIC: f32 = 0.05;
 

@@ -1,6 +1,6 @@
 //! The timing panel: prefill as one bar against each decode step, TTFT, TPOT, KV-cache size.
 
-use super::fmt::{bytes, ms};
+use crate::fmt::{bytes, ms};
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::App;

@@ -1,6 +1,6 @@
 //! The transcript panel: prompt and generated tokens with visible boundaries, coloured by probability.
 
-use super::fmt::{quoted_token, visible};
+use crate::fmt::{quoted_token, visible, FORCED_MARK};
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::App;
@@ -12,8 +12,6 @@ use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
-/// Marks a token the user chose instead of the sampler.
-pub const FORCED_MARK: &str = "⚑";
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let mut block = Block::bordered()
@@ -338,7 +336,7 @@ fn info_line(last: Option<&TokenRecord>, theme: &Theme) -> Line<'static> {
         Span::styled(
             format!(
                 "p {}  rank #{}  −log p {:.2}",
-                super::fmt::pct(t.prob),
+                crate::fmt::pct(t.prob),
                 t.rank + 1,
                 -t.logprob
             ),

@@ -90,7 +90,7 @@ pub fn events_in_lesson(
 ) -> Vec<nexttoken::protocol::Event> {
     let sent = std::cell::RefCell::new(Vec::new());
     let cancel = std::sync::atomic::AtomicBool::new(false);
-    nexttoken::engine::worker::serve(s, lesson, None, cmd, &cancel, &|e| {
+    nexttoken::worker::serve(s, lesson, None, cmd, &cancel, &|e| {
         sent.borrow_mut().push(e)
     });
     sent.into_inner()
@@ -99,12 +99,12 @@ pub fn events_in_lesson(
 /// As [`events`], with model B beside the session (the A/B view).
 pub fn events_ab(
     s: &mut nexttoken::engine::session::Session,
-    ab: &mut nexttoken::engine::ab::AbTracker,
+    ab: &mut nexttoken::worker::AbTracker,
     cmd: nexttoken::protocol::Command,
 ) -> Vec<nexttoken::protocol::Event> {
     let sent = std::cell::RefCell::new(Vec::new());
     let cancel = std::sync::atomic::AtomicBool::new(false);
-    nexttoken::engine::worker::serve(s, &mut None, Some(ab), cmd, &cancel, &|e| {
+    nexttoken::worker::serve(s, &mut None, Some(ab), cmd, &cancel, &|e| {
         sent.borrow_mut().push(e)
     });
     sent.into_inner()

@@ -3,7 +3,7 @@
 //!
 //! | file | checks |
 //! |---|---|
-//! | `spec.rs` | the claims as parsed ([`Expect`], [`AttentionExpect`]) and their load-time problems |
+//! | (`protocol::lesson::expect`) | the claims as parsed ([`Expect`], [`AttentionExpect`]) and their load-time problems |
 //! | `mod.rs` | the next distribution, the last token, loops |
 //! | `path.rs` | the current path against the previous branch: divergence, different text |
 //! | `cost.rs` | the session view: tokens fed, timings, text, prompt length |
@@ -12,24 +12,13 @@
 mod attention;
 mod cost;
 mod path;
-pub mod spec;
 
 pub use cost::decode_growth;
-pub use spec::{AttentionExpect, Expect};
+pub use crate::protocol::lesson::{AttentionExpect, Check, Expect};
 
 use super::run::tip_loop;
 use crate::engine::session::{Session, SessionError};
 use crate::protocol::{Distribution, TokenKind};
-
-/// One claim checked against the model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Check {
-    /// The claim, as written (`top1 " Paris"`).
-    pub what: String,
-    /// What the model did.
-    pub observed: String,
-    pub ok: bool,
-}
 
 /// The checks of one `expect`, in the order of its fields.
 #[derive(Default)]

@@ -1,0 +1,172 @@
+//! The HTML handout in a real headless Chromium: the rendered DOM holds the tokens, the forced mark and
+//! the step table; focusing a token shows its top-5 popup (CSS only); a screenshot and a PDF come out.
+//! Without a browser the test is skipped, except under `CI=true`, where it fails and names the package.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const PACKAGE_HINT: &str = "apt-get install chromium";
+
+/// The browser: `NEXTTOKEN_BROWSER` when set (a path; nothing if no file is there), else the first of
+/// the usual names on `PATH`.
+fn browser() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("NEXTTOKEN_BROWSER") {
+        return Some(PathBuf::from(p)).filter(|p| p.is_file());
+    }
+    let names = ["chromium", "chromium-browser", "google-chrome"];
+    let dirs =
+        std::env::var_os("PATH").map_or_else(Vec::new, |p| std::env::split_paths(&p).collect());
+    let found = names
+        .iter()
+        .flat_map(|n| dirs.iter().map(move |d| d.join(n)))
+        .find(|p| p.is_file());
+    found.or_else(|| Some(PathBuf::from("/usr/bin/chromium")).filter(|p| p.is_file()))
+}
+
+/// Runs the browser headless on `page` with the extra `args`, in a fresh profile under `tmp`.
+fn chromium(bin: &Path, tmp: &Path, args: &[String], page: &Path) -> Output {
+    let profile = tempfile::tempdir_in(tmp).unwrap();
+    let out = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{} failed: {}",
+        bin.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// A PNG's width and height, from its header.
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    let be = |i: usize| u32::from_be_bytes(bytes[i..i + 4].try_into().unwrap());
+    (be(16), be(20))
+}
+
+#[test]
+fn the_handout_renders_in_headless_chromium() {
+    let Some(bin) = browser() else {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("no Chromium found (chromium, chromium-browser, google-chrome): CI needs it for this test; install it with `{PACKAGE_HINT}`");
+        }
+        eprintln!("skipped: no Chromium found; install it with `{PACKAGE_HINT}` to run this test");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/handout-session.json");
+    let page = tmp.path().join("handout.html");
+    let o = Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+        .arg("export")
+        .arg(&fixture)
+        .arg("-o")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let saved = nexttoken::engine::session_file::read(&fixture).unwrap();
+    let h = nexttoken::export::facts::Handout::new(&saved, "handout-session.json");
+
+    // The DOM as Chromium parsed it.
+    let dom = String::from_utf8(chromium(&bin, tmp.path(), &["--dump-dom".into()], &page).stdout)
+        .unwrap();
+    for n in &h.steps {
+        let q = nexttoken::fmt::quoted_token(&n.record.token);
+        assert!(
+            dom.contains(&nexttoken::export::html::escape(&q)),
+            "{q} not in the DOM"
+        );
+    }
+    let forced = h
+        .steps
+        .iter()
+        .filter(|n| n.record.source == nexttoken::protocol::Source::Forced);
+    let forced = forced.count();
+    assert!(forced >= 1);
+    // Each forced token of the text carries the forced class and the flag, and no other token does.
+    assert_eq!(dom.matches(" forced\" tabindex=\"0\"").count(), forced);
+    assert_eq!(
+        dom.matches(" forced\" tabindex=\"0\" title=\"step ")
+            .count(),
+        forced
+    );
+    assert_eq!(
+        dom.matches("<b class=\"flag\">⚑</b>").count(),
+        1 + 2 * forced,
+        "legend, text, table"
+    );
+    assert!(dom.contains("<table class=\"steps\">"));
+    let rows = dom.matches("<td class=\"top\">").count();
+    assert_eq!(rows, h.steps.len(), "one step row per generated token");
+
+    // Focus a token (as a tap or Tab would): its popup shows, the others stay hidden. A headless window
+    // does not always have focus when the page's script first runs (`:focus` then matches nothing), so
+    // the probe retries on a timer until it does, and the virtual-time budget lets those timers run
+    // before the DOM is dumped.
+    let probe = tmp.path().join("probe.html");
+    let script = "<script>const f=document.querySelector('.tok.gen.forced');\
+        const o=document.querySelector('.tok.gen:not(.forced)');\
+        const d=e=>getComputedStyle(e.querySelector('.pop')).display;let tries=0;\
+        function probe(){f.focus();if(!f.matches(':focus')&&tries++<100){setTimeout(probe,20);return;}\
+        document.body.dataset.focused=d(f);document.body.dataset.other=d(o);}probe();</script></body>";
+    let html = std::fs::read_to_string(&page).unwrap();
+    std::fs::write(&probe, html.replace("</body>", script)).unwrap();
+    let dump = ["--dump-dom".into(), "--virtual-time-budget=5000".into()];
+    let dom = String::from_utf8(chromium(&bin, tmp.path(), &dump, &probe).stdout).unwrap();
+    assert!(
+        dom.contains("data-focused=\"block\""),
+        "the focused token's popup is not shown"
+    );
+    assert!(
+        dom.contains("data-other=\"none\""),
+        "another token's popup is shown"
+    );
+
+    // A screenshot (with the forced token's popup open) and a PDF (the print stylesheet) that are not
+    // blank pages.
+    let png = tmp.path().join("handout.png");
+    let shot = [
+        format!("--screenshot={}", png.display()),
+        "--window-size=1200,1600".into(),
+        "--virtual-time-budget=5000".into(),
+    ];
+    chromium(&bin, tmp.path(), &shot, &probe);
+    let bytes = std::fs::read(&png).expect("the screenshot was written");
+    assert_eq!(png_size(&bytes), (1200, 1600));
+    assert!(
+        bytes.len() > 20_000,
+        "the screenshot is nearly empty ({} bytes)",
+        bytes.len()
+    );
+    let pdf = tmp.path().join("handout.pdf");
+    chromium(
+        &bin,
+        tmp.path(),
+        &[
+            format!("--print-to-pdf={}", pdf.display()),
+            "--no-pdf-header-footer".into(),
+        ],
+        &page,
+    );
+    let pdf = std::fs::read(&pdf).expect("the PDF was written");
+    assert!(pdf.starts_with(b"%PDF") && pdf.len() > 10_000);
+    if std::env::var_os("NEXTTOKEN_UPDATE_DOCS_IMAGE").is_some() {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/images/handout.png");
+        std::fs::create_dir_all(docs.parent().unwrap()).unwrap();
+        std::fs::write(&docs, &bytes).unwrap();
+    }
+}

@@ -1,0 +1,347 @@
+//! The command line as a new user meets it, run as the real binary: errors are whole sentences with no
+//! backtrace, each subcommand lists only its own flags, and out-of-range values are refused.
+
+use crate::support;
+
+use std::process::{Command, Output};
+
+fn nexttoken(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+        .args(args)
+        .env("NEXTTOKEN_MODEL", support::real_model())
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_truncated_model_is_one_short_message_even_with_rust_backtrace_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(support::real_model()).unwrap();
+    let cut = dir.path().join("truncated.gguf");
+    // Cut inside the header (the vocabulary alone is ~1 MB), where candle itself reports the error.
+    std::fs::write(&cut, &bytes[..4096]).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+        .args(["trace", "--prompt", "hi", "--model"])
+        .arg(&cut)
+        .env("RUST_BACKTRACE", "1")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("truncated"), "{err}");
+    assert!(
+        err.lines().count() <= 3,
+        "a short message, no backtrace:\n{err}"
+    );
+    assert!(
+        !err.contains("backtrace") && !err.contains(" at /"),
+        "{err}"
+    );
+}
+
+#[test]
+fn temperature_zero_is_greedy() {
+    let ids = |flag: &str| -> Vec<u64> {
+        let out = nexttoken(&["trace", "--steps", "6", flag, "--seed", "3"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .skip(1)
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["token"]["id"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect()
+    };
+    let greedy = ids("--greedy");
+    assert_eq!(ids("--temperature=0"), greedy);
+    assert_ne!(
+        ids("--temperature=1.5"),
+        greedy,
+        "a hot sampler wanders from the argmax"
+    );
+}
+
+#[test]
+fn the_tui_checks_its_model_before_taking_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.gguf");
+    let out = Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+        .arg("--model")
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("not found") && err.contains("nexttoken fetch"),
+        "the whole message: {err}"
+    );
+    assert!(
+        !stdout(&out).contains("\x1b[?1049h"),
+        "the alternate screen was never entered"
+    );
+}
+
+#[test]
+fn out_of_range_sampler_values_are_refused_with_the_range() {
+    for (args, says) in [
+        (
+            &["trace", "--repeat-penalty", "0"][..],
+            "repeat-penalty 0 is out of range: use 1 to 3",
+        ),
+        (&["trace", "--top-p", "2"][..], "top-p 2 is out of range"),
+        (
+            &["trace", "--temperature", "100"][..],
+            "temperature 100 is out of range",
+        ),
+        (&["--temperature=-1"][..], "temperature -1 is out of range"),
+        (
+            &["trace", "--dry-multiplier", "9"][..],
+            "dry-multiplier 9 is out of range: use 0 to 5",
+        ),
+        (
+            &["trace", "--dry-base", "0.5"][..],
+            "dry-base 0.5 is out of range: use 1 to 5",
+        ),
+        (
+            &["trace", "--dry-allowed-length", "0"][..],
+            "dry-allowed-length 0 is out of range: use 1 to 20",
+        ),
+        (
+            &["trace", "--dry-penalty-last-n", "-2"][..],
+            "dry-penalty-last-n -2 is out of range: use -1 to 131072",
+        ),
+        (
+            &["trace", "--dry-sequence-breaker", ""][..],
+            "use 1 to 40 bytes",
+        ),
+        (
+            &["trace", "--frequency-penalty", "3"][..],
+            "frequency-penalty 3 is out of range: use -2 to 2 (0 turns it off)",
+        ),
+        (
+            &["trace", "--presence-penalty", "-2.5"][..],
+            "presence-penalty -2.5 is out of range: use -2 to 2 (0 turns it off)",
+        ),
+        (
+            &["trace", "--penalty-last-n", "200000"][..],
+            "penalty-last-n 200000 is out of range: use 0 to 131072 (0 turns the penalties off)",
+        ),
+    ] {
+        let out = nexttoken(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn each_subcommand_lists_only_its_own_flags() {
+    let help = |args: &[&str]| stdout(&nexttoken(args));
+    // The flags a help text lists, each as written before its value or description.
+    let flags = |text: &str| -> Vec<String> {
+        text.split_whitespace()
+            .filter(|w| w.starts_with("--"))
+            .map(|w| w.trim_end_matches(',').to_string())
+            .collect()
+    };
+    let bench = help(&["bench", "--help"]);
+    for absent in ["--temperature", "--prompt", "--greedy", "--theme", "--chat"] {
+        assert!(
+            !flags(&bench).iter().any(|f| f == absent),
+            "bench --help lists {absent}:\n{bench}"
+        );
+    }
+    assert!(
+        bench.contains("--prompt-lens") && bench.contains("--model"),
+        "{bench}"
+    );
+    let trace = help(&["trace", "--help"]);
+    for present in ["--prompt", "--temperature", "--steps", "--force", "--model"] {
+        assert!(trace.contains(present), "trace --help lacks {present}");
+    }
+    assert!(!trace.contains("--theme"), "{trace}");
+    assert!(
+        !trace.contains("TUI"),
+        "descriptions fit the subcommand: {trace}"
+    );
+    let fetch = help(&["fetch", "--help"]);
+    assert!(
+        !fetch.contains("--prompt") && !fetch.contains("--temperature"),
+        "{fetch}"
+    );
+    let top = help(&["--help"]);
+    assert!(top.contains("--theme") && top.contains("--prompt"), "{top}");
+    assert!(
+        top.contains("[default: 0.8"),
+        "defaults are documented: {top}"
+    );
+}
+
+#[test]
+fn the_model_has_a_name_a_class_can_read() {
+    use nexttoken::engine::gguf::GgufFile;
+    use nexttoken::engine::load::display_name;
+    let path = support::real_model();
+    let g = GgufFile::open(&path).unwrap();
+    assert_eq!(display_name(&g, &path), "SmolLM2 135M Instruct · Q4_1");
+    // Renamed to something uninformative, the metadata names it.
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("model.gguf");
+    assert_eq!(display_name(&g, &plain), "smollm2 135M · Q4_1");
+}
+
+#[test]
+fn dry_flags_reach_the_trace_settings() {
+    let out = nexttoken(&[
+        "trace",
+        "--steps",
+        "1",
+        "--dry-multiplier",
+        "0.8",
+        "--dry-penalty-last-n",
+        "-1",
+        "--dry-sequence-breaker",
+        "\\n",
+        "--dry-sequence-breaker",
+        "END",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let first = stdout(&out).lines().next().unwrap().to_string();
+    let prefill: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let s = &prefill["sampler"];
+    assert_eq!(s["dry_multiplier"], 0.8f32 as f64);
+    assert_eq!(s["dry_base"], 1.75);
+    assert_eq!(s["dry_allowed_length"], 2);
+    assert_eq!(s["dry_penalty_last_n"], -1);
+    // The first --dry-sequence-breaker replaces the defaults; `\n` is read as a newline.
+    assert_eq!(s["dry_sequence_breakers"], serde_json::json!(["\n", "END"]));
+    let none = nexttoken(&["trace", "--steps", "1", "--dry-sequence-breaker", "none"]);
+    assert!(none.status.success(), "{}", stderr(&none));
+    let first = stdout(&none).lines().next().unwrap().to_string();
+    let prefill: serde_json::Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(
+        prefill["sampler"]["dry_sequence_breakers"],
+        serde_json::json!([])
+    );
+    let help = stdout(&nexttoken(&["trace", "--help"]));
+    for flag in [
+        "--dry-multiplier",
+        "--dry-base",
+        "--dry-allowed-length",
+        "--dry-penalty-last-n",
+        "--dry-sequence-breaker",
+    ] {
+        assert!(help.contains(flag), "trace --help lacks {flag}");
+    }
+    assert!(help.contains("[default: 1.75"), "{help}");
+}
+
+#[test]
+fn penalty_flags_reach_the_trace_settings() {
+    let out = nexttoken(&[
+        "trace",
+        "--steps",
+        "1",
+        "--frequency-penalty",
+        "0.5",
+        "--presence-penalty",
+        "-0.25",
+        "--penalty-last-n",
+        "16",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let first = stdout(&out).lines().next().unwrap().to_string();
+    let prefill: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let s = &prefill["sampler"];
+    assert_eq!(s["frequency_penalty"], 0.5);
+    assert_eq!(s["presence_penalty"], -0.25);
+    assert_eq!(s["penalty_last_n"], 16);
+    for sub in [
+        &["trace", "--help"][..],
+        &["compare", "--help"],
+        &["--help"],
+    ] {
+        let help = stdout(&nexttoken(sub));
+        for flag in [
+            "--frequency-penalty",
+            "--presence-penalty",
+            "--penalty-last-n",
+        ] {
+            assert!(help.contains(flag), "{sub:?} lacks {flag}");
+        }
+        assert!(help.contains("[default: 64, range 0 to 131072]"), "{help}");
+    }
+}
+
+/// `nexttoken bench --json` with one short prefill (8 tokens) and one repetition, then `extra`.
+fn quick_bench(extra: &[&str]) -> Output {
+    let args = ["bench", "--json", "-p", "8", "-r", "1"];
+    nexttoken(&[&args[..], extra].concat())
+}
+
+/// `bench --depth` measures decode with a prompt already in the cache, as llama-bench's `-d`; a depth
+/// past the context is refused before anything is measured.
+#[test]
+fn bench_measures_decode_at_a_kv_depth() {
+    let out = quick_bench(&["-n", "4", "--no-cache-lens", "8", "-d", "0,64"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let tests: Vec<&str> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["test"].as_str().unwrap())
+        .collect();
+    assert_eq!(tests, ["pp8", "tg4", "tg4 @ d64", "tg@8 no-kv"]);
+    for row in report["rows"].as_array().unwrap() {
+        assert!(row["median_tok_s"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    let out = nexttoken(&["bench", "-n", "128", "-d", "8192"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("--depth 8192") && err.contains("context holds"),
+        "{err}"
+    );
+}
+
+/// `bench --isa` runs (and reports) the kernels it is capped at, with the same probabilities as the
+/// exact path; a kernel set the CPU lacks is refused with what it runs.
+#[test]
+fn bench_runs_the_kernels_it_is_capped_at() {
+    let run = |isa: &str| quick_bench(&["-n", "2", "--no-cache-lens", "4", "--isa", isa]);
+    #[cfg(target_arch = "x86_64")]
+    let (has_avx2, has_avx512) = (
+        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
+        is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vnni"),
+    );
+    #[cfg(not(target_arch = "x86_64"))]
+    let (has_avx2, has_avx512) = (false, false);
+    for (isa, runs) in [("scalar", true), ("avx2", has_avx2), ("avx512", has_avx512)] {
+        let out = run(isa);
+        if !runs {
+            assert!(!out.status.success(), "--isa {isa} ran on a CPU without it");
+            let err = stderr(&out);
+            assert!(
+                err.contains(&format!("cannot run the {isa} kernels")) && err.contains("scalar"),
+                "{err}"
+            );
+            continue;
+        }
+        assert!(out.status.success(), "--isa {isa}: {}", stderr(&out));
+        let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(report["isa"], isa, "{report}");
+        assert_eq!(report["max_prob_diff_fast_vs_exact"], 0.0, "{report}");
+    }
+}

@@ -1,0 +1,97 @@
+//! The real model against the exact model (`tests/reference/exact/`: the same GGUF weights, every
+//! activation in float64, no 8-bit rounding; provenance in `tests/reference/README.md`).
+//!
+//! An 8-bit engine cannot match the exact model bit for bit: rounding every quantised matmul's input to
+//! 8 bits moves each probability by up to a few hundredths. The reference README's yardstick is 0.03 at
+//! the first position. Along the teacher-forced walk single positions are noisy: 8-bit engines that
+//! differ only in how they round one f16 scale land 0.07 to 0.13 from the exact model at their worst
+//! position over 295 positions (`docs/NUMERICS.md`), while their averages agree. So the walk is held to
+//! the yardstick on average, and its worst step to just above that spread.
+
+use crate::support;
+
+use nexttoken::engine::load::{load_session, LoadOptions};
+use nexttoken::engine::session::{Choice, Session, SessionOptions};
+use nexttoken::protocol::SamplerSettings;
+
+/// The README's tolerance at the first position.
+const FIRST_TOL: f32 = 0.03;
+/// Along the walk: the mean over steps of each step's largest gap, and the largest gap of any step.
+const WALK_MEAN_TOL: f32 = 0.03;
+const WALK_MAX_TOL: f32 = 0.15;
+
+fn session() -> Session {
+    let settings = SamplerSettings {
+        greedy: true,
+        ..SamplerSettings::default()
+    };
+    let path = support::real_model();
+    load_session(
+        &path,
+        &LoadOptions::default(),
+        settings,
+        SessionOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap()
+    .0
+}
+
+/// Largest |p_ours - p_exact| over a list of `[id, text, p]`.
+fn max_diff(s: &mut Session, top: &serde_json::Value) -> f32 {
+    top.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let id = e[0].as_u64().unwrap() as u32;
+            let want = e[2].as_f64().unwrap() as f32;
+            (s.candidate(id).unwrap().prob - want).abs()
+        })
+        .fold(0.0, f32::max)
+}
+
+fn check(name: &str) {
+    let r = support::reference(&format!("exact/{name}"));
+    let mut s = session();
+    s.prefill_ids(&support::ids(&r["prompt_ids"])).unwrap();
+    let first = max_diff(&mut s, &r["first_top20"]);
+    // Teacher forcing along llama.cpp's greedy path, as the reference did.
+    let steps = r["per_step_top5"].as_array().unwrap();
+    let mut walk = Vec::with_capacity(steps.len());
+    for st in steps {
+        walk.push(max_diff(&mut s, &st["top5"]));
+        s.step(Choice::Force(st["forced_id"].as_u64().unwrap() as u32))
+            .unwrap();
+    }
+    let worst = walk.iter().cloned().fold(0.0, f32::max);
+    let mean = walk.iter().sum::<f32>() / walk.len() as f32;
+    eprintln!("{name}: first position max |dp| over the exact top-20 {first:.4}");
+    eprintln!("{name}: walk max |dp| over the exact top-5, per step {walk:.3?}; mean {mean:.4}");
+    assert!(
+        first <= FIRST_TOL,
+        "{name}: {first} from the exact model at the first position"
+    );
+    assert!(
+        mean <= WALK_MEAN_TOL,
+        "{name}: {mean} from the exact model on average"
+    );
+    assert!(
+        worst <= WALK_MAX_TOL,
+        "{name}: {worst} from the exact model at one step"
+    );
+}
+
+#[test]
+fn p1_capital_of_france() {
+    check("P1");
+}
+
+#[test]
+fn p2_once_upon_a_time() {
+    check("P2");
+}
+
+#[test]
+fn p3_counting() {
+    check("P3");
+}

@@ -1,0 +1,155 @@
+//! Predict-then-reveal on the real model: the class's guess typed as a word is matched as the model
+//! continues the text (" Paris" after "… is"), scored by the engine aside (the session unchanged), and a
+//! guess of two tokens (" Notre Dame") is scored as a sequence: the product of what forcing each token
+//! records.
+
+use crate::common;
+use crate::support;
+
+use nexttoken::app::keymap::Key;
+use nexttoken::app::{App, Msg};
+use nexttoken::engine::load::load_session;
+use nexttoken::engine::session::Session;
+use nexttoken::protocol::{Command, Event, ModelInfo};
+use std::collections::VecDeque;
+use support::events;
+
+fn real() -> (Session, ModelInfo) {
+    load_session(
+        &support::real_model(),
+        &Default::default(),
+        Default::default(),
+        Default::default(),
+        &mut |_| {},
+    )
+    .unwrap()
+}
+
+/// Serves `cmds` and every command the app asks for in answer, until the app asks for nothing more.
+fn pump(app: &mut App, s: &mut Session, cmds: Vec<Command>) {
+    let mut queue: VecDeque<Command> = cmds.into();
+    while let Some(cmd) = queue.pop_front() {
+        for e in events(s, cmd) {
+            queue.extend(app.update(Msg::Engine(e)));
+        }
+    }
+}
+
+/// The "done when": `--predict` at 120x36 on "The capital of France is"; typing "Paris" shows
+/// hits with no % and no rank; Enter scores ⟨␣Paris⟩, the model's top-1, and the score reads 1/1 top-1.
+#[test]
+fn typing_paris_guesses_space_paris_and_scores_top_1() {
+    let (mut s, info) = real();
+    let mut app = App::new(common::config(120, 36));
+    app.predict.on = true;
+    let first = app.update(Msg::Engine(Event::Loaded(info)));
+    pump(&mut app, &mut s, first);
+    assert!(app.distribution_hidden());
+    let before = s.view().unwrap();
+
+    let mut cmds = common::key(&mut app, '/');
+    cmds.extend(common::typing(&mut app, "Paris"));
+    pump(&mut app, &mut s, cmds);
+    assert!(
+        app.input.hits.iter().any(|h| h.token.text == " Paris"),
+        "the search finds ⟨␣Paris⟩: {:?}",
+        app.input.hits
+    );
+    let screen = common::screen_text(&app);
+    let overlay = common::boxed(&screen, " Your guess: Paris ");
+    let screen = screen.join("\n");
+    assert!(overlay.len() > 3, "the guess box is open:\n{screen}");
+    for line in &overlay {
+        assert!(
+            !line.contains('%') && !line.contains('#') && !line.contains("rank"),
+            "a number of the model's in the guess box: {line}\n{screen}"
+        );
+    }
+    assert!(screen.contains("guesses ⟨␣Paris⟩"), "{screen}");
+
+    let cmds = common::press(&mut app, Key::Enter);
+    assert_eq!(
+        cmds,
+        vec![Command::ScoreGuess {
+            text: " Paris".into()
+        }]
+    );
+    pump(&mut app, &mut s, cmds);
+    assert_eq!(s.view().unwrap(), before, "scoring changed the session");
+    let reveal = app.predict.last.as_ref().expect("revealed");
+    assert_eq!(reveal.score.tokens.len(), 1);
+    assert_eq!(reveal.guess.token.text, " Paris");
+    assert_eq!(reveal.guess.rank, 0, "the model's top-1");
+    let top = &before.next.candidates.iter().find(|c| c.rank == 0).unwrap();
+    assert_eq!(top.token.text, " Paris");
+    assert_eq!(reveal.guess.prob, top.prob, "the distribution's own number");
+    assert!(reveal.score.is_greedy);
+    let score = app.predict.score;
+    assert_eq!((score.guesses, score.hits1, score.hits5), (1, 1, 1));
+    assert_eq!(app.predict.answers.len(), 1);
+    assert!(app.predict.answers[0].correct);
+    assert_eq!(app.predict.answers[0].class, "' Paris'");
+    let screen = common::screen_text(&app).join("\n");
+    assert!(screen.contains("1/1 top-1"), "{screen}");
+    assert!(screen.contains("your guess ⟨␣Paris⟩"), "{screen}");
+}
+
+/// A guess of two tokens is a sequence: its probability is the product of the probabilities forcing
+/// each token records in a second session, each rank is the forced token's, and the session that
+/// scored it is unchanged.
+#[test]
+fn a_two_token_guess_is_the_product_of_forcing_its_tokens() {
+    let prompt = "The most famous cathedral in Paris is";
+    let guess = nexttoken::protocol::as_continuation(prompt, "Notre Dame");
+    let (mut s, _) = real();
+    let (mut twin, _) = real();
+    for x in [&mut s, &mut twin] {
+        let p = Command::Prefill {
+            prompt: prompt.into(),
+            chat: false,
+        };
+        assert!(matches!(events(x, p).last(), Some(Event::Synced(_))));
+    }
+    let ids = s.encode(&guess).unwrap();
+    assert_eq!(ids.len(), 2, "{guess:?} is two tokens in SmolLM2: {ids:?}");
+    let before = s.view().unwrap();
+    let ev = events(
+        &mut s,
+        Command::ScoreGuess {
+            text: guess.clone(),
+        },
+    );
+    let [Event::GuessScored(g)] = ev.as_slice() else {
+        panic!("{ev:?}");
+    };
+    assert_eq!(s.view().unwrap(), before, "the session is unchanged");
+    assert_eq!(g.tokens.iter().map(|t| t.token.id).collect::<Vec<_>>(), ids);
+
+    let mut product = 1.0f64;
+    for t in &g.tokens {
+        let ev = events(
+            &mut twin,
+            Command::Force {
+                token_id: t.token.id,
+            },
+        );
+        let [Event::Stepped(r)] = ev.as_slice() else {
+            panic!("{ev:?}");
+        };
+        assert_eq!((t.prob, t.rank), (r.committed.prob, r.committed.rank));
+        product *= f64::from(r.committed.prob);
+    }
+    assert!(
+        (g.prob() - product).abs() <= 1e-6 * product,
+        "{} vs {product}",
+        g.prob()
+    );
+    assert_eq!(g.greedy.len(), 2);
+    assert_eq!(
+        g.is_greedy,
+        g.greedy.iter().map(|t| t.id).eq(ids.iter().copied())
+    );
+    let top = before.next.candidates.iter().find(|c| c.rank == 0).unwrap();
+    assert_eq!((g.top1.id, g.top1_prob), (top.token.id, top.prob));
+    assert_eq!(g.greedy[0], g.top1);
+}

@@ -1,0 +1,177 @@
+//! A lesson on the engine thread, on the real model: `OpenLesson` and `LessonGoto` each answered by one
+//! `LessonStep`; the next step follows on without a replay; after exploring by hand, going back to the
+//! lesson replays it to exactly the state it had; bad requests fail and leave the session as it was.
+
+use crate::support;
+
+use nexttoken::engine::session::Session;
+use nexttoken::lesson::{self, Track};
+use nexttoken::protocol::{Command, Event, Failure, LessonStepView, SessionView};
+use support::events_in_lesson;
+
+fn session() -> Session {
+    support::real_session()
+}
+
+/// The one reply of a lesson command, which must be a `LessonStep`.
+fn lesson_step(events: Vec<Event>) -> LessonStepView {
+    match &events[..] {
+        [Event::LessonStep(step)] => (**step).clone(),
+        other => panic!("expected one LessonStep, got {other:?}"),
+    }
+}
+
+/// The view without the cost of the last pass (a replay reads the prompt again).
+fn state(v: &SessionView) -> (Vec<u32>, Vec<u32>, usize) {
+    (
+        v.tokens.iter().map(|t| t.token.id).collect(),
+        v.next.candidates.iter().map(|c| c.token.id).collect(),
+        v.next.position,
+    )
+}
+
+#[test]
+fn a_lesson_steps_on_explores_and_goes_back_exactly() {
+    let mut s = session();
+    let mut track: Option<Track> = None;
+    let repetition = lesson::load("repetition").unwrap();
+    let open = Command::OpenLesson(Box::new(repetition));
+    let first = lesson_step(events_in_lesson(&mut s, &mut track, open));
+    assert_eq!((first.run.index, first.replayed), (0, 0));
+    assert!(first.run.failure().is_none(), "{:?}", first.run);
+    assert!(
+        first.run.question.is_some(),
+        "the first step asks the class"
+    );
+    assert_eq!(
+        first.view.typed_prompt,
+        Some(("The capital of France is".into(), false)),
+        "the prompt box starts from the lesson's prompt"
+    );
+
+    // The next step follows on: nothing replayed. It asks first; the reveal runs the rest, and the
+    // loop the lesson promises is there.
+    let asked = lesson_step(events_in_lesson(
+        &mut s,
+        &mut track,
+        Command::LessonGoto { step: 1 },
+    ));
+    assert_eq!((asked.run.index, asked.replayed), (1, 0));
+    assert!(
+        asked.run.question.is_some(),
+        "the second step asks before it writes"
+    );
+    assert!(
+        tip_loop_of(&asked.view).is_none(),
+        "nothing written before the question"
+    );
+    let second = lesson_step(events_in_lesson(&mut s, &mut track, Command::LessonReveal));
+    assert!(second.run.failure().is_none(), "{:?}", second.run);
+    assert!(second.run.answer.is_some());
+    assert!(nexttoken::app::lab::tip_loop(&second.view).is_some());
+
+    // Explore by hand: rewind and force something else.
+    support::events(&mut s, Command::Rewind { n: 3 });
+    support::events(&mut s, Command::Step);
+    assert_ne!(state(&s.view().unwrap()), state(&second.view));
+
+    // Back to the lesson: the same step, replayed from the start to the same tokens.
+    let back = lesson_step(events_in_lesson(
+        &mut s,
+        &mut track,
+        Command::LessonGoto { step: 1 },
+    ));
+    assert_eq!((back.run.index, back.replayed), (1, 1));
+    assert_eq!(
+        state(&back.view),
+        state(&asked.view),
+        "at the question again"
+    );
+    let back = lesson_step(events_in_lesson(&mut s, &mut track, Command::LessonReveal));
+    assert_eq!(state(&back.view), state(&second.view));
+    assert_eq!(back.view.settings, second.view.settings);
+
+    // A step back replays too; then the next step follows on again.
+    let prev = lesson_step(events_in_lesson(
+        &mut s,
+        &mut track,
+        Command::LessonGoto { step: 0 },
+    ));
+    assert_eq!(state(&prev.view), state(&first.view));
+    let again = lesson_step(events_in_lesson(
+        &mut s,
+        &mut track,
+        Command::LessonGoto { step: 1 },
+    ));
+    assert_eq!(again.replayed, 0);
+    assert_eq!(state(&again.view), state(&asked.view));
+}
+
+#[test]
+fn bad_lesson_requests_fail_and_leave_the_session() {
+    let mut s = session();
+    let mut track: Option<Track> = None;
+    // No lesson open.
+    let ev = events_in_lesson(&mut s, &mut track, Command::LessonGoto { step: 0 });
+    assert!(
+        matches!(&ev[..], [Event::Failed { what: Failure::Lesson, reason }] if reason.contains("no lesson is open")),
+        "{ev:?}"
+    );
+    let open = Command::OpenLesson(Box::new(lesson::load("typewriter").unwrap()));
+    lesson_step(events_in_lesson(&mut s, &mut track, open));
+    let before = s.view().unwrap();
+    let n = track.as_ref().unwrap().lesson().steps.len();
+    let ev = events_in_lesson(&mut s, &mut track, Command::LessonGoto { step: n });
+    assert!(
+        matches!(&ev[..], [Event::Failed { what: Failure::Lesson, reason }] if reason.contains("there is no step")),
+        "{ev:?}"
+    );
+    assert_eq!(s.view().unwrap(), before, "the session as it was");
+}
+
+/// `Command::changes_session` is the promise `App` relies on to notice exploring.
+#[test]
+fn which_commands_change_the_session() {
+    let changes = [
+        Command::Step,
+        Command::Force { token_id: 1 },
+        Command::Rewind { n: 1 },
+        Command::SetKvCache { on: false },
+        Command::ForceText { text: "x".into() },
+    ];
+    let reads = [
+        Command::Search {
+            query: "x".into(),
+            limit: 1,
+        },
+        Command::Compare { a: 0, b: 1 },
+        Command::Inspect {
+            lens: true,
+            heads: false,
+        },
+        Command::LessonGoto { step: 0 },
+    ];
+    assert!(changes.iter().all(Command::changes_session));
+    assert!(!reads.iter().any(Command::changes_session));
+    // And each really does or does not, on the real model.
+    let mut s = session();
+    support::events(
+        &mut s,
+        Command::Prefill {
+            prompt: "Hello".into(),
+            chat: false,
+        },
+    );
+    for cmd in reads.into_iter().take(3) {
+        let before = s.view().unwrap();
+        support::events(&mut s, cmd.clone());
+        assert_eq!(s.view().unwrap(), before, "{cmd:?} changed the session");
+    }
+    let before = s.view().unwrap();
+    support::events(&mut s, Command::Step);
+    assert_ne!(s.view().unwrap(), before);
+}
+
+fn tip_loop_of(v: &SessionView) -> Option<nexttoken::analysis::Cycle> {
+    nexttoken::app::lab::tip_loop(v)
+}

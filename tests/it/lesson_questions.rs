@@ -1,0 +1,302 @@
+//! A lesson's questions on the real model and in the app: a step stops at its `ask` (the actions after
+//! it have not run), `LessonReveal` runs the rest and computes the model's answer, and the class's
+//! answer typed in the app is scored against it and kept.
+
+use crate::common;
+use crate::support;
+
+use common::{config, model_info, press, screen_text};
+use nexttoken::app::keymap::{Key, Mode};
+use nexttoken::app::{App, Msg};
+use nexttoken::lesson::{self, Track};
+use nexttoken::protocol::{Command, Event, LessonStepView};
+use support::events_in_lesson;
+
+/// Greedy from "The capital of France is": a yes/no question asked after the prompt, answered by three
+/// steps the class has not seen yet.
+const LESSON: &str = r#"
+title = "Questions"
+summary = "A question before the steps that answer it."
+minutes = 2
+
+[[step]]
+narration = "We ask first."
+actions = [
+  { prompt = "The capital of France is" },
+  { sampler = { greedy = true } },
+  { ask = { question = "Will the model write Paris?", yes_if = { text_contains = " Paris" } } },
+  { step = 3 },
+  { expect = { text_contains = " Paris" } },
+]
+
+[[step]]
+narration = "How long was the prompt?"
+actions = [
+  { ask = { question = "How many tokens was the prompt?", number = "prompt_tokens", tolerance = 1, range = [3, 10] } },
+]
+"#;
+
+/// The real engine behind an app: the session and the lesson it holds.
+struct Engine {
+    s: nexttoken::engine::session::Session,
+    track: Option<Track>,
+}
+
+impl Engine {
+    fn new() -> Engine {
+        Engine {
+            s: support::real_session(),
+            track: None,
+        }
+    }
+
+    /// Answers `cmds` and folds the replies into `app`: what the app asked for in return.
+    fn answer(&mut self, app: &mut App, cmds: Vec<Command>) -> Vec<Command> {
+        let mut next = Vec::new();
+        for c in cmds {
+            for e in events_in_lesson(&mut self.s, &mut self.track, c) {
+                next.extend(app.update(Msg::Engine(e)));
+            }
+        }
+        next
+    }
+
+    /// Answers until the app asks for nothing more.
+    fn drive(&mut self, app: &mut App, mut cmds: Vec<Command>) {
+        while !cmds.is_empty() {
+            cmds = self.answer(app, cmds);
+        }
+    }
+}
+
+fn one_step(events: Vec<Event>) -> LessonStepView {
+    match &events[..] {
+        [Event::LessonStep(step)] => (**step).clone(),
+        other => panic!("expected one LessonStep, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_question_is_asked_before_the_actions_that_answer_it() {
+    let mut s = support::real_session();
+    let mut track: Option<Track> = None;
+    let l = lesson::parse("q", "q.toml", LESSON).unwrap();
+    let asked = one_step(events_in_lesson(
+        &mut s,
+        &mut track,
+        Command::OpenLesson(Box::new(l)),
+    ));
+    let prompt_len = asked.view.prompt_len;
+    assert_eq!(
+        asked.view.tokens.len(),
+        prompt_len,
+        "nothing generated before the question"
+    );
+    let q = asked
+        .run
+        .question
+        .as_ref()
+        .expect("the step waits at its question");
+    assert_eq!(q.kind_name(), "yes/no");
+    assert!(asked.run.answer.is_none());
+
+    let revealed = one_step(events_in_lesson(&mut s, &mut track, Command::LessonReveal));
+    assert_eq!(revealed.view.tokens.len(), prompt_len + 3, "the rest ran");
+    let a = revealed.run.answer.as_ref().expect("the model's answer");
+    assert_eq!(a.shown, "yes");
+    assert!(revealed.run.question.is_none());
+    assert!(revealed.run.failure().is_none(), "{:?}", revealed.run);
+
+    // Nothing waits any more: a second reveal fails and leaves the session as it was.
+    let before = s.view().unwrap();
+    let again = events_in_lesson(&mut s, &mut track, Command::LessonReveal);
+    assert!(matches!(&again[..], [Event::Failed { .. }]), "{again:?}");
+    assert_eq!(s.view().unwrap(), before);
+}
+
+#[test]
+fn lesson_check_prints_each_answer_and_fails_outside_the_range() {
+    let mut s = support::real_session();
+    let l = lesson::parse("q", "q.toml", LESSON).unwrap();
+    let mut out = Vec::new();
+    lesson::check::check(&mut s, &l, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("answer to \"Will the model write Paris?\": yes"),
+        "{text}"
+    );
+    assert!(
+        text.contains("answer to \"How many tokens was the prompt?\": 5 tokens"),
+        "{text}"
+    );
+
+    let narrow = LESSON.replace("range = [3, 10]", "range = [6, 10]");
+    let l = lesson::parse("q", "q.toml", &narrow).unwrap();
+    let err = lesson::check::check(&mut s, &l, &mut Vec::new()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("outside the lesson's range [6, 10]"),
+        "{err}"
+    );
+}
+
+/// The app on the engine's real replies: `/` opens the answer box for a yes/no question, the figures
+/// stay hidden until the answer, and the class's answer is scored and kept.
+#[test]
+fn the_class_answers_in_the_app_and_is_scored() {
+    let mut engine = Engine::new();
+    let l = lesson::parse("q", "q.toml", LESSON).unwrap();
+    let mut app = App::new(config(120, 36)).with_lesson(l);
+    let cmds = app.update(Msg::Engine(Event::Loaded(model_info())));
+    let left = engine.answer(&mut app, cmds);
+    assert!(left.is_empty(), "{left:?}");
+    assert!(
+        app.distribution_hidden(),
+        "the question hides the distribution"
+    );
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains("? Will the model write Paris?"), "{screen}");
+    assert!(screen.contains("y or n"), "says how to answer: {screen}");
+    assert!(!screen.contains("Paris\""), "no answer on screen: {screen}");
+
+    let cmds = press(&mut app, Key::Char('/'));
+    assert!(cmds.is_empty());
+    assert_eq!(app.mode, Mode::Answer);
+    press(&mut app, Key::Char('m'));
+    let cmds = press(&mut app, Key::Enter);
+    assert!(cmds.is_empty());
+    assert_eq!(
+        app.mode,
+        Mode::Answer,
+        "an answer that is not y or n keeps the box open"
+    );
+    press(&mut app, Key::Backspace);
+    press(&mut app, Key::Char('n'));
+    let cmds = press(&mut app, Key::Enter);
+    assert_eq!(
+        cmds,
+        vec![Command::LessonReveal],
+        "the answer runs the rest of the step"
+    );
+    let left = engine.answer(&mut app, cmds);
+    assert!(left.is_empty(), "{left:?}");
+
+    let kept = &app.predict.answers;
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(
+        (kept[0].class.as_str(), kept[0].model.as_str()),
+        ("no", "yes")
+    );
+    assert!(!kept[0].correct);
+    let screen = screen_text(&app).join("\n");
+    assert!(
+        screen.contains("→ the model: yes · the class: no ✗"),
+        "{screen}"
+    );
+    assert!(!app.distribution_hidden(), "revealed");
+}
+
+/// `panel = { name = "chain", at = "last" }` shows the draw that chose the last token (its position,
+/// the token it took, where u landed); the next step brings the panel back to the next token.
+#[test]
+fn a_panel_at_the_last_choice_shows_the_draw_the_narration_is_about() {
+    const DRAW: &str = r#"
+title = "The draw"
+summary = "The chain of the last draw."
+minutes = 1
+
+[[step]]
+narration = "The draw that chose the last word."
+actions = [
+  { prompt = "My favourite animal is the" },
+  { sampler = { temperature = 0.8, seed = 7 } },
+  { step = 2 },
+  { panel = { name = "chain", at = "last" } },
+]
+"#;
+    let mut engine = Engine::new();
+    let l = lesson::parse("d", "d.toml", DRAW).unwrap();
+    let mut app = App::new(config(120, 36)).with_lesson(l);
+    let cmds = app.update(Msg::Engine(Event::Loaded(model_info())));
+    engine.drive(&mut app, cmds);
+    let view = app.session.clone().unwrap();
+    let last = view
+        .last_choice
+        .as_ref()
+        .expect("the last draw is in the view");
+    let taken = view.tokens.last().unwrap();
+    assert_eq!(last.position, taken.position);
+    assert_eq!(
+        last.planned.id, taken.token.id,
+        "the draw chose the token on screen"
+    );
+    let screen = screen_text(&app).join("\n");
+    let title = format!("The last choice · position {}", taken.position);
+    assert!(screen.contains(&title), "{screen}");
+    let u = last.draw.as_ref().expect("a sampled draw").u;
+    assert!(
+        screen.contains(&format!("u={u:.3}")),
+        "the draw's u is on screen: {screen}"
+    );
+
+    // A step moves the panel on to the next token by itself.
+    let cmds = press(&mut app, Key::Char(' '));
+    engine.drive(&mut app, cmds);
+    let screen = screen_text(&app).join("\n");
+    assert!(!screen.contains("The last choice"), "{screen}");
+    assert!(screen.contains("Next token · position"), "{screen}");
+}
+
+/// A token question in a lesson: the class's typed guess is scored aside, then the rest of the step
+/// runs and the narration shows the model's answer.
+#[test]
+fn a_guess_at_a_lesson_token_question_runs_the_rest_of_the_step() {
+    const TOKEN: &str = r#"
+title = "Guess"
+summary = "A token question."
+minutes = 1
+
+[[step]]
+narration = "Guess first."
+actions = [
+  { prompt = "The capital of France is" },
+  { sampler = { greedy = true } },
+  { ask = "What will the model write first?" },
+  { step = 1 },
+  { expect = { last_token = " Paris" } },
+]
+"#;
+    let mut engine = Engine::new();
+    let l = lesson::parse("g", "g.toml", TOKEN).unwrap();
+    let mut app = App::new(config(120, 36)).with_lesson(l);
+    let cmds = app.update(Msg::Engine(Event::Loaded(model_info())));
+    engine.drive(&mut app, cmds);
+    let prompt_len = app.session.as_ref().unwrap().prompt_len;
+    assert_eq!(app.session.as_ref().unwrap().tokens.len(), prompt_len);
+    press(&mut app, Key::Char('/'));
+    assert_eq!(
+        app.mode,
+        Mode::Search,
+        "a token question is answered by a guess"
+    );
+    let mut cmds = Vec::new();
+    for c in "Paris".chars() {
+        cmds = press(&mut app, Key::Char(c));
+    }
+    engine.drive(&mut app, cmds);
+    let cmds = press(&mut app, Key::Enter);
+    engine.drive(&mut app, cmds);
+    assert_eq!(app.predict.answers.len(), 1, "the guess is kept once");
+    assert!(app.predict.answers[0].correct, "{:?}", app.predict.answers);
+    let view = app.session.as_ref().unwrap();
+    assert_eq!(
+        view.tokens.len(),
+        prompt_len + 1,
+        "the rest of the step ran"
+    );
+    let state = app.lesson.as_ref().unwrap();
+    assert!(state.waiting().is_none());
+    assert!(state.run.as_ref().unwrap().failure().is_none());
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains("→ the model:"), "{screen}");
+}

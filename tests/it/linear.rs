@@ -1,0 +1,443 @@
+//! `Linear`'s fast path against the exact one (candle's `QMatMul`), on random and real weights.
+//!
+//! Expected agreement: both paths quantise activations identically (bit for bit, see `quant::act`),
+//! compute the same exact integer block dots, and the fast kernels replay candle's float operations
+//! in candle's order (see `quant::scalar`). So the outputs are bit-identical: for Q4_1 and Q5_0 always,
+//! for Q8_0, Q4_K and Q6_K where candle uses its AVX2 kernels (x86 with AVX2+FMA). Elsewhere those
+//! differ only in the order of partial sums, and we allow `1e-5 * max|y|` (about 80 ulps at the
+//! output's scale).
+//! Bit-identity matters beyond neatness: a model re-quantises activations at every layer, so a 1-ulp
+//! difference can flip a rounding and grow through 30 layers into visibly different probabilities.
+
+use crate::support;
+
+use candle_core::quantized::{gguf_file, GgmlDType, QTensor};
+use candle_core::{Device, Tensor};
+use nexttoken::engine::linear::{Linear, MatmulPath, Stack};
+use nexttoken::engine::quant::Isa;
+use support::lcg::Lcg;
+
+/// Deterministic values in roughly N(0, scale): a 64-bit LCG summed over 4 uniforms.
+fn values(n: usize, seed: u64, scale: f32) -> Vec<f32> {
+    let mut g = Lcg::stepped(seed);
+    (0..n)
+        .map(|_| scale * 1.7 * (0..4).map(|_| g.unit() - 0.5).sum::<f32>())
+        .collect()
+}
+
+fn quantized(n: usize, k: usize, dtype: GgmlDType, seed: u64) -> QTensor {
+    let w = Tensor::from_vec(values(n * k, seed, 0.05), (n, k), &Device::Cpu).unwrap();
+    QTensor::quantize(&w, dtype).unwrap()
+}
+
+fn copy(w: &QTensor) -> QTensor {
+    let data = w.data().unwrap().into_owned();
+    let storage = candle_core::quantized::QStorage::from_data(data.into(), &Device::Cpu, w.dtype());
+    QTensor::new(storage.unwrap(), w.shape().clone()).unwrap()
+}
+
+fn input(rows: usize, k: usize, seed: u64) -> Tensor {
+    Tensor::from_vec(values(rows * k, seed, 1.0), (rows, k), &Device::Cpu).unwrap()
+}
+
+fn max_abs(t: &Tensor) -> f32 {
+    t.abs()
+        .unwrap()
+        .flatten_all()
+        .unwrap()
+        .max(0)
+        .unwrap()
+        .to_scalar()
+        .unwrap()
+}
+
+/// Runs both paths on `rows` input rows; asserts they agree and returns (max |diff|, max |y|).
+fn check(w: &QTensor, rows: usize, seed: u64) -> (f32, f32) {
+    let exact = Linear::new(copy(w), MatmulPath::Exact).unwrap();
+    let fast = Linear::new(copy(w), MatmulPath::Fast).unwrap();
+    let xs = input(rows, exact.in_dim(), seed);
+    let want = exact.forward(&xs).unwrap();
+    let got = fast.forward(&xs).unwrap();
+    assert_eq!(got.dims(), want.dims());
+    let (diff, scale) = (max_abs(&(&got - &want).unwrap()), max_abs(&want));
+    if bit_identical(w.dtype()) {
+        assert_eq!(
+            bits(&got),
+            bits(&want),
+            "{:?} rows={rows}: max diff {diff}",
+            w.dtype()
+        );
+    } else {
+        assert!(
+            diff <= 1e-5 * scale,
+            "{:?} rows={rows}: {diff} at {scale}",
+            w.dtype()
+        );
+    }
+    (diff, scale)
+}
+
+fn bit_identical(dtype: GgmlDType) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    let candle_is_avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+    #[cfg(not(target_arch = "x86_64"))]
+    let candle_is_avx2 = false;
+    matches!(dtype, GgmlDType::Q4_1 | GgmlDType::Q5_0) || candle_is_avx2
+}
+
+fn bits(t: &Tensor) -> Vec<u32> {
+    let v = t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// Shapes: `k` keeps an even number of blocks, which candle's Q4_1 dot asserts in debug builds.
+#[test]
+fn fast_matches_exact_on_random_weights() {
+    for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0, GgmlDType::Q5_0] {
+        for (n, k) in [(48, 64), (40, 128), (576, 576)] {
+            let w = quantized(n, k, dtype, n as u64 + k as u64);
+            for rows in [1, 7, 64] {
+                check(&w, rows, rows as u64);
+            }
+        }
+    }
+}
+
+#[test]
+fn batched_input_keeps_its_shape() {
+    let w = quantized(64, 128, GgmlDType::Q4_1, 3);
+    let fast = Linear::new(copy(&w), MatmulPath::Fast).unwrap();
+    let exact = Linear::new(w, MatmulPath::Exact).unwrap();
+    let xs = input(2 * 5, 128, 9).reshape((2, 5, 128)).unwrap();
+    let (got, want) = (fast.forward(&xs).unwrap(), exact.forward(&xs).unwrap());
+    assert_eq!(got.dims(), &[2, 5, 64]);
+    assert_eq!(bits(&got), bits(&want));
+}
+
+#[test]
+fn every_kernel_set_gives_identical_bits() {
+    let cases = [
+        (GgmlDType::Q4_1, 192),
+        (GgmlDType::Q8_0, 192),
+        (GgmlDType::Q5_0, 192),
+        (GgmlDType::Q4K, 512),
+        (GgmlDType::Q6K, 512),
+    ];
+    for (dtype, k) in cases {
+        let w = quantized(80, k, dtype, 11);
+        for rows in [1, 3, 7, 64, 70] {
+            let xs = input(rows, k, 5);
+            let run = |isa| {
+                let lin = Linear::new(copy(&w), MatmulPath::Fast)
+                    .unwrap()
+                    .with_isa(isa);
+                lin.forward(&xs)
+                    .unwrap()
+                    .flatten_all()
+                    .unwrap()
+                    .to_vec1::<f32>()
+                    .unwrap()
+            };
+            let reference = run(Isa::Scalar);
+            assert!(Isa::all().contains(&Isa::best()));
+            for isa in Isa::all() {
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&run(isa)),
+                    bits(&reference),
+                    "{isa:?} {dtype:?} rows={rows}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn f32_weights_pass_through() {
+    let w = Tensor::from_vec(values(32 * 40, 1, 0.1), (32, 40), &Device::Cpu).unwrap();
+    let q = || QTensor::quantize(&w, GgmlDType::F32).unwrap();
+    let (fast, exact) = (
+        Linear::new(q(), MatmulPath::Fast).unwrap(),
+        Linear::new(q(), MatmulPath::Exact).unwrap(),
+    );
+    let xs = input(3, 40, 2);
+    let (got, want) = (fast.forward(&xs).unwrap(), exact.forward(&xs).unwrap());
+    assert_eq!(max_abs(&(&got - &want).unwrap()), 0.0);
+    assert_eq!(fast.fast_bytes(), 0);
+}
+
+#[test]
+fn fast_matches_exact_on_real_weights() {
+    let mut file = std::fs::File::open(support::real_model()).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    let names = [
+        "blk.0.attn_q.weight",
+        "blk.0.attn_k.weight",
+        "blk.0.attn_v.weight",
+        "blk.0.attn_output.weight",
+        "blk.5.ffn_gate.weight",
+        "blk.5.ffn_up.weight",
+        "blk.29.ffn_down.weight",
+        "token_embd.weight",
+    ];
+    for name in names {
+        let w = content.tensor(&mut file, name, &Device::Cpu).unwrap();
+        for rows in [1, 7, 64] {
+            let (diff, scale) = check(&w, rows, 17);
+            eprintln!(
+                "{name} {:?} rows={rows}: max diff {diff:.3e}, max |y| {scale:.3}",
+                w.dtype()
+            );
+        }
+    }
+}
+
+/// Gemma 3's Q5_0 matrices (q, k, gate, up; 640 wide) and its Q8_0 embedding, fast against exact.
+#[test]
+fn fast_matches_exact_on_gemma_weights() {
+    let mut file = std::fs::File::open(support::gemma_model()).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    for name in [
+        "blk.0.attn_q.weight",
+        "blk.3.attn_k.weight",
+        "blk.7.ffn_gate.weight",
+        "blk.17.ffn_up.weight",
+    ] {
+        let w = content.tensor(&mut file, name, &Device::Cpu).unwrap();
+        assert_eq!(w.dtype(), GgmlDType::Q5_0, "{name}");
+        for rows in [1, 7, 64] {
+            check(&w, rows, 23);
+        }
+    }
+}
+
+#[test]
+fn strided_and_bf16_inputs_match_exact() {
+    let w = quantized(48, 64, GgmlDType::Q4_1, 21);
+    let fast = Linear::new(copy(&w), MatmulPath::Fast).unwrap();
+    let exact = Linear::new(w, MatmulPath::Exact).unwrap();
+    // A transposed view: not contiguous, so `forward` copies it first.
+    let xs = input(64, 5, 4).t().unwrap();
+    assert!(!xs.is_contiguous());
+    let want = exact.forward(&xs.contiguous().unwrap()).unwrap();
+    assert_eq!(bits(&fast.forward(&xs).unwrap()), bits(&want));
+    let xs = input(3, 64, 8).to_dtype(candle_core::DType::BF16).unwrap();
+    let (got, want) = (fast.forward(&xs).unwrap(), exact.forward(&xs).unwrap());
+    assert_eq!(got.dtype(), candle_core::DType::BF16);
+    let as_f32 = |t: &Tensor| t.to_dtype(candle_core::DType::F32).unwrap();
+    assert_eq!(bits(&as_f32(&got)), bits(&as_f32(&want)));
+}
+
+/// Row independence: a row's output is the same bits whether it is multiplied alone (decode) or among
+/// others (prefill), on every kernel set and on the exact path (for Q6_K the exact path hands candle
+/// a lone row twice: see `Linear::forward`). The activation rows are quantised one by
+/// one and each output is a per-block sum in block order, so the rows taken 1, 2, 4 or 8 at a time by a
+/// kernel, or split over threads (64 and 70 rows of the 576-wide matrix cross the threading threshold),
+/// cannot change it. This is what lets the KV cache leave the numbers alone.
+#[test]
+fn each_row_is_independent_of_the_others() {
+    let cases = [
+        (GgmlDType::Q4_1, [(80, 192), (576, 576)]),
+        (GgmlDType::Q8_0, [(80, 192), (576, 576)]),
+        (GgmlDType::Q5_0, [(80, 192), (576, 576)]),
+        (GgmlDType::Q4K, [(80, 512), (640, 1024)]),
+        (GgmlDType::Q6K, [(80, 512), (640, 1024)]),
+    ];
+    for (dtype, shapes) in cases {
+        for (n, k) in shapes {
+            let w = quantized(n, k, dtype, 5);
+            let mut paths: Vec<(String, Linear)> = Isa::all()
+                .into_iter()
+                .map(|isa| {
+                    let lin = Linear::new(copy(&w), MatmulPath::Fast).unwrap();
+                    (format!("{isa:?}"), lin.with_isa(isa))
+                })
+                .collect();
+            paths.push((
+                "Exact".into(),
+                Linear::new(copy(&w), MatmulPath::Exact).unwrap(),
+            ));
+            for m in [1, 2, 3, 5, 8, 13, 64, 70] {
+                let xs = input(m, k, m as u64 + 40);
+                for (name, lin) in &paths {
+                    let all = bits(&lin.forward(&xs).unwrap());
+                    for r in 0..m {
+                        let alone = lin.forward(&xs.narrow(0, r, 1).unwrap()).unwrap();
+                        assert_eq!(
+                            bits(&alone),
+                            all[r * n..(r + 1) * n],
+                            "{name} {dtype:?} [{n}, {k}]: row {r} of {m}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Q4_K and Q6_K through the tiled kernels: every shape with whole 16-row tiles (as in every model we
+/// load) is tiled and gives candle's bits for 1, a few and many rows (70 rows of the 640-wide matrices
+/// go over two threads); with a partial last tile the matrix stays with candle, so the bits are still
+/// its own.
+#[test]
+fn fast_matches_exact_on_random_k_quants() {
+    for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
+        for (n, k) in [
+            (16, 256),
+            (48, 512),
+            (640, 1024),
+            (640, 2048),
+            (40, 256),
+            (7, 512),
+        ] {
+            let w = quantized(n, k, dtype, n as u64 * 3 + k as u64);
+            let tiled = Linear::new(copy(&w), MatmulPath::Fast)
+                .unwrap()
+                .fast_bytes()
+                > 0;
+            assert_eq!(tiled, n % 16 == 0, "{dtype:?} [{n}, {k}]");
+            for rows in [1, 2, 7, 64, 70] {
+                check(&w, rows, rows as u64 + 100);
+            }
+        }
+    }
+}
+
+/// Gemma 3's Q4_K matrices (attention output, most FFN down) and Q6_K ones (the other FFN down), fast
+/// against exact: tiled, and the same bits.
+#[test]
+fn fast_matches_exact_on_gemma_k_quants() {
+    let mut file = std::fs::File::open(support::gemma_model()).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    for (name, dtype) in [
+        ("blk.0.attn_output.weight", GgmlDType::Q4K),
+        ("blk.2.ffn_down.weight", GgmlDType::Q4K),
+        ("blk.0.ffn_down.weight", GgmlDType::Q6K),
+        ("blk.17.ffn_down.weight", GgmlDType::Q6K),
+    ] {
+        let w = content.tensor(&mut file, name, &Device::Cpu).unwrap();
+        assert_eq!(w.dtype(), dtype, "{name}");
+        assert!(
+            Linear::new(copy(&w), MatmulPath::Fast)
+                .unwrap()
+                .fast_bytes()
+                > 0
+        );
+        for rows in [1, 7, 64] {
+            check(&w, rows, 29);
+        }
+    }
+}
+
+/// Types without a tiled kernel (Q5_K, F16) run through candle on both paths, and every K-quant we
+/// tile or not is still the matrix it stands for: the product is close to the one with the weights
+/// dequantised to f32 (the gap is the 8-bit rounding of the activations and, for F16, f16 products).
+#[test]
+fn untiled_types_pass_through_and_every_type_is_near_the_f32_product() {
+    let (n, k) = (48, 512);
+    let xs = input(5, k, 77);
+    for dtype in [
+        GgmlDType::Q5K,
+        GgmlDType::F16,
+        GgmlDType::Q4K,
+        GgmlDType::Q6K,
+    ] {
+        let w = quantized(n, k, dtype, 31);
+        let fast = Linear::new(copy(&w), MatmulPath::Fast).unwrap();
+        let exact = Linear::new(copy(&w), MatmulPath::Exact).unwrap();
+        let got = fast.forward(&xs).unwrap();
+        assert_eq!(bits(&got), bits(&exact.forward(&xs).unwrap()), "{dtype:?}");
+        let tiled = matches!(dtype, GgmlDType::Q4K | GgmlDType::Q6K);
+        assert_eq!(fast.fast_bytes() > 0, tiled, "{dtype:?}");
+        let dense = w.dequantize(&Device::Cpu).unwrap();
+        let want = xs.matmul(&dense.t().unwrap()).unwrap();
+        let (diff, scale) = (max_abs(&(&got - &want).unwrap()), max_abs(&want));
+        assert!(
+            scale > 0.1,
+            "{dtype:?}: outputs too small to compare ({scale})"
+        );
+        assert!(diff <= 0.02 * scale, "{dtype:?}: {diff} at {scale}");
+        eprintln!("{dtype:?}: max diff {diff:.3e} from the f32 product, max |y| {scale:.3}");
+    }
+}
+
+/// The whole Gemma 3 270M on both paths (its Q4_K and Q6_K matrices tiled on the fast one): one prefill
+/// gives the same logits bits on both, and on each path one-token steps through the KV cache give the
+/// bits of the same positions in that prefill (with Q6_K in the model: see `Linear::forward`).
+#[test]
+fn gemma_is_the_same_bits_on_both_paths_and_through_the_cache() {
+    use nexttoken::engine::model::ForwardOptions;
+    let path = support::gemma_model();
+    let seq: [u32; 9] = [2, 651, 6037, 529, 8698, 563, 9079, 236761, 107];
+    let all = ForwardOptions {
+        all_logits: true,
+        ..ForwardOptions::default()
+    };
+    let mut prefills = vec![];
+    for matmul in [MatmulPath::Fast, MatmulPath::Exact] {
+        let mut m = support::tiny::ours(&path, matmul);
+        let full = m.forward(&seq, 0, all).unwrap().logits;
+        let vocab = m.vocab_size;
+        m.cache.clear();
+        support::tiny::logits(&mut m, &seq[..5], 0);
+        for (pos, &t) in seq.iter().enumerate().skip(5) {
+            let one = support::tiny::logits(&mut m, &[t], pos);
+            let want = &full[pos * vocab..][..vocab];
+            let same = one
+                .iter()
+                .zip(want)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{matmul:?}: step at {pos} differs from the prefill");
+        }
+        prefills.push(full);
+    }
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert!(
+        bits(&prefills[0]) == bits(&prefills[1]),
+        "fast and exact differ"
+    );
+}
+
+/// q, k and v of one kind stack into one matmul whose outputs are each part's own bits, row by row;
+/// parts of mixed kinds (or on the exact path) stay separate and give the same outputs.
+#[test]
+fn a_stack_is_one_matmul_with_each_parts_bits() {
+    let k = 256;
+    let parts = |dtypes: [GgmlDType; 3], path: MatmulPath| -> (Vec<QTensor>, Stack) {
+        let ws: Vec<QTensor> = [(96, 1), (32, 2), (48, 3)]
+            .iter()
+            .zip(dtypes)
+            .map(|(&(n, seed), dt)| quantized(n, k, dt, seed))
+            .collect();
+        let linears = ws
+            .iter()
+            .map(|w| Linear::new(copy(w), path).unwrap())
+            .collect();
+        (ws, Stack::new(linears))
+    };
+    let rows = 3;
+    let xs = input(rows, k, 9)
+        .flatten_all()
+        .unwrap()
+        .to_vec1::<f32>()
+        .unwrap();
+    let one = [GgmlDType::Q4_1; 3];
+    let mixed = [GgmlDType::Q4_1, GgmlDType::Q8_0, GgmlDType::Q4_1];
+    for (dtypes, path, fused) in [
+        (one, MatmulPath::Fast, true),
+        (mixed, MatmulPath::Fast, false),
+        (one, MatmulPath::Exact, false),
+    ] {
+        let (ws, stack) = parts(dtypes, path);
+        assert_eq!(stack.is_fused(), fused, "{dtypes:?} {path:?}");
+        let outs = stack.forward_rows(&xs, rows).unwrap();
+        for (w, out) in ws.iter().zip(&outs) {
+            let alone = Linear::new(copy(w), path)
+                .unwrap()
+                .forward_rows(&xs, rows)
+                .unwrap();
+            let b = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(b(out), b(&alone), "{dtypes:?} {path:?}");
+        }
+    }
+}

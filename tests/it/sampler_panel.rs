@@ -1,0 +1,145 @@
+//! The sampler panel: every row steps within the range the command line accepts
+//! (`SamplerSettings::validate`, one table of `Bounds`), and a limit is said with the range.
+
+use crate::common;
+
+use common::*;
+use nexttoken::app::keymap::Key;
+use nexttoken::app::sampler_panel::{Field, FIELDS};
+use nexttoken::app::App;
+use nexttoken::protocol::{self as p, Command, SamplerSettings};
+
+/// Opens the sampler panel with `field` highlighted.
+fn panel_on(app: &mut App, field: Field) {
+    key(app, 's');
+    let i = FIELDS.iter().position(|&f| f == field).unwrap();
+    for _ in 0..i {
+        press(app, Key::Down);
+    }
+    assert_eq!(app.sampler.field, i);
+}
+
+/// The app after the engine answered the settings last sent, so the next change is sent at once.
+fn settled(app: &mut App) {
+    let mut view = prefilled();
+    view.settings = app.sampler.settings.clone();
+    app.update(nexttoken::app::Msg::Engine(p::Event::Synced(view)));
+}
+
+#[test]
+fn the_penalty_window_is_shown_and_set_in_the_sampler_panel() {
+    let mut app = ready_app(100, 30);
+    panel_on(&mut app, Field::PenaltyWindow);
+    assert!(screen_text(&app).join("\n").contains("penalty window"));
+    let cmds = press(&mut app, Key::Right);
+    assert_eq!(app.sampler.settings.penalty_last_n, 128, "64 → 128");
+    assert!(matches!(cmds.as_slice(), [Command::SetSampler(s)] if s.penalty_last_n == 128));
+}
+
+#[test]
+fn from_temperature_zero_left_stays_at_zero_and_says_the_range() {
+    let mut app = ready_app(100, 30);
+    app.sampler.settings.temperature = 0.0;
+    panel_on(&mut app, Field::Temperature);
+    assert_eq!(
+        press(&mut app, Key::Left),
+        vec![],
+        "nothing changed, nothing sent"
+    );
+    assert_eq!(app.sampler.settings.temperature, 0.0, "← never raises it");
+    let said = app.status.clone().unwrap().text;
+    assert_eq!(said, "temperature stops at 0: use 0 to 5 (0 means greedy)");
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains(&said), "the range is on screen:\n{screen}");
+    press(&mut app, Key::Right);
+    assert_eq!(app.sampler.settings.temperature, 0.1);
+
+    // From 4 (allowed on the command line), → goes up to 5, never down to the old 3.
+    let mut app = ready_app(100, 30);
+    app.sampler.settings.temperature = 4.0;
+    panel_on(&mut app, Field::Temperature);
+    press(&mut app, Key::Right);
+    assert_eq!(app.sampler.settings.temperature, 4.1);
+}
+
+#[test]
+fn every_row_reaches_the_command_lines_limits_and_no_further() {
+    // (field, lowest, highest) as `SamplerSettings::validate` holds them.
+    type Get = fn(&SamplerSettings) -> f64;
+    let rows: [(Field, Get, f64, f64); 10] = [
+        (Field::Temperature, |s| s.temperature as f64, 0.0, 5.0),
+        (Field::TopP, |s| s.top_p as f64, 0.01, 1.0),
+        (Field::MinP, |s| s.min_p as f64, 0.0, 0.99),
+        (Field::RepeatPenalty, |s| s.repeat_penalty as f64, 1.0, 3.0),
+        (
+            Field::FrequencyPenalty,
+            |s| s.frequency_penalty as f64,
+            -2.0,
+            2.0,
+        ),
+        (
+            Field::PresencePenalty,
+            |s| s.presence_penalty as f64,
+            -2.0,
+            2.0,
+        ),
+        (
+            Field::PenaltyWindow,
+            |s| s.penalty_last_n as f64,
+            0.0,
+            131072.0,
+        ),
+        (Field::DryMultiplier, |s| s.dry_multiplier as f64, 0.0, 5.0),
+        (Field::DryBase, |s| s.dry_base as f64, 1.0, 5.0),
+        (
+            Field::DryAllowedLength,
+            |s| s.dry_allowed_length as f64,
+            1.0,
+            20.0,
+        ),
+    ];
+    for (field, get, lo, hi) in rows {
+        let mut app = ready_app(100, 30);
+        panel_on(&mut app, field);
+        for (k, end) in [(Key::Right, hi), (Key::Left, lo)] {
+            for _ in 0..200 {
+                press(&mut app, k);
+                settled(&mut app);
+                let s = &app.sampler.settings;
+                assert_eq!(s.validate(), Ok(()), "{field:?} left the valid range");
+            }
+            let s = &app.sampler.settings;
+            assert_eq!(
+                get(s) as f32,
+                end as f32,
+                "{field:?} stops at the end of its range"
+            );
+            let said = app.status.clone().unwrap().text;
+            assert!(
+                said.contains(" stops at ") && said.contains(" to "),
+                "{field:?}: {said}"
+            );
+        }
+    }
+    // The range said is the one the command line refuses with.
+    let s = SamplerSettings {
+        repeat_penalty: 3.5,
+        ..SamplerSettings::default()
+    };
+    let refused = s.validate().unwrap_err();
+    assert!(
+        refused.ends_with(&p::REPEAT_PENALTY.range_text()),
+        "{refused}"
+    );
+    let mut app = ready_app(100, 30);
+    panel_on(&mut app, Field::RepeatPenalty);
+    for _ in 0..60 {
+        press(&mut app, Key::Right);
+        settled(&mut app);
+    }
+    let said = app.status.clone().unwrap().text;
+    assert_eq!(
+        said,
+        "repeat-penalty stops at 3: use 1 to 3 (1 turns it off)"
+    );
+}

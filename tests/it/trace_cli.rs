@@ -1,0 +1,148 @@
+//! The `trace` front end on the real model, run as the real binary.
+
+use crate::support;
+
+use serde_json::Value;
+use std::process::Command;
+
+fn trace(args: &[&str]) -> (Vec<Value>, String, bool) {
+    let out = Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+        .arg("trace")
+        .args(args)
+        .env("NEXTTOKEN_MODEL", support::real_model())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    (
+        lines,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.success(),
+    )
+}
+
+#[test]
+fn greedy_trace_has_a_prefill_line_and_one_line_per_step() {
+    let (lines, err, ok) = trace(&[
+        "--prompt",
+        "The capital of France is",
+        "--steps",
+        "8",
+        "--greedy",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(lines.len(), 9);
+    assert_eq!(lines[0]["type"], "prefill");
+    assert_eq!(lines[0]["tokens"], 5);
+    let first = &lines[1];
+    assert_eq!(first["type"], "step");
+    assert_eq!(first["top_k"][0]["text"], " Paris");
+    let p = first["top_k"][0]["prob"].as_f64().unwrap();
+    assert!((p - 0.78).abs() < 0.03, "p(Paris) = {p}");
+    assert_eq!(first["token"]["text"], " Paris");
+    for (i, l) in lines[1..].iter().enumerate() {
+        assert_eq!(l["step"], i);
+        assert_eq!(l["tokens_fed"], 1);
+        assert_eq!(l["kv_len"], 6 + i);
+        assert_eq!(l["forward_passes"], 2 + i);
+        assert!(l["draw"].is_null());
+        assert_eq!(l["rank"], 0, "greedy always takes rank 0");
+    }
+}
+
+#[test]
+fn forcing_text_marks_it_and_shows_the_surprise() {
+    let (lines, err, ok) = trace(&[
+        "--prompt",
+        "The capital of France is",
+        "--steps",
+        "3",
+        "--greedy",
+        "--force",
+        "0: Rome",
+    ]);
+    assert!(ok, "{err}");
+    let s0 = &lines[1];
+    assert_eq!(s0["token"]["text"], " Rome");
+    assert_eq!(s0["forced"], true);
+    assert!(s0["prob"].as_f64().unwrap() < 0.05);
+    assert!(s0["rank"].as_u64().unwrap() > 0);
+    assert_eq!(lines[2]["forced"], false);
+}
+
+#[test]
+fn attention_mean_rows_are_distributions_over_every_earlier_position() {
+    let (lines, err, ok) = trace(&[
+        "--prompt",
+        "The capital of France is",
+        "--steps",
+        "2",
+        "--greedy",
+        "--attention",
+        "mean",
+    ]);
+    assert!(ok, "{err}");
+    let a = &lines[2]["attention"];
+    assert_eq!(a["query_position"], 6);
+    let layers = a["layers"].as_array().unwrap();
+    assert_eq!(layers.len(), 30);
+    for l in layers {
+        let row: Vec<f64> = l
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(row.len(), 7);
+        assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-4);
+    }
+}
+
+#[test]
+fn without_the_kv_cache_each_step_rereads_the_sequence() {
+    let (lines, err, ok) = trace(&[
+        "--prompt",
+        "The capital of France is",
+        "--steps",
+        "3",
+        "--greedy",
+        "--no-kv-cache",
+    ]);
+    assert!(ok, "{err}");
+    let fed: Vec<u64> = lines[1..]
+        .iter()
+        .map(|l| l["tokens_fed"].as_u64().unwrap())
+        .collect();
+    assert_eq!(fed, vec![6, 7, 8]);
+    assert_eq!(lines[1]["top_k"][0]["text"], " Paris");
+}
+
+#[test]
+fn a_bad_model_path_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.gguf");
+    std::fs::write(&junk, b"this is not a model").unwrap();
+    for (path, says) in [
+        (dir.path().join("missing.gguf"), "not found"),
+        (junk, "not a GGUF file"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+            .args(["trace", "--steps", "1", "--model"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says) && err.contains("--model"), "{err}");
+    }
+}
+
+#[test]
+fn a_bad_force_spec_is_a_clear_error() {
+    let (_, err, ok) = trace(&["--steps", "1", "--force", "x:7042"]);
+    assert!(!ok);
+    assert!(err.contains("not a step number"), "{err}");
+}

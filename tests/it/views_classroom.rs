@@ -1,0 +1,190 @@
+//! The classroom on screen, as snapshots at the smallest full screen, a projector's 100x30 and a wide
+//! terminal: a lesson's narration panel, the predict-then-reveal card (hidden) and the reveal, and
+//! presenter mode.
+
+use crate::common;
+
+use common::*;
+use nexttoken::app::keymap::Key;
+use nexttoken::app::{App, Msg};
+use nexttoken::lesson::{Outcome, Status, StepRun};
+use nexttoken::protocol::{Event, LessonStepView, Source};
+
+/// The repetition lesson at its third step ("Where the loop closes"), its check held.
+fn lesson_at_step_3(w: u16, h: u16, presenter: bool) -> App {
+    let lesson = nexttoken::lesson::builtin("repetition").unwrap().unwrap();
+    let mut app = App::new(config(w, h)).with_lesson(lesson);
+    app.presenter.on = presenter;
+    app.update(Msg::Engine(Event::Loaded(model_info())));
+    let mut view = prefilled();
+    view.tokens.extend(
+        [(7042, " Paris", 0.41), (30, ".", 0.62)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(id, text, p))| generated(5 + i, id, text, p)),
+    );
+    view.next.position = 7;
+    app.update(Msg::Engine(Event::LessonStep(Box::new(LessonStepView {
+        run: StepRun {
+            index: 2,
+            outcomes: vec![Outcome {
+                line: 44,
+                what: "expect top1 = \" has\"".into(),
+                observed: "\" has\" (p 0.5123)".into(),
+                status: Status::Passed,
+            }],
+            tui: vec![],
+            question: None,
+            answer: None,
+        },
+        replayed: 3,
+        earlier_failure: None,
+        view,
+    }))));
+    app
+}
+
+fn generated(position: usize, id: u32, text: &str, p: f32) -> nexttoken::protocol::TokenRecord {
+    nexttoken::protocol::TokenRecord {
+        token: tv(id, text),
+        position,
+        source: Source::Greedy,
+        prob: p,
+        logprob: p.ln(),
+        rank: 0,
+        entropy: 1.9,
+    }
+}
+
+#[test]
+fn narration_panel() {
+    for (w, h) in VIEW_SIZES {
+        let app = lesson_at_step_3(w, h, false);
+        let screen = screen_text(&app).join("\n");
+        assert!(
+            screen.contains("Where the loop closes"),
+            "{w}x{h}:\n{screen}"
+        );
+        insta::assert_snapshot!(format!("narration_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn presenter_mode() {
+    for (w, h) in VIEW_SIZES {
+        let app = lesson_at_step_3(w, h, true);
+        let screen = screen_text(&app).join("\n");
+        // The chosen token's facts in words, not colour alone.
+        assert!(
+            screen.contains("greedy: the top choice"),
+            "{w}x{h}:\n{screen}"
+        );
+        insta::assert_snapshot!(format!("presenter_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn predict_hidden_and_revealed() {
+    for (w, h) in VIEW_SIZES {
+        let mut app = ready_app(w, h);
+        app.predict.on = true;
+        insta::assert_snapshot!(
+            format!("predict_hidden_{w}x{h}"),
+            screen_text(&app).join("\n")
+        );
+        key(&mut app, '/');
+        typing(&mut app, "located");
+        app.update(Msg::Engine(Event::SearchResults {
+            query: "located".into(),
+            hits: vec![hit(3532, " located", 0.03, 3)],
+        }));
+        press(&mut app, Key::Enter);
+        let scored = guess_score(5, &[(3532, " located", 0.03, 3)], &[(7042, " Paris", 0.78)]);
+        app.update(Msg::Engine(Event::GuessScored(Box::new(scored))));
+        let screen = screen_text(&app).join("\n");
+        assert!(screen.contains("your guess"), "{w}x{h}:\n{screen}");
+        insta::assert_snapshot!(format!("predict_revealed_{w}x{h}"), screen);
+    }
+}
+
+/// The guess box while the distribution is hidden: what Enter guesses, the matching tokens in match
+/// order, and none of the model's numbers; at the smallest screen and at 120x36.
+#[test]
+fn the_guess_box_hides_the_models_numbers() {
+    for (w, h) in [(80, 24), (120, 36)] {
+        let mut app = ready_app(w, h);
+        app.predict.on = true;
+        key(&mut app, '/');
+        typing(&mut app, "Paris");
+        app.update(Msg::Engine(Event::SearchResults {
+            query: "Paris".into(),
+            hits: vec![
+                hit(9000, "Paris", 0.0005, 47),
+                hit(7042, " Paris", 0.78, 0),
+                hit(9001, "Parisian", 0.0001, 400),
+            ],
+        }));
+        let screen = screen_text(&app).join("\n");
+        assert!(screen.contains("guesses ⟨␣Paris⟩"), "{w}x{h}:\n{screen}");
+        assert!(
+            !screen.contains("78.0%") && !screen.contains("#48"),
+            "{screen}"
+        );
+        insta::assert_snapshot!(format!("guess_box_{w}x{h}"), screen);
+    }
+}
+
+/// A guess of two tokens revealed: the sentence names the whole guess and its token count.
+#[test]
+fn a_two_token_guess_revealed() {
+    let (w, h) = (120, 36);
+    let mut app = ready_app(w, h);
+    app.predict.on = true;
+    key(&mut app, '/');
+    typing(&mut app, "Paris and");
+    press(&mut app, Key::Enter);
+    let scored = guess_score(
+        5,
+        &[(7042, " Paris", 0.78, 0), (284, " and", 0.07, 2)],
+        &[(7042, " Paris", 0.78), (30, ".", 0.55)],
+    );
+    app.update(Msg::Engine(Event::GuessScored(Box::new(scored))));
+    let said = app.status.as_ref().unwrap().text.clone();
+    assert!(
+        said.starts_with("⟨␣Paris␣and⟩ (2 tokens) 5.5%, first token rank 1 (4.2 bits)"),
+        "{said}"
+    );
+    let screen = screen_text(&app).join("\n");
+    assert!(
+        screen.contains("your guess ⟨␣Paris␣and⟩ (2 tokens): 5.5% "),
+        "{screen}"
+    );
+    insta::assert_snapshot!(format!("guess_two_tokens_{w}x{h}"), screen);
+}
+
+/// The running score on the hidden card's border fits at 80, 120 and 160 columns: whole parts, most
+/// important first (top-1, top-5, mean rank, log-probs), never cut mid-part.
+#[test]
+fn the_score_line_fits_every_width() {
+    for (w, h) in [(80, 24), (120, 36), (160, 48)] {
+        let mut app = ready_app(w, h);
+        app.predict.on = true;
+        for (rank, lp, greedy) in [(0, -0.4, true), (12, -9.7, false), (3, -13.3, false)] {
+            app.predict.score.record(rank, lp, -0.9, greedy);
+        }
+        let parts = app.predict.score.parts();
+        let screen = screen_text(&app);
+        let line = screen
+            .iter()
+            .find(|l| l.contains("top-1"))
+            .unwrap_or_else(|| panic!("{w}x{h}: no score\n{}", screen.join("\n")));
+        let at = line.find("1/3 top-1").unwrap();
+        let shown: String = line[at..].split(" ─").next().unwrap().trim_end().into();
+        let whole = (1..=parts.len()).any(|n| parts[..n].join(" · ") == shown);
+        assert!(whole, "{w}x{h}: {shown:?} is not whole parts of {parts:?}");
+        assert!(!line.contains('…'), "{w}x{h}: {line}");
+        if w == 160 {
+            assert!(shown.contains("mean rank 6.0"), "{shown}");
+        }
+    }
+}

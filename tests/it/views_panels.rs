@@ -1,0 +1,159 @@
+//! The branch list and the help, as snapshots with targeted asserts: labelled columns and the text
+//! around each fork; help that says what is below when it does not fit, and explains the screen.
+
+use crate::common;
+
+use common::*;
+use nexttoken::app::{App, Msg};
+use nexttoken::protocol::*;
+
+fn screen(app: &App) -> String {
+    screen_text(app).join("\n")
+}
+
+fn branch(
+    id: usize,
+    len: usize,
+    fork: usize,
+    lp: f32,
+    text: [&str; 2],
+    current: bool,
+) -> BranchInfo {
+    BranchInfo {
+        id,
+        len,
+        fork_position: fork,
+        mean_logprob: lp,
+        preview: format!("{}{}", text[0], text[1]),
+        before_fork: text[0].into(),
+        after_fork: text[1].into(),
+        current,
+    }
+}
+
+#[test]
+fn branch_list_labels_its_columns() {
+    for (w, h) in VIEW_SIZES {
+        let mut app = long_path_app(w, h, 12, 16);
+        let mut view = app.session.clone().unwrap();
+        view.branches = vec![
+            branch(
+                11,
+                7,
+                12,
+                -1.21,
+                ["France is Paris. It is a city 🙂", ""],
+                true,
+            ),
+            branch(
+                14,
+                3,
+                7,
+                -2.05,
+                ["of France is Paris.", " It is the capital\nof"],
+                false,
+            ),
+            branch(
+                19,
+                9,
+                9,
+                -0.87,
+                ["is Paris. It", " was a city of light, known for"],
+                false,
+            ),
+        ];
+        app.update(Msg::Engine(Event::Synced(view)));
+        typing(&mut app, "b");
+        let s = screen(&app);
+        assert!(s.contains("tokens") && s.contains("forks at"), "{s}");
+        // Numbers a user can act on: the list's own order from 1, and the step where each branch
+        // leaves the path on screen, counted as the status bar counts (prompt of 5: position 7 is
+        // the third generated token). No internal node id, no absolute position.
+        let row = |n: &str| {
+            s.lines()
+                .find(|l| l.contains(n) && l.contains("-2.05"))
+                .unwrap_or_else(|| panic!("no row {n} in\n{s}"))
+                .to_string()
+        };
+        assert!(row("  2 ").contains("step 3"), "{s}");
+        let first = s.lines().find(|l| l.contains("-1.21")).unwrap();
+        assert!(first.contains("▶●  1 ") && first.contains("—"), "{first}");
+        assert!(
+            s.lines()
+                .any(|l| l.contains("  3 ") && l.contains("step 5")),
+            "{s}"
+        );
+        assert!(!s.contains("@7") && !s.contains(" 14 "), "{s}");
+        assert!(s.contains("capital↵"), "newlines show: {s}");
+        insta::assert_snapshot!(format!("branches_{w}x{h}"), s);
+    }
+}
+
+#[test]
+fn help_at_the_smallest_size_says_what_is_below() {
+    let mut app = ready_app(60, 20);
+    typing(&mut app, "?");
+    let s = screen(&app);
+    assert!(s.contains("more lines below"), "{s}");
+    assert!(s.contains("closes"), "{s}");
+    for line in s.lines() {
+        assert!(!line.contains("…"), "no help entry is cut: {line}");
+    }
+    insta::assert_snapshot!("help_60x20", s);
+}
+
+#[test]
+fn help_explains_colours_quotes_and_marks() {
+    let mut app = ready_app(160, 48);
+    typing(&mut app, "?");
+    let s = screen(&app);
+    for want in [
+        "⟨␣Paris⟩",
+        "␣ a space",
+        "≥50%",
+        "<1%",
+        "masked",
+        "◀ next",
+        "░",
+    ] {
+        assert!(s.contains(want), "{want} missing:\n{s}");
+    }
+}
+
+/// The timing panel says what TTFT and TPOT mean, and a bar too short to hold its number shows none:
+/// the number would sit alone just above the step labels and read as one of them.
+#[test]
+fn timing_explains_its_terms_and_short_bars_carry_no_number() {
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut app = long_path_app(w, h, 6, 16);
+        let mut view = app.session.clone().unwrap();
+        view.prefill.ms = 1000.0;
+        view.decode_ms = vec![9.0; 6];
+        view.decode_kv = vec![true; 6];
+        app.update(Msg::Engine(Event::Synced(view)));
+        if w < 120 {
+            press(&mut app, nexttoken::app::keymap::Key::Tab);
+        }
+        let s = screen(&app);
+        let key = if w < 120 {
+            "TTFT 1st token · TPOT per token"
+        } else {
+            "TTFT = time to first token · TPOT = time per output token"
+        };
+        assert!(s.contains(key), "{w}x{h}:\n{s}");
+        let lines: Vec<&str> = s.lines().collect();
+        let labels = lines
+            .iter()
+            .position(|l| l.contains("│ P    "))
+            .unwrap_or_else(|| panic!("{w}x{h}: no bar labels in\n{s}"));
+        let above = lines[labels - 1];
+        assert!(
+            above.contains("1000"),
+            "the prefill bar holds its number: {above}"
+        );
+        assert!(
+            !above.contains("9.0"),
+            "{w}x{h}: a short bar's number: {above}"
+        );
+    }
+}
