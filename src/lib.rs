@@ -34,17 +34,12 @@
 
 pub mod analysis;
 pub mod app;
-pub mod bench;
 pub mod cli;
-pub mod compare;
-pub mod compare_ab;
+pub mod cmd;
 pub mod engine;
 pub mod export;
 pub mod fmt;
 pub mod lesson;
 pub mod protocol;
-pub mod served_args;
-pub mod trace;
-pub mod tui;
 pub mod ui;
 pub mod worker;

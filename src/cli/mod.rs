@@ -5,7 +5,12 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+mod export;
+pub mod force;
 mod sampler;
+pub mod served;
+
+pub use export::ExportArgs;
 pub use sampler::SamplerArgs;
 
 /// The prompt when none is given: short, and its first prediction is a confident fact.
@@ -84,7 +89,7 @@ pub struct ModelArgs {
     #[arg(long, global = true)]
     pub verbose: bool,
     #[command(flatten)]
-    pub server: crate::served_args::ServerArgs,
+    pub server: served::ServerArgs,
 }
 
 /// What the model reads first.
@@ -120,7 +125,7 @@ pub enum Cmd {
     /// Lessons: list the built-ins, or check one headless on the real model.
     Lesson(LessonArgs),
     /// Write a handout of a saved session: one self-contained HTML page, or Markdown (no model needed).
-    Export(crate::export::ExportArgs),
+    Export(ExportArgs),
 }
 
 #[derive(Debug, Args, Clone)]

@@ -383,7 +383,7 @@ fn trace_save_then_load() {
     };
     let mut a = session_on(&model);
     let mut out = Vec::new();
-    nexttoken::trace::run(&mut a, &args, &mut out).unwrap();
+    nexttoken::cmd::trace::run(&mut a, &args, &mut out).unwrap();
     let saved = session_file::read(&file).unwrap();
     assert_eq!(saved.prompt, "Hi there");
     assert!(!saved.chat);

@@ -5,7 +5,7 @@ use crossterm::event::{
     MouseEvent, MouseEventKind,
 };
 use nexttoken::app::{Key, Msg};
-use nexttoken::tui::to_msg;
+use nexttoken::cmd::tui::to_msg;
 
 fn key(code: KeyCode, modifiers: KeyModifiers, kind: KeyEventKind) -> CtEvent {
     CtEvent::Key(KeyEvent {

@@ -12,7 +12,7 @@
 use crate::cli::CompareArgs;
 use crate::engine::session::{Choice, Session};
 use crate::protocol::{AlignedStep, Comparison, PathToken, Source};
-use crate::trace::{parse_forces, ForceSpec};
+use crate::cli::force::{parse_forces, ForceSpec};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::io::Write;

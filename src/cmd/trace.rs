@@ -2,43 +2,14 @@
 //! per step. The schema is documented in docs/TRACE.md.
 
 use crate::analysis;
+use crate::cli::force::{parse_forces, ForceSpec};
 use crate::cli::{AttentionMode, TraceArgs};
 use crate::engine::session::{Choice, Session};
 use crate::protocol::{Inspection, Source, StepReport, TokenView};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::io::Write;
 
-/// What to force at one step: a token id, or text tokenised and forced from that step on.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ForceSpec {
-    Id(u32),
-    Text(String),
-}
-
-/// Parses `STEP:ID` or `STEP:text` specs into a step -> spec map.
-pub fn parse_forces(specs: &[String]) -> Result<BTreeMap<usize, ForceSpec>> {
-    let mut out = BTreeMap::new();
-    for spec in specs {
-        let (step, what) = spec.split_once(':').with_context(|| {
-            format!("--force `{spec}`: expected STEP:ID or STEP:text, e.g. 2:7042 or 0:' Rome'")
-        })?;
-        let step: usize = step
-            .trim()
-            .parse()
-            .with_context(|| format!("--force `{spec}`: `{step}` is not a step number"))?;
-        let f = match what.parse::<u32>() {
-            Ok(id) => ForceSpec::Id(id),
-            Err(_) if what.is_empty() => {
-                bail!("--force `{spec}`: nothing to force after the colon")
-            }
-            Err(_) => ForceSpec::Text(what.to_string()),
-        };
-        out.insert(step, f);
-    }
-    Ok(out)
-}
 
 /// Runs the trace, writing JSON Lines to `out`.
 pub fn run(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> Result<()> {

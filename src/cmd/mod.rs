@@ -1,0 +1,131 @@
+//! Every command in one place, one file each: the TUI (`tui`, the default), `trace`, `compare` (two paths,
+//! or two models with `compare_ab`), `lesson`, `export`, `bench`; `fetch` is here in `run`. Their flags
+//! are all in `cli`. This is the top of the house: it may use every module below it.
+
+pub mod bench;
+pub mod compare;
+pub mod compare_ab;
+pub mod export;
+pub mod lesson;
+pub mod trace;
+pub mod tui;
+
+use crate::cli::{Cli, Cmd};
+use crate::engine::fetch;
+use crate::engine::gguf::{GgufFile, LlamaConfig};
+use crate::engine::load::{load_session, LoadOptions};
+use crate::engine::session::SessionOptions;
+use crate::engine::twin::Twin;
+use anyhow::Result;
+use std::path::PathBuf;
+
+/// Runs the command the arguments name: the TUI when there is none.
+pub fn run(cli: Cli) -> Result<()> {
+    // Size the thread pools before anything touches candle: left to itself, candle's default pool makes
+    // decode run at less than half speed here.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    crate::engine::set_threads(cli.model.threads.unwrap_or(cores));
+    match &cli.command {
+        Some(Cmd::Fetch { name, force }) => {
+            let model = fetch::known(name).unwrap_or(&fetch::DEFAULT);
+            let path = fetch::fetch(model, *force)?;
+            println!("{}", path.display());
+            Ok(())
+        }
+        Some(Cmd::Trace(args)) => {
+            let opts = SessionOptions {
+                top_k_shown: args.top_k.max(1),
+                ..SessionOptions::default()
+            };
+            let settings = args.sampler.settings()?;
+            let (mut session, _) = open_session(&cli, settings, opts)?;
+            let stdout = std::io::stdout();
+            trace::run(&mut session, args, &mut stdout.lock())
+        }
+        Some(Cmd::Compare(args)) if cli.model.server.server.is_some() => {
+            if args.ab.model_b.is_some() || args.ab.requant_b.is_some() {
+                anyhow::bail!("--model-b and --requant-b compare two local models: drop --server, or compare two paths of the served model (--force or --reference)");
+            }
+            let settings = args.sampler.settings()?;
+            let (mut session, _) = open_session(&cli, settings, SessionOptions::default())?;
+            compare::run(&mut session, args, &mut std::io::stdout().lock())
+        }
+        Some(Cmd::Compare(args)) => {
+            let path = fetch::resolve_model(cli.model.model.as_deref())?;
+            let load = LoadOptions {
+                tokenizer_json: cli.model.tokenizer.as_deref(),
+                ..LoadOptions::default()
+            };
+            let settings = args.sampler.settings()?;
+            let opts = SessionOptions::default();
+            let (mut session, _) = load_session(&path, &load, settings, opts, &mut |_| {})?;
+            let stdout = std::io::stdout();
+            let spec = args.ab.spec()?;
+            match spec {
+                Some(spec) => {
+                    let mut twin = Twin::load(&path, &spec, load.matmul)?;
+                    let a = path.file_name().unwrap_or_default().to_string_lossy();
+                    compare_ab::run(
+                        &mut session,
+                        &mut twin,
+                        &a,
+                        args,
+                        &mut stdout.lock(),
+                    )
+                }
+                None => compare::run(&mut session, args, &mut stdout.lock()),
+            }
+        }
+        Some(Cmd::Lesson(args)) => lesson::run_cli(&cli.model, args),
+        Some(Cmd::Export(args)) => {
+            let (path, bytes) = export::run(args)?;
+            println!("wrote {} ({bytes} bytes)", path.display());
+            Ok(())
+        }
+        Some(Cmd::Bench(args)) => {
+            let path = fetch::resolve_model(cli.model.model.as_deref())?;
+            bench::run(&path, args)
+        }
+        None if cli.model.server.server.is_some() => {
+            cli.sampler.settings()?;
+            cli.model.server.options()?;
+            tui::run(&cli, PathBuf::new())
+        }
+        None => {
+            let path = checked_model(&cli)?;
+            tui::run(&cli, path)
+        }
+    }
+}
+
+/// The session `trace` and `compare` drive: over the served model with `--server`, else the local GGUF.
+fn open_session(
+    cli: &Cli,
+    settings: crate::protocol::SamplerSettings,
+    opts: SessionOptions,
+) -> Result<(
+    crate::engine::session::Session,
+    crate::protocol::ModelInfo,
+)> {
+    if let Some(server) = cli.model.server.options()? {
+        let opened =
+            crate::engine::served::open_served_session(&server, settings, opts, &mut |_| {})?;
+        return Ok(opened);
+    }
+    let path = fetch::resolve_model(cli.model.model.as_deref())?;
+    let load = LoadOptions {
+        tokenizer_json: cli.model.tokenizer.as_deref(),
+        ..LoadOptions::default()
+    };
+    Ok(load_session(&path, &load, settings, opts, &mut |_| {})?)
+}
+
+/// The model the TUI will open, checked before the terminal is taken over: a missing or broken file is
+/// a whole message on stderr, not a status line cut off at the screen's edge.
+fn checked_model(cli: &Cli) -> Result<PathBuf> {
+    cli.sampler.settings()?;
+    let path = fetch::resolve_model(cli.model.model.as_deref())?;
+    let g = GgufFile::open(&path)?;
+    LlamaConfig::from_gguf(&g)?;
+    Ok(path)
+}
