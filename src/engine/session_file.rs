@@ -227,9 +227,10 @@ pub fn check_shape(s: &SavedSession) -> Result<(), String> {
             return Err(format!("node {i} has id {}", node.id));
         }
         let prompt = i < s.prompt_len;
+        // Checked: a damaged file can hold any number, usize::MAX included.
         let parent_ok = match node.parent {
             None => i == 0,
-            Some(p) if prompt => p + 1 == i,
+            Some(p) if prompt => p.checked_add(1) == Some(i),
             Some(p) => p < i && p + 1 >= s.prompt_len,
         };
         if !parent_ok {
@@ -240,7 +241,7 @@ pub fn check_shape(s: &SavedSession) -> Result<(), String> {
             return Err(format!("node {i}'s record does not match it"));
         }
     }
-    if s.current + 1 < s.prompt_len || s.current >= n {
+    if s.current.saturating_add(1) < s.prompt_len || s.current >= n {
         return Err(format!("the current node {} is not in the tree", s.current));
     }
     Ok(())
