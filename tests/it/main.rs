@@ -32,6 +32,7 @@ mod linear;
 mod model_gemma;
 mod model_qwen;
 mod model_vs_candle;
+mod parsers_prop;
 mod sampler;
 mod sampler_panel;
 mod sessions;

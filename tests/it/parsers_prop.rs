@@ -7,7 +7,7 @@
 //! numbers written in a TOML or JSON file) replaced by extreme values. Cases that once failed are kept
 //! in `parsers_prop.proptest-regressions` and as plain tests at the end.
 
-mod support;
+use crate::support;
 
 use candle_core::quantized::gguf_file::{self, Value};
 use candle_core::quantized::{GgmlDType, QTensor};
