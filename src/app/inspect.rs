@@ -4,7 +4,7 @@
 //! change of the path asks again once the engine is idle, so the panel follows the user's own steps.
 
 use super::keymap::{hint_key, Action, Mode};
-use super::{layout, App, HeadSel, SidePanel};
+use super::{App, HeadSel, SidePanel};
 use crate::protocol::{Command, HeadMap, HeadScore, Inspection, LogitLens};
 
 /// Which score shades the head map.
@@ -113,7 +113,7 @@ impl App {
                 vec![]
             }
             (Mode::Lens, Action::Up | Action::Down) => {
-                let max = crate::ui::lens::max_scroll(self);
+                let max = self.screen.map.lens_max_scroll;
                 let s = self.inspect.scroll_up.min(max);
                 self.inspect.scroll_up = if action == Action::Up {
                     (s + 1).min(max)
@@ -219,7 +219,7 @@ impl App {
         self.focus.head = HeadSel::Head(head);
         self.focus.key_scroll = 0;
         self.mode = Mode::Normal;
-        if layout::Areas::compute(self).attention.is_none() {
+        if self.screen.map.areas.attention.is_none() {
             self.screen.side = SidePanel::Attention;
             self.screen.show_chain = false;
         }

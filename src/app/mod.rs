@@ -2,13 +2,16 @@
 //!
 //! # How a key press becomes a `Command` (the one-minute tour)
 //!
-//! 1. `tui.rs` reads a crossterm key event on the input thread and turns it into [`Msg::Key`]`(`[`Key`]`)`.
+//! 1. `cmd/tui.rs` reads a crossterm key event on the input thread and turns it into [`Msg::Key`]`(`[`Key`]`)`.
 //! 2. [`App::update`] (in `update.rs`; engine replies are folded in `events.rs`) looks the key up in [`keymap::KEYMAP`] for the current [`Mode`]
 //!    (global bindings such as Ctrl-C first), which gives an [`Action`].
 //! 3. `update.rs` applies the action: it changes state and returns the `Command`s to send, e.g.
 //!    `Action::Pick(2)` → `Command::Force { token_id }` of the second candidate.
-//! 4. `tui.rs` sends those commands to the engine thread; its replies come back as [`Msg::Engine`] and are
-//!    folded into the same state. Views in `ui/` then draw a pure read of `&App`.
+//! 4. `cmd/tui.rs` sends those commands to the engine thread; its replies come back as [`Msg::Engine`] and
+//!    are folded into the same state. Views in `ui/` then draw a pure read of `&App`, and after every
+//!    message `ui::measure` reports what they would draw ([`Msg::Measured`]: where each panel and token
+//!    sits, how far each view scrolls), so `update` hit-tests and scrolls against the screen without
+//!    calling into `ui`.
 //!
 //! `update` performs no I/O and reads no clock: time arrives inside [`Msg::Tick`]. The help screen is
 //! generated from the same keymap table, so it cannot drift from what the keys do.
@@ -19,10 +22,10 @@ pub mod inspect;
 pub mod keymap;
 mod keys;
 pub mod lab;
-pub mod layout;
 pub mod lesson;
 pub mod predict;
 mod requests;
+pub mod screen_map;
 pub mod sampler_panel;
 mod selection;
 pub mod sessions;
@@ -31,6 +34,7 @@ mod text;
 mod update;
 
 pub use keymap::{Action, Key, Mode};
+pub use screen_map::{Areas, ScreenMap, TokenSpot};
 pub use state::{
     Autoplay, Focus, Presenter, PromptState, SamplerPanel, Screen, Selection, TextInput,
 };
@@ -63,6 +67,9 @@ pub enum Msg {
     Wheel {
         up: bool,
     },
+    /// What the views measured of the state as it is now ([`ScreenMap`]): sent by the terminal loop
+    /// after every other message. It changes nothing but the map, and asks nothing of the engine.
+    Measured(ScreenMap),
 }
 
 /// Which colours the views use.
@@ -161,7 +168,7 @@ pub const MIN_HEIGHT: u16 = 20;
 /// Vocabulary search hits asked for.
 pub const SEARCH_LIMIT: usize = 20;
 
-/// How the app starts (from the command line and environment, read by `tui.rs`).
+/// How the app starts (from the command line and environment, read by `cmd/tui.rs`).
 #[derive(Debug, Clone)]
 pub struct AppConfig {
     pub prompt: String,
@@ -172,7 +179,8 @@ pub struct AppConfig {
     pub height: u16,
 }
 
-/// The whole state of the TUI. Views read it; only `update` changes it.
+/// The whole state of the TUI. Views read it; once built (`new` and the `with_` builders), only
+/// `update` changes it.
 #[derive(Debug, Clone)]
 pub struct App {
     /// The loaded model, once the engine says so.
@@ -211,6 +219,17 @@ pub struct App {
 }
 
 impl App {
+    /// Classroom modes from the command line: presenter mode, predict mode, and the entropy above
+    /// which predict mode pauses for the class (`None`: the default).
+    pub fn with_classroom(mut self, presenter: bool, predict: bool, pause_above: Option<f32>) -> App {
+        self.presenter.on |= presenter;
+        self.predict.on |= predict;
+        if let Some(level) = pause_above {
+            self.predict.pause_above = level;
+        }
+        self
+    }
+
     pub fn new(config: AppConfig) -> Self {
         Self {
             model: None,
@@ -226,6 +245,7 @@ impl App {
                 last_choice: None,
                 scroll_back: 0,
                 help_scroll: 0,
+                map: Default::default(),
             },
             focus: Focus {
                 layer: 0,

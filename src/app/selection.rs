@@ -3,18 +3,12 @@
 
 use super::keymap::Mode;
 use super::sampler_panel::FIELDS;
-use super::{layout, App, HeadSel};
+use super::{App, HeadSel};
 
 impl App {
     pub(super) fn move_selection(&mut self, up: bool) {
         if self.mode == Mode::Help {
-            let (w, h) = (self.screen.width, self.screen.height);
-            let theme = crate::ui::theme::Theme::new(self.screen.theme);
-            // The help draws above the two status lines.
-            let max = crate::ui::help::max_scroll(
-                ratatui::layout::Rect::new(0, 0, w, h.saturating_sub(2)),
-                &theme,
-            );
+            let max = self.screen.map.help_max_scroll;
             let s = &mut self.screen.help_scroll;
             *s = if up {
                 s.saturating_sub(1)
@@ -49,11 +43,8 @@ impl App {
             }
             _ => {
                 // Only rows on screen can be selected (the engine may send more than fit).
-                let rows = layout::candidate_rows(
-                    layout::Areas::compute(self).distribution,
-                    self.screen.show_chain,
-                );
-                let len = self.candidates().len().min(rows.height as usize);
+                let rows = self.screen.map.candidate_rows.height as usize;
+                let len = self.candidates().len().min(rows);
                 (&mut self.selection.candidate, len)
             }
         };

@@ -23,6 +23,8 @@ pub struct Screen {
     pub scroll_back: usize,
     /// Lines of the help screen scrolled past.
     pub help_scroll: usize,
+    /// What the last frame drew, as the views measured it (`Msg::Measured`).
+    pub map: super::ScreenMap,
 }
 
 /// Which attention the matrix draws.

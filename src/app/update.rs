@@ -4,7 +4,7 @@
 use super::keymap::{self, Action, Key, Mode};
 use super::sampler_panel::FIELDS;
 use super::AUTOPLAY_INTERVALS_MS;
-use super::{layout, App, Busy, Msg, SidePanel, StatusLine};
+use super::{App, Busy, Msg, SidePanel, StatusLine};
 
 /// Transcript lines one notch of the mouse wheel scrolls.
 const WHEEL_LINES: usize = 3;
@@ -13,6 +13,10 @@ use crate::protocol::{Command, SamplerSettings};
 impl App {
     /// Folds one message into the state; returns what to send to the engine (usually nothing or one).
     pub fn update(&mut self, msg: Msg) -> Vec<Command> {
+        if let Msg::Measured(map) = msg {
+            self.screen.map = map;
+            return vec![];
+        }
         let mut cmds = self.fold(msg);
         self.note_exploring(&cmds);
         if cmds.is_empty() {
@@ -42,6 +46,7 @@ impl App {
                 });
                 vec![]
             }
+            Msg::Measured(_) => vec![],
         }
     }
 
@@ -179,7 +184,10 @@ impl App {
             }
             Action::Cancel => {}
             Action::ScrollUp | Action::ScrollDown => {
-                let page = layout::Areas::compute(self)
+                let page = self
+                    .screen
+                    .map
+                    .areas
                     .transcript
                     .height
                     .saturating_sub(4)
@@ -206,7 +214,7 @@ impl App {
             | Action::NewLine => return self.edit(action),
             Action::ToggleHitOrder => self.toggle_hit_order(),
             Action::OlderKeys | Action::NewerKeys
-                if layout::Areas::compute(self).attention.is_none() =>
+                if self.screen.map.areas.attention.is_none() =>
             {
                 let key = keymap::hint_key(Mode::Normal, Action::NextPanel);
                 self.say(format!(
@@ -214,7 +222,7 @@ impl App {
                 ));
             }
             Action::OlderKeys | Action::NewerKeys => {
-                let max = crate::ui::attention::max_key_scroll(self);
+                let max = self.screen.map.attention_max_key_scroll;
                 let s = self.focus.key_scroll.min(max);
                 self.focus.key_scroll = if action == Action::OlderKeys {
                     (s + 1).min(max)
@@ -274,15 +282,14 @@ impl App {
             return vec![];
         }
         self.status = None;
-        if let Some(i) = layout::candidate_at(self, column, row) {
+        let map = &self.screen.map;
+        if let Some(i) = map.candidate_at(column, row, self.candidates().len()) {
             if self.refused_while_reading(Action::Accept) {
                 return vec![];
             }
             return self.force_candidate(i);
         }
-        let area = layout::Areas::compute(self).transcript;
-        let theme = crate::ui::theme::Theme::new(self.screen.theme);
-        match crate::ui::transcript::token_at(self, &theme, area, column, row) {
+        match self.screen.map.token_at(column, row) {
             Some(position) => self.apply(Action::RewindTo(position)),
             None => vec![],
         }
@@ -313,14 +320,10 @@ impl App {
             .min(self.max_scroll_back());
     }
 
-    /// How far back the transcript can scroll: its lines past one screenful. The wrapping lives with
-    /// the view (`ui::transcript`); it is pure, so `update` may ask it.
+    /// How far back the transcript can scroll: its lines past one screenful, as the view measured them
+    /// (the wrapping is the view's).
     fn max_scroll_back(&self) -> usize {
-        let area = layout::Areas::compute(self).transcript;
-        let theme = crate::ui::theme::Theme::new(self.screen.theme);
-        let lines = crate::ui::transcript::line_count(self, &theme, area.width.saturating_sub(2));
-        // Two border rows and the info line are not text.
-        lines.saturating_sub(area.height.saturating_sub(3) as usize)
+        self.screen.map.transcript_max_scroll
     }
 
     /// A settings change re-ranks the current distribution: `SetSampler`, never a forward pass.

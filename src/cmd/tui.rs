@@ -4,7 +4,7 @@
 use crate::app::{App, AppConfig, Key, Msg, ThemeKind};
 use crate::cli::{Cli, Theme};
 use crate::worker::{self, EngineConfig};
-use crate::protocol::{Event, Failure};
+use crate::protocol::{Command, Event, Failure};
 use crossterm::event::{
     self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
     Event as CtEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
@@ -93,14 +93,12 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
             .map_or(0, |d| d.as_secs()),
         ..Default::default()
     });
-    app.presenter.on = cli.classroom.presenter;
-    app.predict.on = cli.classroom.predict;
     if let Some(lesson) = lesson {
         app = app.with_lesson(lesson);
     }
-    if let Some(level) = pause_above {
-        app.predict.pause_above = level;
-    }
+    // After the lesson: `--pause-above` wins over the lesson's setting.
+    let c = &cli.classroom;
+    let mut app = app.with_classroom(c.presenter, c.predict, pause_above);
     let stop = Arc::new(AtomicBool::new(false));
     spawn_input_thread(msg_tx, stop.clone());
     let result = event_loop(&mut terminal, &mut app, &msg_rx, &engine);
@@ -125,6 +123,7 @@ fn event_loop(
 ) -> anyhow::Result<()> {
     let start = Instant::now();
     let mut last_tick = Instant::now();
+    app.update(Msg::Measured(crate::ui::measure(app)));
     loop {
         terminal.draw(|frame| crate::ui::draw(frame, app))?;
         let mut msgs = match msg_rx.recv_timeout(TICK) {
@@ -141,7 +140,7 @@ fn event_loop(
         }
         let mut queue = std::collections::VecDeque::from(msgs);
         while let Some(msg) = queue.pop_front() {
-            for cmd in app.update(msg) {
+            for cmd in update(app, msg) {
                 if engine.send(cmd).is_err() && !app.quit {
                     let gone = Event::Failed {
                         what: Failure::Engine,
@@ -155,6 +154,14 @@ fn event_loop(
             return Ok(());
         }
     }
+}
+
+/// One message through `App::update`, then the screen map of the state it left (`ui::measure`), as
+/// the loop does for every message: a click or a scroll key that follows acts on what is drawn now.
+pub fn update(app: &mut App, msg: Msg) -> Vec<Command> {
+    let cmds = app.update(msg);
+    app.update(Msg::Measured(crate::ui::measure(app)));
+    cmds
 }
 
 /// The lesson `--lesson` names: a built-in's name, or a lesson file. Neither: one sentence that says so

@@ -133,7 +133,7 @@ fn panel_lines(
 /// which clamps the scroll with it). It depends on the width only.
 pub fn max_key_scroll(app: &App) -> usize {
     let (Some(area), Some(session)) = (
-        crate::app::layout::Areas::compute(app).attention,
+        super::layout::areas(app).attention,
         app.session.as_ref(),
     ) else {
         return 0;
@@ -142,7 +142,7 @@ pub fn max_key_scroll(app: &App) -> usize {
     if win.len == 0 || !win.has_weights() {
         return 0;
     }
-    let width = crate::app::layout::inset(area).width as usize;
+    let width = super::layout::inset(area).width as usize;
     Grid::fit(win, width, usize::MAX / 4, 0).map_or(0, |g| g.max_scroll)
 }
 

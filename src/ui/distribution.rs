@@ -7,7 +7,7 @@ use super::chain;
 use crate::fmt::{fit, ghost_bar, pad, pad_left, pct, quoted_token};
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
-use crate::app::layout::{candidate_rows, inset, CHAIN_HEADER};
+use super::layout::{candidate_rows, inset, CHAIN_HEADER};
 use crate::app::App;
 use crate::protocol::Distribution;
 use ratatui::layout::Rect;

@@ -5,7 +5,7 @@ use crate::fmt::pad;
 use super::legend;
 use super::theme::Theme;
 use crate::app::keymap::{self, Action, Binding, Mode, Scope, KEYMAP};
-use crate::app::layout::centered;
+use super::layout::centered;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};

@@ -9,6 +9,7 @@ mod compare_chart;
 pub mod distribution;
 pub mod head_map;
 pub mod help;
+pub mod layout;
 pub mod legend;
 pub mod lens;
 pub mod model_b;
@@ -25,8 +26,8 @@ pub mod timing;
 pub mod transcript;
 
 use crate::app::keymap::{self, Action};
-use crate::app::layout::{centered, Areas};
-use crate::app::{App, Mode, MIN_HEIGHT, MIN_WIDTH};
+use layout::centered;
+use crate::app::{App, Mode, ScreenMap, MIN_HEIGHT, MIN_WIDTH};
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph, Wrap};
@@ -46,7 +47,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
     // The layout follows the app's idea of the size; clip in case the terminal disagrees for a frame.
     let clip = |r: Rect| r.intersection(screen);
-    let areas = Areas::compute(app);
+    let areas = layout::areas(app);
     transcript::draw(frame, clip(areas.transcript), app, &theme);
     distribution::draw(frame, clip(areas.distribution), app, &theme);
     if let Some(a) = areas.attention {
@@ -97,6 +98,26 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Mode::Lens => lens::draw(frame, clip(below_narration), app, &theme),
         Mode::HeadMap => head_map::draw(frame, clip(below_narration), app, &theme),
         Mode::Normal | Mode::ForceText | Mode::Reference | Mode::Answer => {}
+    }
+}
+
+/// What `draw` would draw for this state, measured for `update` ([`ScreenMap`]): where each panel and
+/// each transcript token sits, and how far each scrolling view can scroll. The terminal loop sends it
+/// as `Msg::Measured` after every message.
+pub fn measure(app: &App) -> ScreenMap {
+    let theme = Theme::new(app.screen.theme);
+    let areas = layout::areas(app);
+    let (tokens, transcript_max_scroll) = transcript::measure(app, &theme, areas.transcript);
+    // The help draws above the two status lines.
+    let above_status = Rect::new(0, 0, app.screen.width, areas.status.y);
+    ScreenMap {
+        areas,
+        candidate_rows: layout::candidate_rows(areas.distribution, app.screen.show_chain),
+        tokens,
+        transcript_max_scroll,
+        lens_max_scroll: lens::max_scroll(app),
+        help_max_scroll: help::max_scroll(above_status, &theme),
+        attention_max_key_scroll: attention::max_key_scroll(app),
     }
 }
 

@@ -3,7 +3,7 @@
 use crate::fmt::{quoted_token, visible, FORCED_MARK};
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
-use crate::app::App;
+use crate::app::{App, TokenSpot};
 use crate::protocol::{SessionView, Source, TokenKind, TokenRecord};
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -125,13 +125,6 @@ fn top_notes(width: usize, alert: Option<String>, notes: &[String]) -> (Option<S
     }
 }
 
-/// How many lines the transcript wraps to at this width (for scrolling in `update`).
-pub fn line_count(app: &App, theme: &Theme, width: u16) -> usize {
-    app.session
-        .as_ref()
-        .map_or(0, |s| wrap(&chunks(s, theme), width as usize).len())
-}
-
 /// The first wrapped line in view: the newest lines stay in view unless the user scrolled back (the
 /// scroll is clamped here, where the number of lines is known).
 fn first_shown(lines: usize, text_height: usize, scroll_back: usize) -> usize {
@@ -139,27 +132,34 @@ fn first_shown(lines: usize, text_height: usize, scroll_back: usize) -> usize {
     bottom - scroll_back.min(bottom)
 }
 
-/// The position of the token drawn at screen cell (`column`, `row`) when the transcript panel is drawn
-/// in `area`: the same wrapping and scroll as [`draw`], so a click lands on what it shows.
-pub fn token_at(app: &App, theme: &Theme, area: Rect, column: u16, row: u16) -> Option<usize> {
-    let session = app.session.as_ref()?;
-    let inner = crate::app::layout::inset(area);
+/// Where each token on screen was drawn when the transcript panel is drawn in `area` (the same wrapping
+/// and scroll as [`draw`], so a click lands on what it shows), and how far back the transcript can
+/// scroll: its lines past one screenful.
+pub fn measure(app: &App, theme: &Theme, area: Rect) -> (Vec<TokenSpot>, usize) {
+    let Some(session) = app.session.as_ref() else {
+        return (vec![], 0);
+    };
+    let inner = super::layout::inset(area);
+    // The last row is the info line.
     let text_height = inner.height.saturating_sub(1) as usize;
-    let inside = column >= inner.x && row >= inner.y && column < inner.x + inner.width;
-    if !inside || (row - inner.y) as usize >= text_height {
-        return None;
-    }
     let rows = wrap(&chunks(session, theme), inner.width as usize);
     let skip = first_shown(rows.len(), text_height, app.screen.scroll_back);
-    let line = rows.get(skip + (row - inner.y) as usize)?;
-    let mut x = inner.x as usize;
-    for piece in line {
-        if (column as usize) < x + piece.width {
-            return piece.token;
+    let mut spots = vec![];
+    for (y, line) in rows.iter().skip(skip).take(text_height).enumerate() {
+        let mut x = inner.x;
+        for piece in line {
+            if let Some(position) = piece.token {
+                spots.push(TokenSpot {
+                    x,
+                    y: inner.y + y as u16,
+                    width: piece.width as u16,
+                    position,
+                });
+            }
+            x = x.saturating_add(piece.width as u16);
         }
-        x += piece.width;
     }
-    None
+    (spots, rows.len().saturating_sub(text_height))
 }
 
 /// One styled piece of a token (with the token's position; `None` for separators and the end mark),

@@ -383,17 +383,22 @@ pub fn config(width: u16, height: u16) -> AppConfig {
 pub fn ready_app(width: u16, height: u16) -> App {
     let mut app = App::new(config(width, height));
     app.update(Msg::Engine(Event::Loaded(model_info())));
-    app.update(Msg::Engine(Event::Synced(prefilled())));
+    update(&mut app, Msg::Engine(Event::Synced(prefilled())));
     app
+}
+
+/// One message as the terminal loop folds it: `App::update`, then the screen map of what is drawn now.
+pub fn update(app: &mut App, msg: Msg) -> Vec<Command> {
+    nexttoken::cmd::tui::update(app, msg)
 }
 
 /// Presses one character key.
 pub fn key(app: &mut App, c: char) -> Vec<Command> {
-    app.update(Msg::Key(Key::Char(c)))
+    update(app, Msg::Key(Key::Char(c)))
 }
 
 pub fn press(app: &mut App, k: Key) -> Vec<Command> {
-    app.update(Msg::Key(k))
+    update(app, Msg::Key(k))
 }
 
 pub fn typing(app: &mut App, text: &str) -> Vec<Command> {
@@ -419,7 +424,7 @@ pub fn long_app(width: u16, height: u16, n: usize) -> App {
     let mut app = ready_app(width, height);
     for i in 0..n {
         let step = later_step(5 + i, &format!(" w{i}"), 0.5, true, 10.0);
-        app.update(Msg::Engine(Event::Stepped(step)));
+        update(&mut app, Msg::Engine(Event::Stepped(step)));
     }
     app
 }
@@ -473,7 +478,7 @@ pub fn long_path_app(w: u16, h: u16, n: usize, window: usize) -> App {
         served: None,
     };
     view.attention = window_of(&attention(n), window);
-    app.update(Msg::Engine(Event::Synced(view)));
+    update(&mut app, Msg::Engine(Event::Synced(view)));
     app
 }
 

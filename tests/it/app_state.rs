@@ -5,7 +5,7 @@ use crate::common;
 
 use common::*;
 use nexttoken::app::keymap::{Key, Mode};
-use nexttoken::app::layout::{candidate_rows, Areas};
+use nexttoken::ui::layout::{areas, candidate_rows};
 use nexttoken::app::{App, Msg};
 use nexttoken::protocol::{Command, Event, Failure, SamplerSettings, Source};
 
@@ -133,7 +133,7 @@ fn enter_forces_the_moved_selection() {
 fn click_on_a_candidate_row_forces_it() {
     for (w, h) in [(80, 24), (160, 48)] {
         let mut app = ready_app(w, h);
-        let rows = candidate_rows(Areas::compute(&app).distribution, false);
+        let rows = candidate_rows(areas(&app).distribution, false);
         let click = Msg::Click {
             column: rows.x + 3,
             row: rows.y + 3,
@@ -430,7 +430,7 @@ fn selection_stops_at_the_last_row_on_screen() {
     for _ in 0..30 {
         key(&mut app, 'j');
     }
-    let rows = candidate_rows(Areas::compute(&app).distribution, false).height as usize;
+    let rows = candidate_rows(areas(&app).distribution, false).height as usize;
     assert!(rows < 20);
     assert_eq!(app.selection.candidate, rows - 1);
 }

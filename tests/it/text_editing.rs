@@ -6,7 +6,8 @@ use crate::common;
 
 use common::*;
 use nexttoken::app::keymap::{Action, Key, Mode};
-use nexttoken::app::{layout, App, Msg};
+use nexttoken::app::{App, Msg};
+use nexttoken::ui::layout;
 use nexttoken::protocol::{Command, Event};
 use ratatui::backend::{Backend, TestBackend};
 use ratatui::Terminal;
@@ -212,7 +213,7 @@ fn search_hits_show_their_rank_and_sort_by_probability() {
 /// The screen cell of the first character of `needle` in the transcript panel.
 fn cell_of(app: &App, needle: &str) -> (u16, u16) {
     let rows = screen_text(app);
-    let area = layout::Areas::compute(app).transcript;
+    let area = layout::areas(app).transcript;
     for y in area.y..area.y + area.height {
         let row = &rows[y as usize];
         if let Some(i) = row.find(needle) {
@@ -243,7 +244,7 @@ fn a_click_on_a_generated_token_rewinds_to_just_before_it() {
         .unwrap_or_default();
     assert!(said.contains("prompt is not rewindable"), "{said}");
     // A click outside any token does nothing.
-    let area = layout::Areas::compute(&app).transcript;
+    let area = layout::areas(&app).transcript;
     assert!(app
         .update(Msg::Click {
             column: area.x,
@@ -258,7 +259,7 @@ fn a_click_rewinds_in_a_scrolled_transcript_too() {
     press(&mut app, Key::PageUp);
     assert!(app.screen.scroll_back > 0);
     let rows = screen_text(&app);
-    let area = layout::Areas::compute(&app).transcript;
+    let area = layout::areas(&app).transcript;
     // The first word drawn in the scrolled view: a click on it rewinds to it.
     let y = area.y + 1;
     let row = &rows[y as usize];
@@ -282,7 +283,7 @@ fn a_click_rewinds_in_a_scrolled_transcript_too() {
 fn the_attention_keys_scroll_back_within_the_window_and_say_where_it_ends() {
     let mut app = long_path_app(80, 24, 40, 16);
     let panel = |app: &App| {
-        let area = layout::Areas::compute(app).attention.unwrap();
+        let area = layout::areas(app).attention.unwrap();
         screen_text(app)[area.y as usize..(area.y + area.height) as usize].join("\n")
     };
     let before = panel(&app);

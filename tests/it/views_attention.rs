@@ -13,7 +13,7 @@ fn screen(app: &App) -> String {
 
 /// The attention panel's lines: the screen cut to the panel's columns, from its title to its foot.
 fn attention_panel(app: &App) -> Vec<String> {
-    let a = nexttoken::app::layout::Areas::compute(app)
+    let a = nexttoken::ui::layout::areas(app)
         .attention
         .expect("the attention panel is on screen");
     let buf = render_buffer(app);
@@ -196,7 +196,7 @@ fn columns_stay_aligned_around_emoji_sequences() {
             width: w,
             height: h,
         });
-        let area = nexttoken::app::layout::Areas::compute(&app)
+        let area = nexttoken::ui::layout::areas(&app)
             .attention
             .unwrap();
         let buf = render_buffer(&app);

@@ -371,6 +371,9 @@ fn the_head_map_is_asked_for_on_demand_and_its_cell_opens_in_the_attention_panel
 fn the_head_map_brings_the_attention_panel_on_screen() {
     let mut app = map_app(80, 24);
     app.screen.side = nexttoken::app::SidePanel::Timing;
+    let map = nexttoken::ui::measure(&app);
+    update(&mut app, Msg::Measured(map));
+    assert!(app.screen.map.areas.attention.is_none());
     press(&mut app, Key::Enter);
     assert_eq!(app.screen.side, nexttoken::app::SidePanel::Attention);
 }

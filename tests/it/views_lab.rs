@@ -239,7 +239,7 @@ fn looping_app_of(w: u16, h: u16, n: usize) -> nexttoken::app::App {
     }
     view.decode_ms = vec![10.0; n];
     view.decode_kv = vec![true; n];
-    app.update(Msg::Engine(Event::Synced(view)));
+    update(&mut app, Msg::Engine(Event::Synced(view)));
     app
 }
 
@@ -409,7 +409,7 @@ fn the_sampler_panel_leaves_the_repetition_panel_in_view() {
         assert_eq!(app.screen.side, SidePanel::Repetition);
         key(&mut app, 's');
         assert_eq!(app.mode, Mode::Sampler);
-        let areas = nexttoken::app::layout::Areas::compute(&app);
+        let areas = nexttoken::ui::layout::areas(&app);
         let rep = areas.repetition.expect("the repetition panel stays");
         assert!(
             rep.intersection(areas.sampler).is_empty(),

@@ -1,54 +1,27 @@
-//! Where each panel sits on screen: pure geometry shared by the views (to draw) and by `update` (to
-//! hit-test mouse clicks), so the two can never disagree.
+//! Where each panel sits on screen: pure geometry from the app's state. The views draw into these areas,
+//! and `measure` reports them to `update` in the screen map (`app::ScreenMap`), so a click is tested
+//! against the very areas that were drawn.
 
-use super::App;
+use crate::app::{App, Areas, SidePanel};
 use ratatui::layout::{Constraint, Layout, Rect};
-
-/// The screen, cut into panels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Areas {
-    pub transcript: Rect,
-    pub distribution: Rect,
-    /// `None` when the small layout shows timing in its place.
-    pub attention: Option<Rect>,
-    /// `None` when the small layout shows attention in its place.
-    pub timing: Option<Rect>,
-    /// The repetition panel, when `Tab` chose it: in the attention panel's place.
-    pub repetition: Option<Rect>,
-    /// The A/B panel (model B beside model A), when `Tab` chose it: in the attention panel's place.
-    pub model_b: Option<Rect>,
-    /// Two lines at the bottom: status and key hints (or the text being typed).
-    pub status: Rect,
-    /// Where panels that open over the screen go (branches, search hits; the sampler settings too,
-    /// unless `sampler` says otherwise).
-    pub overlay: Rect,
-    /// Where the sampler settings open: over the overlay's place, except beside the repetition panel,
-    /// which they never cover, so a loop can be watched while the penalties are tuned.
-    pub sampler: Rect,
-    /// A lesson's narration, across the top, when a lesson is open.
-    pub narration: Option<Rect>,
-    /// Presenter mode: the token just chosen in large type, beside the transcript.
-    pub big_token: Option<Rect>,
-}
 
 /// Rows under the candidate list inside the distribution panel (entropy line, sampler line).
 pub const DIST_FOOTER: u16 = 2;
 /// Header rows above the candidates in the sampler-chain view (stage names, kept counts).
 pub const CHAIN_HEADER: u16 = 2;
 
-impl Areas {
-    pub fn compute(app: &App) -> Areas {
-        let screen = Rect::new(0, 0, app.screen.width, app.screen.height);
-        let [body, status] =
-            Layout::vertical([Constraint::Fill(1), Constraint::Length(2)]).areas(screen);
-        let (narration, body) = narration_split(app, body);
-        let areas = if app.presenter.on {
-            presenter(app, body, status)
-        } else {
-            panels(app, body, status)
-        };
-        Areas { narration, ..areas }
-    }
+/// The screen of `app`, cut into panels.
+pub fn areas(app: &App) -> Areas {
+    let screen = Rect::new(0, 0, app.screen.width, app.screen.height);
+    let [body, status] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(2)]).areas(screen);
+    let (narration, body) = narration_split(app, body);
+    let areas = if app.presenter.on {
+        presenter(app, body, status)
+    } else {
+        panels(app, body, status)
+    };
+    Areas { narration, ..areas }
 }
 
 /// The narration panel across the top of the body (as tall as its text, at most two fifths of the
@@ -57,7 +30,7 @@ fn narration_split(app: &App, body: Rect) -> (Option<Rect>, Rect) {
     if app.lesson.is_none() {
         return (None, body);
     }
-    let want = crate::ui::narration::height(app, body.width);
+    let want = super::narration::height(app, body.width);
     let h = want.clamp(4, (body.height * 2 / 5).max(4));
     let [top, rest] = Layout::vertical([Constraint::Length(h), Constraint::Fill(1)]).areas(body);
     (Some(top), rest)
@@ -70,14 +43,14 @@ fn presenter(app: &App, body: Rect, status: Rect) -> Areas {
         Layout::vertical([Constraint::Percentage(45), Constraint::Fill(1)]).areas(body);
     let [transcript, side] =
         Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(middle);
-    let pick = |p: super::SidePanel| (app.presenter.side == Some(p)).then_some(side);
+    let pick = |p: SidePanel| (app.presenter.side == Some(p)).then_some(side);
     Areas {
         transcript,
         distribution,
-        attention: pick(super::SidePanel::Attention),
-        timing: pick(super::SidePanel::Timing),
-        repetition: pick(super::SidePanel::Repetition),
-        model_b: pick(super::SidePanel::ModelB),
+        attention: pick(SidePanel::Attention),
+        timing: pick(SidePanel::Timing),
+        repetition: pick(SidePanel::Repetition),
+        model_b: pick(SidePanel::ModelB),
         status,
         overlay: distribution,
         sampler: distribution,
@@ -95,8 +68,8 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
             Layout::vertical([Constraint::Percentage(35), Constraint::Fill(1)]).areas(left);
         let [distribution, timing] =
             Layout::vertical([Constraint::Fill(1), Constraint::Length(18)]).areas(right);
-        let loops = app.screen.side == super::SidePanel::Repetition;
-        let b = app.screen.side == super::SidePanel::ModelB && app.has_model_b();
+        let loops = app.screen.side == SidePanel::Repetition;
+        let b = app.screen.side == SidePanel::ModelB && app.has_model_b();
         Areas {
             transcript,
             distribution,
@@ -119,12 +92,12 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
         // The sampler chain needs a column per stage: it takes the whole width.
         let (distribution, attention, timing, repetition, model_b) = match app.screen.side {
             _ if app.screen.show_chain => (lower, None, None, None, None),
-            super::SidePanel::Timing => (distribution, None, Some(side), None, None),
-            super::SidePanel::Repetition => (distribution, None, None, Some(side), None),
-            super::SidePanel::ModelB if app.has_model_b() => {
+            SidePanel::Timing => (distribution, None, Some(side), None, None),
+            SidePanel::Repetition => (distribution, None, None, Some(side), None),
+            SidePanel::ModelB if app.has_model_b() => {
                 (distribution, None, None, None, Some(side))
             }
-            super::SidePanel::Attention | super::SidePanel::ModelB => {
+            SidePanel::Attention | SidePanel::ModelB => {
                 (distribution, Some(side), None, None, None)
             }
         };
@@ -159,20 +132,6 @@ pub fn candidate_rows(distribution: Rect, show_chain: bool) -> Rect {
         height: inner.height.saturating_sub(header + DIST_FOOTER),
         ..inner
     }
-}
-
-/// The candidate under a click, if any.
-pub fn candidate_at(app: &App, column: u16, row: u16) -> Option<usize> {
-    let rows = candidate_rows(Areas::compute(app).distribution, app.screen.show_chain);
-    let inside = column >= rows.x
-        && column < rows.x + rows.width
-        && row >= rows.y
-        && row < rows.y + rows.height;
-    if !inside {
-        return None;
-    }
-    let i = (row - rows.y) as usize;
-    (i < app.candidates().len()).then_some(i)
 }
 
 /// The inside of a bordered block.
