@@ -20,6 +20,7 @@ mod exact_reference;
 mod export;
 mod golden;
 mod guess;
+mod house;
 mod inspect;
 mod inspect_tui;
 mod keymap;

@@ -1,5 +1,5 @@
 //! A lesson as plain data: the file format, what an `expect` claims, the questions a step asks and what
-//! a step did. The lesson runner (`crate::lesson`) fills these in on the engine thread; the TUI holds
+//! a step did. The lesson runner (the `lesson` module) fills these in on the engine thread; the TUI holds
 //! and shows them; nothing here touches the engine.
 
 pub mod expect;
