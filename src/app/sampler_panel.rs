@@ -107,7 +107,7 @@ impl Field {
                 .map(|b| show_breaker(b))
                 .collect::<Vec<_>>()
                 .join(" "),
-            Field::Greedy => if s.greedy { "on" } else { "off" }.into(),
+            Field::Greedy => if s.is_greedy() { "on" } else { "off" }.into(),
             Field::Seed => s.seed.to_string(),
         }
     }
@@ -176,8 +176,16 @@ impl Field {
             }
             // Text: set on the command line, shown here.
             Field::DryBreakers => Err("DRY breakers are set with --dry-sequence-breaker".into()),
+            // Off means a draw: a temperature of 0 (greedy too) goes back to the default.
+            Field::Greedy if s.is_greedy() => {
+                s.greedy = false;
+                if s.temperature <= 0.0 {
+                    s.temperature = SamplerSettings::default().temperature;
+                }
+                Ok(())
+            }
             Field::Greedy => {
-                s.greedy = !s.greedy;
+                s.greedy = true;
                 Ok(())
             }
             Field::Seed => {
@@ -265,7 +273,7 @@ fn round2(x: f32) -> f32 {
 
 /// The sampler settings in one short line, for the status bar.
 pub fn summary(s: &SamplerSettings) -> String {
-    if s.greedy {
+    if s.is_greedy() {
         return "greedy".into();
     }
     let mut parts = vec![format!("T {:.2}", s.temperature)];

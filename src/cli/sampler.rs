@@ -1,5 +1,6 @@
 //! The sampler's flags, shared by the app, `trace` and `compare`, and the settings they make.
 
+use crate::protocol::lesson::format::SamplerPatch;
 use crate::protocol::SamplerSettings;
 use clap::Args;
 
@@ -65,10 +66,7 @@ pub struct SamplerArgs {
 
 /// `--dry-sequence-breaker` values as llama.cpp reads them: any use replaces the defaults, and `none`
 /// clears the list. Escapes are read so that a newline can be typed.
-fn dry_breakers(args: &[String], defaults: Vec<String>) -> Vec<String> {
-    if args.is_empty() {
-        return defaults;
-    }
+fn dry_breakers(args: &[String]) -> Vec<String> {
     let mut out = vec![];
     for a in args {
         if a == "none" {
@@ -106,31 +104,31 @@ fn unescape(s: &str) -> String {
 }
 
 impl SamplerArgs {
-    /// The settings these flags ask for, over the defaults, checked against the valid ranges.
-    /// `--temperature 0` means greedy, as in llama.cpp.
+    /// The settings these flags ask for, over the defaults (as a lesson's `[sampler]` table is read),
+    /// checked against the valid ranges. `--temperature 0` means greedy, as in llama.cpp
+    /// (`SamplerSettings::is_greedy`).
     pub fn settings(&self) -> anyhow::Result<SamplerSettings> {
-        let d = SamplerSettings::default();
-        let temperature = self.temperature.unwrap_or(d.temperature);
-        let s = SamplerSettings {
-            greedy: self.greedy || temperature == 0.0,
-            temperature,
-            top_k: self.sample_top_k.unwrap_or(d.top_k),
-            top_p: self.top_p.unwrap_or(d.top_p),
-            min_p: self.min_p.unwrap_or(d.min_p),
-            repeat_penalty: self.repeat_penalty.unwrap_or(d.repeat_penalty),
-            frequency_penalty: self.frequency_penalty.unwrap_or(d.frequency_penalty),
-            presence_penalty: self.presence_penalty.unwrap_or(d.presence_penalty),
-            penalty_last_n: self.penalty_last_n.unwrap_or(d.penalty_last_n),
-            dry_multiplier: self.dry_multiplier.unwrap_or(d.dry_multiplier),
-            dry_base: self.dry_base.unwrap_or(d.dry_base),
-            dry_allowed_length: self.dry_allowed_length.unwrap_or(d.dry_allowed_length),
-            dry_penalty_last_n: self.dry_penalty_last_n.unwrap_or(d.dry_penalty_last_n),
-            dry_sequence_breakers: dry_breakers(
-                &self.dry_sequence_breakers,
-                d.dry_sequence_breakers.clone(),
-            ),
-            seed: self.seed.unwrap_or(d.seed),
+        let breakers = (!self.dry_sequence_breakers.is_empty()).then(|| {
+            dry_breakers(&self.dry_sequence_breakers)
+        });
+        let patch = SamplerPatch {
+            greedy: Some(self.greedy),
+            temperature: self.temperature,
+            top_k: self.sample_top_k,
+            top_p: self.top_p,
+            min_p: self.min_p,
+            repeat_penalty: self.repeat_penalty,
+            frequency_penalty: self.frequency_penalty,
+            presence_penalty: self.presence_penalty,
+            penalty_last_n: self.penalty_last_n,
+            dry_multiplier: self.dry_multiplier,
+            dry_base: self.dry_base,
+            dry_allowed_length: self.dry_allowed_length,
+            dry_penalty_last_n: self.dry_penalty_last_n,
+            dry_sequence_breakers: breakers,
+            seed: self.seed,
         };
+        let s = patch.settings();
         s.validate().map_err(|e| anyhow::anyhow!("--{e}"))?;
         Ok(s)
     }

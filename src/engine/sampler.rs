@@ -104,7 +104,7 @@ pub fn run_chain_with(
         (None, Some(_)) => (logits, lse),
     });
     let stages = stage_reports(logits, lse, before_dry, &tempered, &cuts, &shown);
-    let greedy = s.greedy || s.temperature <= 0.0;
+    let greedy = s.is_greedy();
     // Every stage keeps a prefix of `sorted`, so its first token is the argmax of the penalised logits.
     let draw = (!greedy).then(|| draw_from(&tempered, &cuts, u));
     let planned = draw.as_ref().map_or(cuts.sorted[0], |d| d.token_id);

@@ -25,7 +25,7 @@ pub fn escape(s: &str) -> String {
 /// The sampler settings in one line.
 pub fn settings_summary(s: &SamplerSettings) -> String {
     let mut parts = vec![];
-    if s.greedy {
+    if s.is_greedy() {
         parts.push("greedy (always the most likely token)".to_string());
     } else {
         parts.push(format!("temperature {}", s.temperature));

@@ -5,7 +5,7 @@
 
 use crate::engine::catalog::KNOWN;
 use crate::engine::session_file::SavedSession;
-use crate::protocol::{SamplerSettings, Source, TokenKind};
+use crate::protocol::{Source, TokenKind};
 
 /// What the command needs beyond the session file: how to name the model, and which forced tokens can
 /// be written as text.
@@ -52,16 +52,9 @@ pub fn trace_command(
     replay: &Replay,
 ) -> Result<String, String> {
     let s = &saved.settings;
-    let d = SamplerSettings::default();
-    if s.frequency_penalty != d.frequency_penalty || s.presence_penalty != d.presence_penalty {
-        return Err("the frequency and presence penalties have no command-line flag".into());
-    }
-    if s.penalty_last_n != d.penalty_last_n {
-        return Err("the penalty window has no command-line flag".into());
-    }
     let generated = &path[saved.prompt_len.min(path.len())..];
     let records: Vec<_> = generated.iter().map(|&n| &saved.nodes[n].record).collect();
-    let other = if s.greedy {
+    let other = if s.is_greedy() {
         Source::Sampled
     } else {
         Source::Greedy
@@ -69,8 +62,8 @@ pub fn trace_command(
     if records.iter().any(|r| r.source == other) {
         return Err(format!(
             "the sampler settings changed during the session (a token here was {}, but the saved settings are {}); only the last settings are saved",
-            if s.greedy { "sampled" } else { "greedy" },
-            if s.greedy { "greedy" } else { "sampled" },
+            if s.is_greedy() { "sampled" } else { "greedy" },
+            if s.is_greedy() { "greedy" } else { "sampled" },
         ));
     }
     let before_last = records.len().saturating_sub(1);
@@ -96,8 +89,15 @@ pub fn trace_command(
     if saved.chat {
         flag("chat", None);
     }
-    sampler_flags(s, &mut flag);
-    flag("seed", Some(s.seed.to_string()));
+    let sampler = s.flags();
+    let seeded = sampler.iter().any(|(f, _)| *f == "seed");
+    for (name, value) in sampler {
+        flag(name, value);
+    }
+    // The seed always, so that the command reads as the draw it repeats.
+    if !seeded {
+        flag("seed", Some(s.seed.to_string()));
+    }
     flag("steps", Some(records.len().to_string()));
     for (step, r) in records.iter().enumerate() {
         if r.source == Source::Forced {
@@ -114,41 +114,6 @@ pub fn trace_command(
     Ok(a.join(" "))
 }
 
-/// The sampler flags whose values differ from the defaults.
-fn sampler_flags(s: &SamplerSettings, flag: &mut dyn FnMut(&str, Option<String>)) {
-    let d = SamplerSettings::default();
-    if s.greedy {
-        flag("greedy", None);
-    } else if s.temperature != d.temperature {
-        flag("temperature", Some(s.temperature.to_string()));
-    }
-    let numbers = [
-        ("sample-top-k", s.top_k as f32, d.top_k as f32),
-        ("top-p", s.top_p, d.top_p),
-        ("min-p", s.min_p, d.min_p),
-        ("repeat-penalty", s.repeat_penalty, d.repeat_penalty),
-    ];
-    for (name, v, def) in numbers {
-        if v != def {
-            flag(name, Some(v.to_string()));
-        }
-    }
-    if s.dry_multiplier != 0.0 && s.dry_penalty_last_n != 0 {
-        flag("dry-multiplier", Some(s.dry_multiplier.to_string()));
-        flag("dry-base", Some(s.dry_base.to_string()));
-        flag("dry-allowed-length", Some(s.dry_allowed_length.to_string()));
-        flag("dry-penalty-last-n", Some(s.dry_penalty_last_n.to_string()));
-        if s.dry_sequence_breakers != d.dry_sequence_breakers {
-            if s.dry_sequence_breakers.is_empty() {
-                flag("dry-sequence-breaker", Some("none".into()));
-            }
-            for b in &s.dry_sequence_breakers {
-                flag("dry-sequence-breaker", Some(escape_breaker(b)));
-            }
-        }
-    }
-}
-
 /// `STEP:text` when the token's text reads back as it (and `trace` would not take the text for an
 /// id), else `STEP:ID`.
 fn force_spec(step: usize, token: &crate::protocol::TokenView, replay: &Replay) -> String {
@@ -163,22 +128,6 @@ fn force_spec(step: usize, token: &crate::protocol::TokenView, replay: &Replay) 
     } else {
         format!("{step}:{}", token.id)
     }
-}
-
-/// A DRY breaker as `--dry-sequence-breaker` reads it back (`\n`, `\t`, `\r`, `\\`, `\"`).
-fn escape_breaker(b: &str) -> String {
-    let mut out = String::new();
-    for c in b.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// A word as a POSIX shell reads it back unchanged: bare when it is plain, else in single quotes.

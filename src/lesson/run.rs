@@ -212,7 +212,7 @@ impl Runner {
             }
             Action::Sampler(patch) => {
                 let s = patch.settings();
-                let what = if s.greedy {
+                let what = if s.is_greedy() {
                     "greedy".to_string()
                 } else {
                     format!("temperature {}, seed {}", s.temperature, s.seed)

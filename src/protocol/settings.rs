@@ -180,6 +180,56 @@ pub const DRY_PENALTY_LAST_N: Bounds<i32> = bounds(
 );
 
 impl SamplerSettings {
+    /// Whether the next token is the most likely one, with no draw: `greedy`, or a temperature of 0 or
+    /// below (as in llama.cpp, dividing by 0 leaves nothing to draw from). The one rule: the engine,
+    /// the sampler panel, the status bar, lessons and handouts all ask this.
+    pub fn is_greedy(&self) -> bool {
+        self.greedy || self.temperature <= 0.0
+    }
+
+    /// The command-line flags that give these settings, `(flag, value)` (`None` for a switch): those
+    /// that differ from the defaults, in the order `nexttoken --help` lists them, DRY's breakers
+    /// escaped as `--dry-sequence-breaker` reads them. The handout's replay command is built from this,
+    /// and `SamplerArgs` reads the same flags back into the same settings (a test holds the round trip).
+    pub fn flags(&self) -> Vec<(&'static str, Option<String>)> {
+        let d = SamplerSettings::default();
+        let mut out: Vec<(&'static str, Option<String>)> = vec![];
+        if self.greedy {
+            out.push(("greedy", None));
+        }
+        let numbers = [
+            ("temperature", self.temperature.to_string(), d.temperature.to_string()),
+            ("sample-top-k", self.top_k.to_string(), d.top_k.to_string()),
+            ("top-p", self.top_p.to_string(), d.top_p.to_string()),
+            ("min-p", self.min_p.to_string(), d.min_p.to_string()),
+            ("repeat-penalty", self.repeat_penalty.to_string(), d.repeat_penalty.to_string()),
+            ("frequency-penalty", self.frequency_penalty.to_string(), d.frequency_penalty.to_string()),
+            ("presence-penalty", self.presence_penalty.to_string(), d.presence_penalty.to_string()),
+            ("penalty-last-n", self.penalty_last_n.to_string(), d.penalty_last_n.to_string()),
+            ("dry-multiplier", self.dry_multiplier.to_string(), d.dry_multiplier.to_string()),
+            ("dry-base", self.dry_base.to_string(), d.dry_base.to_string()),
+            ("dry-allowed-length", self.dry_allowed_length.to_string(), d.dry_allowed_length.to_string()),
+            ("dry-penalty-last-n", self.dry_penalty_last_n.to_string(), d.dry_penalty_last_n.to_string()),
+        ];
+        for (flag, v, default) in numbers {
+            if v != default {
+                out.push((flag, Some(v)));
+            }
+        }
+        if self.dry_sequence_breakers != d.dry_sequence_breakers {
+            if self.dry_sequence_breakers.is_empty() {
+                out.push(("dry-sequence-breaker", Some("none".into())));
+            }
+            for b in &self.dry_sequence_breakers {
+                out.push(("dry-sequence-breaker", Some(escape_breaker(b))));
+            }
+        }
+        if self.seed != d.seed {
+            out.push(("seed", Some(self.seed.to_string())));
+        }
+        out
+    }
+
     /// Checks every setting against its valid range (the `Bounds` above), shared by the command line
     /// and the sampler panel. The error names the setting as a flag would ("temperature 100 is out of
     /// range: ...").
@@ -205,4 +255,20 @@ impl SamplerSettings {
         }
         Ok(())
     }
+}
+
+/// A DRY breaker as `--dry-sequence-breaker` reads it back (`\n`, `\t`, `\r`, `\\`, `\"`).
+fn escape_breaker(b: &str) -> String {
+    let mut out = String::new();
+    for c in b.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            c => out.push(c),
+        }
+    }
+    out
 }

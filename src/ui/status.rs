@@ -117,7 +117,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 /// and is not shown.
 pub fn sampler_forms(s: &SamplerSettings) -> [String; 2] {
     use sampler_panel::Field;
-    let greedy = s.greedy || s.temperature <= 0.0;
+    let greedy = s.is_greedy();
     let mut long: Vec<String> = vec![];
     let mut short: Vec<String> = vec![];
     let mut add = |l: String, sh: String| {

@@ -345,3 +345,75 @@ fn bench_runs_the_kernels_it_is_capped_at() {
         assert_eq!(report["max_prob_diff_fast_vs_exact"], 0.0, "{report}");
     }
 }
+
+mod sampler_flags {
+    use clap::Parser;
+    use nexttoken::cli::SamplerArgs;
+    use nexttoken::protocol::{self as p, SamplerSettings};
+    use proptest::prelude::*;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        sampler: SamplerArgs,
+    }
+
+    /// Settings within the ranges the command line accepts.
+    fn settings() -> impl Strategy<Value = SamplerSettings> {
+        let texts = prop::collection::vec(
+            prop::sample::select(vec!["\n", ":", "\"", "*", "\\", "ab", "\t"]),
+            0..4,
+        );
+        (
+            (any::<bool>(), 0.0f32..=5.0, 0usize..200, 0.01f32..=1.0, 0.0f32..=0.99),
+            (1.0f32..=3.0, -2.0f32..=2.0, -2.0f32..=2.0, 0usize..4096),
+            (0.0f32..=5.0, 1.0f32..=5.0, 1usize..=20, -1i32..4096, texts, any::<u64>()),
+        )
+            .prop_map(|(a, b, c)| SamplerSettings {
+                greedy: a.0,
+                temperature: a.1,
+                top_k: a.2,
+                top_p: a.3,
+                min_p: a.4,
+                repeat_penalty: b.0,
+                frequency_penalty: b.1,
+                presence_penalty: b.2,
+                penalty_last_n: b.3,
+                dry_multiplier: c.0,
+                dry_base: c.1,
+                dry_allowed_length: c.2,
+                dry_penalty_last_n: c.3,
+                dry_sequence_breakers: c.4.into_iter().map(String::from).collect(),
+                seed: c.5,
+            })
+    }
+
+    proptest! {
+        /// `SamplerSettings::flags` (the handout's replay command) read back by `SamplerArgs` gives the
+        /// same settings, for any settings the ranges allow.
+        #[test]
+        fn the_flags_read_back_as_the_same_settings(s in settings()) {
+            let mut argv = vec!["nexttoken".to_string()];
+            for (flag, value) in s.flags() {
+                argv.push(format!("--{flag}"));
+                argv.extend(value);
+            }
+            let back = Flags::try_parse_from(&argv).unwrap().sampler.settings().unwrap();
+            prop_assert_eq!(back, s, "{:?}", argv);
+        }
+    }
+
+    #[test]
+    fn the_default_settings_need_no_flag_and_greedy_is_one_rule() {
+        assert!(SamplerSettings::default().flags().is_empty());
+        let zero = SamplerSettings {
+            temperature: 0.0,
+            ..SamplerSettings::default()
+        };
+        assert!(zero.is_greedy() && !zero.greedy);
+        let argv = ["nexttoken", "--temperature", "0"];
+        let s = Flags::try_parse_from(argv).unwrap().sampler.settings().unwrap();
+        assert!(s.is_greedy(), "--temperature 0 means greedy, as in llama.cpp");
+        assert!(p::TEMPERATURE.note.contains("greedy"));
+    }
+}

@@ -612,8 +612,6 @@ fn the_handout_says_why_when_no_command_line_repeats_the_path() {
         assert!(md.contains("No command line repeats it"));
         h.command.unwrap_err()
     };
-    let e = why(&|s| s.settings.frequency_penalty = 0.5);
-    assert!(e.contains("no command-line flag"), "{e}");
     let e = why(&|s| s.settings.greedy = true);
     assert!(e.contains("settings changed during the session"), "{e}");
     let e = why(&|s| {

@@ -143,3 +143,36 @@ fn every_row_reaches_the_command_lines_limits_and_no_further() {
         "repeat-penalty stops at 3: use 1 to 3 (1 turns it off)"
     );
 }
+
+/// Temperature notched down to 0.00 in the panel: the engine is greedy (`is_greedy`), and so the panel
+/// says greedy on and the status bar says greedy, not "T 0.00"; turning greedy off then samples again.
+#[test]
+fn temperature_notched_to_zero_reads_greedy_everywhere() {
+    let mut app = ready_app(120, 36);
+    app.sampler.settings.temperature = 0.1;
+    panel_on(&mut app, Field::Temperature);
+    let cmds = press(&mut app, Key::Left);
+    let sent = match cmds.as_slice() {
+        [Command::SetSampler(s)] => s.clone(),
+        other => panic!("one SetSampler, got {other:?}"),
+    };
+    assert_eq!(sent.temperature, 0.0);
+    assert!(sent.is_greedy(), "the engine takes the top token");
+    settled(&mut app);
+    assert_eq!(Field::Greedy.value(&app.sampler.settings), "on");
+    let screen = screen_text(&app).join("\n");
+    let greedy_row = screen.lines().find(|l| l.contains("greedy ")).unwrap_or_default();
+    assert!(greedy_row.contains("on"), "the panel's greedy row:\n{screen}");
+    assert!(!screen.contains("T 0.00"), "{screen}");
+    key(&mut app, 's');
+    let status = screen_text(&app)[34..].join("\n");
+    assert!(status.contains("greedy"), "the status bar:\n{status}");
+
+    // Greedy off from there means a draw: the temperature goes back to the default.
+    panel_on(&mut app, Field::Greedy);
+    let cmds = press(&mut app, Key::Right);
+    assert!(
+        matches!(cmds.as_slice(), [Command::SetSampler(s)] if !s.is_greedy() && s.temperature == 0.8),
+        "{cmds:?}"
+    );
+}

@@ -37,7 +37,7 @@ pub fn fate(
         .enumerate()
         .filter(|&(j, &x)| x > b || (x == b && (j as u32) < id))
         .count();
-    let greedy = s.greedy || s.temperature <= 0.0;
+    let greedy = s.is_greedy();
     let sampled_prob = if greedy {
         f32::from(u8::from(sampled_rank == 0))
     } else {

@@ -150,7 +150,7 @@ impl SamplerPatch {
         let d = SamplerSettings::default();
         let temperature = self.temperature.unwrap_or(d.temperature);
         SamplerSettings {
-            greedy: self.greedy.unwrap_or(temperature == 0.0),
+            greedy: self.greedy.unwrap_or(false),
             temperature,
             top_k: self.top_k.unwrap_or(d.top_k),
             top_p: self.top_p.unwrap_or(d.top_p),
