@@ -1,5 +1,5 @@
-//! The compare view (`=` on a branch, or a teacher-forcing run from `r`): two paths side by side,
-//! aligned step by step, with each token's log-prob and entropy, the divergences between the two
+//! The compare view (`x`, or `x` on a branch in the branch list, or a teacher-forcing run from `r`): two
+//! paths side by side, aligned step by step, with each token's log-prob and entropy, the divergences between the two
 //! next-token distributions over the whole vocabulary (Jensen–Shannon, and KL both ways: in columns
 //! where there is room, else for the table's top row on a line of its own), a chart of both log-prob
 //! series and the divergence (`compare_chart.rs`), and the sequence totals. Every figure comes from
@@ -9,7 +9,7 @@ use crate::fmt::{fit, pad, quoted_token, shown_step, visible};
 use super::help::panel_hints;
 use super::theme::Theme;
 use crate::fmt::FORCED_MARK;
-use crate::app::keymap::Mode;
+use crate::app::keymap::{self, Action, Mode};
 use crate::app::App;
 use crate::protocol::{AlignedStep, Comparison, PathToken};
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -45,9 +45,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             Layout::vertical([Constraint::Fill(1), Constraint::Length(hints.len() as u16)])
                 .areas(inner);
         let msg = if app.is_busy() {
-            "comparing…"
+            "comparing…".to_string()
         } else {
-            "no comparison yet: pick a branch in the branch list (b) and press =, or give a reference with r"
+            no_comparison_hint()
         };
         frame.render_widget(
             Paragraph::new(Line::styled(msg, theme.dim))
@@ -150,6 +150,19 @@ fn kl_heads(reference: bool) -> [&'static str; 2] {
 fn kl_width(w: usize, reference: bool) -> Option<usize> {
     let kw = kl_heads(reference)[0].width() + 1;
     (w >= 5 + 2 * (10 + 14) + 6 + 11 + 2 * kw).then_some(kw)
+}
+
+/// What to press for a comparison, every key named as the keymap binds it.
+pub fn no_comparison_hint() -> String {
+    let key = |mode, action| keymap::hint_key(mode, action);
+    format!(
+        "no comparison yet: {} compares with the path left last; or pick a branch in the branch list \
+         ({}) and press {}; or give a reference with {}",
+        key(Mode::Normal, Action::OpenCompare),
+        key(Mode::Normal, Action::OpenBranches),
+        key(Mode::Branches, Action::CompareBranch),
+        key(Mode::Normal, Action::OpenReference),
+    )
 }
 
 /// A divergence to three places, right-aligned in `k` cells; `—` where a path had ended.

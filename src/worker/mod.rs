@@ -291,17 +291,16 @@ fn handle(
             Event::Synced(session.view()?)
         }
         Command::Rewind { n } => {
-            session.rewind(n)?;
-            Event::Synced(session.view()?)
+            Event::Synced(session.change_then_view(|s| s.rewind(n).map(|_| ()))?)
         }
         Command::SwitchBranch { id } => {
             session.switch_branch(id)?;
             Event::Synced(session.view()?)
         }
-        Command::SetSampler(settings) => {
-            session.set_settings(settings);
-            Event::Synced(session.view()?)
-        }
+        Command::SetSampler(settings) => Event::Synced(session.change_then_view(|s| {
+            s.set_settings(settings);
+            Ok(())
+        })?),
         Command::SetKvCache { on } => {
             session.set_kv_cache(on)?;
             Event::Synced(session.view()?)

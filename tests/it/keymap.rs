@@ -156,3 +156,15 @@ fn readme_key_table_matches_the_keymap() {
         );
     }
 }
+
+/// The compare view's hint names each key as the keymap binds it (it once said `=`, which is autoplay).
+#[test]
+fn the_compare_hint_names_the_keymaps_keys() {
+    use nexttoken::app::keymap::{hint_key, Action, Mode};
+    let hint = nexttoken::ui::compare::no_comparison_hint();
+    let x = hint_key(Mode::Branches, Action::CompareBranch);
+    assert!(hint.contains(&format!("press {x};")), "{hint}");
+    assert!(hint.contains(&format!("({})", hint_key(Mode::Normal, Action::OpenBranches))));
+    assert!(hint.contains(&format!("with {}", hint_key(Mode::Normal, Action::OpenReference))));
+    assert!(!hint.contains('='), "{hint}");
+}

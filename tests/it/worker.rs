@@ -585,3 +585,40 @@ fn a_guess_is_scored_as_forcing_would_score_it_and_changes_nothing() {
         );
     }
 }
+
+/// `Rewind` and `SetSampler` are answered through `Session::change_then_view`: the change and the view
+/// after it are one edit, so a failure in either (here the change's own, after it moved the path or the
+/// settings) leaves the session as it was, settings included.
+#[test]
+fn a_change_whose_view_fails_leaves_path_and_settings_as_they_were() {
+    use nexttoken::engine::session::SessionError;
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = session(&dir);
+    prefill(&mut s, "Hello");
+    for _ in 0..3 {
+        events(&mut s, Command::Step);
+    }
+    let before = s.view().unwrap();
+    let fail = || Err(SessionError::Internal("the view failed".into()));
+    let r = s.change_then_view(|s| {
+        s.rewind(2)?;
+        fail()
+    });
+    assert!(r.is_err());
+    assert_eq!(s.view().unwrap(), before, "the path did not move");
+    let r = s.change_then_view(|s| {
+        s.set_settings(SamplerSettings {
+            temperature: 2.0,
+            ..SamplerSettings::default()
+        });
+        fail()
+    });
+    assert!(r.is_err());
+    assert_eq!(s.view().unwrap(), before, "the settings did not change");
+    // And the commands themselves: one Synced each, with the change made.
+    let ev = events(&mut s, Command::Rewind { n: 2 });
+    assert!(
+        matches!(ev.as_slice(), [Event::Synced(v)] if v.tokens.len() == before.tokens.len() - 2),
+        "{ev:?}"
+    );
+}

@@ -7,20 +7,11 @@ use crate::engine::config::{Arch, LlamaConfig};
 use crate::engine::gguf::LoadError;
 use crate::engine::session::{Session, SessionOptions};
 use crate::engine::tokenizer::{LearntPieces, Vocab};
+use crate::engine::tokenizer::EOT_NAMES;
 use crate::protocol::{ModelInfo, SamplerSettings, ServedInfo};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Names that end a turn in common chat formats: a name the server reads as one token is an EOS id.
-const EOT_NAMES: &[&str] = &[
-    "<|im_end|>",
-    "<|eot_id|>",
-    "<|eom_id|>",
-    "<|endoftext|>",
-    "<|end_of_text|>",
-    "<end_of_turn>",
-    "</s>",
-];
 
 fn load_error(e: ServedError) -> LoadError {
     LoadError::Other(e.to_string())
@@ -39,6 +30,7 @@ pub fn open_served_session(
     progress("asking the server's tokenizer for BOS and EOS");
     let (bos, add_bos) = bos_of(&client).map_err(load_error)?;
     let mut eos = Vec::new();
+    // The names a local model ends text with: a name the server reads as one token is an EOS id.
     for name in EOT_NAMES {
         if let Some(id) = single_token(&client, name).map_err(load_error)? {
             if !eos.contains(&id) {

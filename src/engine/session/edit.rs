@@ -23,6 +23,7 @@ struct Checkpoint {
     prefill: PrefillReport,
     last_pass: PassReport,
     last_attention: Arc<AttentionRows>,
+    settings: crate::protocol::SamplerSettings,
 }
 
 impl Session {
@@ -37,6 +38,7 @@ impl Session {
             prefill: self.prefill.clone(),
             last_pass: self.last_pass.clone(),
             last_attention: self.last_attention.clone(),
+            settings: self.settings.clone(),
         };
         self.fed_floor = self.fed;
         self.undo.clear();
@@ -71,7 +73,22 @@ impl Session {
         self.prefill = saved.prefill;
         self.last_pass = saved.last_pass;
         self.last_attention = saved.last_attention;
+        self.settings = saved.settings;
         self.chain_memo = None;
+    }
+
+    /// `change`, then the view of the session it leaves, as one edit: when either fails (the view may
+    /// run a forward pass for the tip, or ask a server), the session is as it was, its settings too.
+    /// The engine thread answers `Rewind` and `SetSampler` through this, so their `Failed` leaves the
+    /// path where it was.
+    pub fn change_then_view(
+        &mut self,
+        change: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<super::SessionView> {
+        self.atomically(|s| {
+            change(s)?;
+            s.view()
+        })
     }
 
     /// Tokenises and reads a prompt. Starts a new tree.

@@ -24,8 +24,10 @@ const LLAMA3_REGEX: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L
 /// at a time and the contractions spelled case by case.
 const QWEN2_REGEX: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
-/// Names that end a turn in common chat formats; their ids join `eos_token_id` in [`Vocab::eos_ids`].
-const EOT_NAMES: &[&str] = &[
+/// Names that end a turn in common chat formats; their ids join `eos_token_id` in [`Vocab::eos_ids`],
+/// and a served model's ends of text are found by the same names (`served::open`), so a local and a
+/// served model agree on where text ends.
+pub const EOT_NAMES: &[&str] = &[
     "<|im_end|>",
     "<|eot_id|>",
     "<|eom_id|>",

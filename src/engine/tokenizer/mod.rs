@@ -19,6 +19,7 @@ mod search;
 mod spm;
 mod stream;
 
+pub use build::EOT_NAMES;
 pub use remote::LearntPieces;
 pub use stream::StreamDecoder;
 
