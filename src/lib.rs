@@ -1,23 +1,23 @@
 //! nexttoken: watch a real quantised language model write, one forward pass at a time.
 //!
-//! # Module map
+//! # The house, floor by floor (top first)
+//!
+//! Each module uses only the modules below it (the table in docs/ARCHITECTURE.md, held by
+//! `tests/it/house.rs`).
 //!
 //! | module | owns |
 //! |---|---|
-//! | [`analysis`] | pure measurements: loops at the tip, repeated n-grams, divergences between distributions |
-//! | [`protocol`] | the plain data that crosses threads: `Command` (to the engine), `Event` (from it), reports |
-//! | [`engine`] | candle and tokenizers: GGUF loading, tokenizer, llama forward, KV cache, sampler, session tree, the engine thread |
+//! | [`cmd`] | the commands: the TUI (`cmd::tui`), `trace`, `compare`, `compare_ab`, `lesson`, `export`, `bench` |
+//! | [`cli`] | every command-line flag |
+//! | [`ui`] | views: pure reads of `&App` drawn with ratatui; the layout; the screen map for `update` |
+//! | [`export`] | the handout: a saved session as one HTML page or Markdown |
 //! | [`app`] | the TUI's state and its pure `App::update`, the one keymap table |
-//! | [`ui`] | views: pure reads of `&App` that draw with ratatui |
-//! | [`tui`] | the terminal: setup and restore, the input thread, the event loop |
-//! | [`trace`] | `nexttoken trace`: JSON Lines of a session, no terminal |
-//! | [`compare`] | `nexttoken compare`: two paths aligned step by step (forced token or teacher forcing against free running) |
-//! | [`compare_ab`] | `nexttoken compare --model-b / --requant-b`: two models at the same step of one path |
-//! | [`lesson`] | lessons as TOML files: the format, the seven built-ins, the step runner, `nexttoken lesson list` and `check` |
-//! | [`export`] | `nexttoken export`: a saved session as a handout, one self-contained HTML page or Markdown |
-//! | [`bench`] | `nexttoken bench`: prefill and decode speed, llama-bench style |
-//! | [`cli`] | command-line arguments |
-//! | [`served_args`] | the `--server` flags: a model served by llama.cpp's server or vLLM instead of a local GGUF |
+//! | [`worker`] | the engine thread: the session, model B and the open lesson, one command at a time |
+//! | [`lesson`] | the lesson runner: a step's actions as session calls, `expect` checks, the model's answers |
+//! | [`engine`] | candle and tokenizers: GGUF, tokenizer, forward pass, KV cache, sampler, session tree |
+//! | [`fmt`] | tokens, probabilities, times and bars as plain text, for the views and the handouts |
+//! | [`protocol`] | the plain data that crosses threads: `Command`, `Event`, reports, settings, lessons |
+//! | [`analysis`] | pure measurements: loops, repeated n-grams, divergences, head scores |
 //!
 //! # Threads: one direction
 //!
@@ -26,9 +26,6 @@
 //!                              ^                                                   |
 //!                              +----------------- Event (plain data) --------------+
 //! ```
-//!
-//! `engine` never imports ratatui or crossterm; `app` and `ui` never import candle or tokenizers. `trace`
-//! and `bench` drive the same `engine::session::Session` without a terminal.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 

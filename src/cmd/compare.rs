@@ -11,7 +11,7 @@
 
 use crate::cli::CompareArgs;
 use crate::engine::session::{Choice, Session};
-use crate::protocol::{AlignedStep, Comparison, PathToken, Source};
+use crate::protocol::{AlignedStep, Comparison, PathToken};
 use crate::cli::force::{parse_forces, ForceSpec};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
@@ -84,15 +84,10 @@ fn run_reference(
     if !args.force.is_empty() {
         bail!("--reference and --force do not go together: give one");
     }
-    session
-        .force_text(reference, &mut |_, _, _| {})
+    // The same call as the TUI's `r`: force the reference, go back, run free, compare.
+    let c = session
+        .reference_run(reference, args.steps, &mut |_, _| {})
         .context("could not teacher-force the reference")?;
-    let leaf_ref = session.tip_id().context("no path")?;
-    let steps = args.steps.unwrap_or(session.generated());
-    session.rewind(session.generated())?;
-    generate_to(session, steps, &Default::default())?;
-    let leaf_free = session.tip_id().context("no path")?;
-    let c = session.compare(leaf_free, leaf_ref)?;
     for s in &c.steps {
         let mut line = divergence_fields(s);
         line["free"] = side(s.a.as_ref());
@@ -148,8 +143,7 @@ fn generate_to(
             Some(ForceSpec::Id(id)) => Some(session.step(Choice::Force(*id))?),
             None => Some(session.step(Choice::Sample)?),
         };
-        let end = last.context("nothing was committed")?.committed;
-        if session.is_eos(end.token.id) && end.source != Source::Forced {
+        if session.ends_text(&last.context("nothing was committed")?) {
             break;
         }
     }

@@ -8,7 +8,6 @@ use crate::analysis::{Divergence, LogProbs};
 use crate::cli::CompareArgs;
 use crate::engine::session::{Choice, Session};
 use crate::engine::twin::Twin;
-use crate::protocol::Source;
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -63,8 +62,7 @@ pub fn run(
             "top1_flips": flips,
         });
         writeln!(out, "{line}")?;
-        let end = report.committed;
-        if session.is_eos(end.token.id) && end.source != Source::Forced {
+        if session.ends_text(&report) {
             break;
         }
     }

@@ -73,8 +73,7 @@ pub fn run(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> Resu
             writeln!(out, "{line}")?;
         }
         step += reports.len();
-        let end = &reports[reports.len() - 1].committed;
-        if session.is_eos(end.token.id) && end.source != Source::Forced {
+        if session.ends_text(&reports[reports.len() - 1]) {
             break;
         }
     }

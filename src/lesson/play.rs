@@ -3,28 +3,16 @@
 
 use crate::protocol::lesson::format::{Action, Autoplay, BranchTarget};
 use super::run::tip_loop;
-use crate::engine::session::{Choice, Session, SessionError};
-use crate::protocol::{Source, StepReport};
+use crate::engine::session::{Session, SessionError};
+use crate::protocol::StepReport;
 
-/// Steps up to `n` times with the sampler; stops early at an end of text the sampler chose, or when
-/// `stop(session, report)` says so.
+/// Steps up to `n` times with the sampler, by the session's one stop rule (`Session::generate`).
 pub(super) fn steps(
     session: &mut Session,
     n: usize,
-    mut stop: impl FnMut(&mut Session, &StepReport) -> bool,
+    stop: impl FnMut(&mut Session, &StepReport) -> bool,
 ) -> Result<Vec<StepReport>, SessionError> {
-    let mut out = Vec::new();
-    for _ in 0..n {
-        let r = session.step(Choice::Sample)?;
-        let end = session.is_eos(r.committed.token.id) && r.committed.source != Source::Forced;
-        // The condition first, so that a stop token that also ends the text reads as the condition.
-        let halt = stop(session, &r) || end;
-        out.push(r);
-        if halt {
-            break;
-        }
-    }
-    Ok(out)
+    session.generate(n, stop)
 }
 
 pub(super) fn autoplay(

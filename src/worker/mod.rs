@@ -320,7 +320,7 @@ fn handle(
             view: None,
         },
         Command::Reference { text } => {
-            let comparison = session.reference_run(&text, &mut |done, total| {
+            let comparison = session.reference_run(&text, None, &mut |done, total| {
                 send(Event::Forcing { done, total })
             })?;
             Event::Compared {

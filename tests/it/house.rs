@@ -374,3 +374,47 @@ fn the_layer_scanner_sees_code_not_comments() {
     let uses: Vec<String> = crate_uses(&code).into_iter().map(|(_, m)| m).collect();
     assert_eq!(uses, vec!["ui".to_string()]);
 }
+
+/// Every file and folder docs/ARCHITECTURE.md names in backticks (`src/worker/mod.rs`, `cmd/tui.rs`,
+/// `tests/it/worker.rs`, a bare `edit.rs` in a row about `src/engine/session/`) exists: the map of the
+/// house moves with the house.
+#[test]
+fn the_architecture_names_only_files_that_exist() {
+    let root = src().parent().unwrap().to_path_buf();
+    let doc = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
+    let mut all = vec![];
+    rust_files(&src(), &mut all);
+    let mut missing = vec![];
+    for line in doc.lines() {
+        let ticked: Vec<&str> = line.split('`').skip(1).step_by(2).collect();
+        // Names in a row about `src/engine/session/` (or `src/engine/model.rs`) are relative to it.
+        let base = ticked.iter().find(|t| t.starts_with("src/")).map(|t| {
+            let p = root.join(t);
+            if t.ends_with('/') {
+                p
+            } else {
+                p.parent().unwrap().to_path_buf()
+            }
+        });
+        for t in ticked {
+            let t = t.trim_end_matches(',');
+            let looks_like_path = (t.ends_with(".rs") || t.ends_with(".md") || t.ends_with('/'))
+                && !t.contains(' ')
+                && !t.contains("::");
+            if !looks_like_path {
+                continue;
+            }
+            let found = root.join(t).exists()
+                || src().join(t).exists()
+                || base.as_ref().is_some_and(|b| b.join(t).exists())
+                || all.iter().any(|p| match t.strip_suffix('/') {
+                    Some(dir) => p.to_string_lossy().contains(&format!("/{dir}/")),
+                    None => p.ends_with(t),
+                });
+            if !found {
+                missing.push(format!("{t} (in: {})", line.trim()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "docs/ARCHITECTURE.md names what is not there:\n{}", missing.join("\n"));
+}

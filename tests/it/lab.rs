@@ -298,7 +298,7 @@ fn a_reference_scores_only_its_own_tokens_after_an_earlier_forced_one() {
     let planned = s.view().unwrap().next.candidates[0].token.id;
     let reference = " and it is a lovely city.";
     let ids = s.encode(reference).unwrap();
-    let c = s.reference_run(reference, &mut |_, _| {}).unwrap();
+    let c = s.reference_run(reference, None, &mut |_, _| {}).unwrap();
     assert_eq!(c.b.tokens, ids.len(), "B is the typed reference alone");
     assert_eq!(c.b.text, reference);
     assert_eq!(c.steps.len(), ids.len(), "one step per reference token");

@@ -232,7 +232,8 @@ fn rejoined_at(steps: &[AlignedStep], fork: usize) -> Option<usize> {
 
 impl Session {
     /// Teacher forcing against free running, from the tip: forces every token of `reference` (one
-    /// branch), goes back, runs free for as many steps with the current sampler (another branch,
+    /// branch), goes back, runs free for `free_steps` steps (as many as the reference has, by default)
+    /// with the current sampler (another branch,
     /// stopping at an end of text it chose), leaves the free path current, and compares the two (A is
     /// free running, B the reference) from the tip they started at: step 0 is the reference's first
     /// token, and each side holds only its own run's tokens (never the ones generated or forced before).
@@ -241,19 +242,21 @@ impl Session {
     pub fn reference_run(
         &mut self,
         reference: &str,
+        free_steps: Option<usize>,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Comparison> {
         let ids = self.vocab.encode(reference)?;
         if ids.is_empty() {
             return Err(SessionError::NothingToForce);
         }
-        self.check_room(ids.len())?;
+        let free = free_steps.unwrap_or(ids.len());
+        self.check_room(ids.len().max(free))?;
         if let Some(&bad) = ids.iter().find(|&&t| t as usize >= self.model.vocab_size()) {
             return Err(SessionError::BadToken(bad));
         }
         self.atomically(|s| {
             let start = s.path.len();
-            let total = 2 * ids.len();
+            let total = ids.len() + free;
             for (i, &t) in ids.iter().enumerate() {
                 s.commit(super::Choice::Force(t))?;
                 progress(i + 1, total);
@@ -261,10 +264,10 @@ impl Session {
             let reference_leaf = *s.path.last().expect("forced");
             s.path.truncate(start);
             s.fed = s.fed.min(start);
-            for i in 0..ids.len() {
+            for i in 0..free {
                 let r = s.commit(super::Choice::Sample)?;
                 progress(ids.len() + i + 1, total);
-                if s.is_eos(r.committed.token.id) {
+                if s.ends_text(&r) {
                     break;
                 }
             }

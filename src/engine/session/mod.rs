@@ -10,6 +10,7 @@
 
 mod edit;
 mod feed;
+mod generate;
 mod guess;
 mod inspect;
 mod lab;
