@@ -268,20 +268,7 @@ fn handle(
     send: &dyn Fn(Event),
 ) -> anyhow::Result<Event> {
     Ok(match cmd {
-        Command::Prefill { prompt, chat } => {
-            let ids = session.prompt_ids(&prompt, chat)?;
-            cancel.store(false, Ordering::Relaxed);
-            let total = ids.len();
-            send(Event::Prefilling { done: 0, total });
-            session.prefill_ids_with(&ids, &mut |done, total| {
-                if done < total {
-                    send(Event::Prefilling { done, total });
-                }
-                !cancel.load(Ordering::Relaxed)
-            })?;
-            session.note_prompt(&prompt, chat);
-            Event::Synced(session.view()?)
-        }
+        Command::Prefill { prompt, chat } => prefill(session, &prompt, chat, cancel, send)?,
         Command::Step => Event::Stepped(session.step(Choice::Sample)?),
         Command::Force { token_id } => Event::Stepped(session.step(Choice::Force(token_id))?),
         Command::ForceText { text } => {
@@ -305,6 +292,36 @@ fn handle(
             session.set_kv_cache(on)?;
             Event::Synced(session.view()?)
         }
+        other => answer(session, other, send)?,
+    })
+}
+
+/// Reads a prompt in chunks, saying how far it got, until done or cancelled.
+fn prefill(
+    session: &mut Session,
+    prompt: &str,
+    chat: bool,
+    cancel: &AtomicBool,
+    send: &dyn Fn(Event),
+) -> anyhow::Result<Event> {
+    let ids = session.prompt_ids(prompt, chat)?;
+    cancel.store(false, Ordering::Relaxed);
+    let total = ids.len();
+    send(Event::Prefilling { done: 0, total });
+    session.prefill_ids_with(&ids, &mut |done, total| {
+        if done < total {
+            send(Event::Prefilling { done, total });
+        }
+        !cancel.load(Ordering::Relaxed)
+    })?;
+    session.note_prompt(prompt, chat);
+    Ok(Event::Synced(session.view()?))
+}
+
+/// The commands that read the session, or lay a second path beside it (search, guesses, comparisons,
+/// inspection, saving and loading).
+fn answer(session: &mut Session, cmd: Command, send: &dyn Fn(Event)) -> anyhow::Result<Event> {
+    Ok(match cmd {
         Command::Search { query, limit } => {
             let hits = session.search(&query, limit)?;
             Event::SearchResults { query, hits }
@@ -347,12 +364,6 @@ fn handle(
             session.restore_saved(&saved, ignore_model_mismatch)?;
             Event::Synced(session.view()?)
         }
-        Command::Cancel
-        | Command::Quit
-        | Command::OpenLesson(_)
-        | Command::LessonGoto { .. }
-        | Command::LessonReveal => {
-            anyhow::bail!("not a command the engine answers here")
-        }
+        _ => anyhow::bail!("not a command the engine answers here"),
     })
 }
