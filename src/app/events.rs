@@ -3,7 +3,7 @@
 
 use super::keymap::Mode;
 use super::{App, Busy};
-use crate::protocol::{Command, Event, Failure, TokenKind};
+use crate::protocol::{Command, Event, Failure, ModelInfo, StepReport, TokenKind};
 
 impl App {
     pub(super) fn on_event(&mut self, event: Event) -> Vec<Command> {
@@ -19,26 +19,8 @@ impl App {
         let mut lesson_compare = false;
         match event {
             Event::Loading(what) => self.busy = Busy::Loading(what),
-            Event::Loaded(info) => {
-                self.say(format!("loaded {} in {:.0} ms", info.name, info.load_ms));
-                self.model = Some(info);
-                self.busy = Busy::Idle;
-                if let Some(cmds) = self.open_lesson() {
-                    return cmds;
-                }
-                return self.first_request();
-            }
-            Event::Prefilling { done, total } => {
-                let since_ms = match self.busy {
-                    Busy::Reading { since_ms, .. } => since_ms,
-                    _ => self.now_ms,
-                };
-                self.busy = Busy::Reading {
-                    done,
-                    total,
-                    since_ms,
-                };
-            }
+            Event::Loaded(info) => return self.on_loaded(info),
+            Event::Prefilling { done, total } => self.on_prefilling(done, total),
             Event::Forcing { done, total } => {
                 self.busy = Busy::Working(format!("teacher-forcing: {done} of {total} tokens"))
             }
@@ -49,23 +31,7 @@ impl App {
                 }
                 self.on_compared(*comparison);
             }
-            Event::Stepped(report) => {
-                if let Some(s) = self.session.as_mut() {
-                    s.apply(&report);
-                }
-                self.past_end_confirmed = false;
-                // A new token is what the user wants to see: back to the newest line.
-                self.screen.scroll_back = 0;
-                if self.autoplay.on && report.committed.token.kind == TokenKind::Special {
-                    self.autoplay.on = false;
-                    self.say(format!(
-                        "autoplay stopped at {}",
-                        report.committed.token.text
-                    ));
-                }
-                self.selection.candidate = 0;
-                self.pause_when_unsure();
-            }
+            Event::Stepped(report) => self.on_stepped(report),
             Event::LessonStep(step) => lesson_compare = self.on_lesson_step(*step),
             Event::Tokenized { text, tokens } => {
                 if self.mode == Mode::ForceText && text == self.input.text() {
@@ -89,26 +55,84 @@ impl App {
                 bytes as f64 / 1024.0
             )),
             Event::Failed { what, reason } => {
-                self.say_error(format!("{}: {reason}", what.headline()));
-                self.autoplay.on = false;
-                self.queued_steps = 0;
+                self.on_failed(what, reason);
                 if what == Failure::Search {
                     return vec![];
                 }
-                self.sampler.dirty = false;
             }
         }
         if closing {
-            let cmds = self.finish();
-            if cmds.is_empty() && lesson_compare {
-                return self.compare_with_left();
-            }
-            if cmds.is_empty() && moved {
-                return self.refresh_inspection();
-            }
-            return cmds;
+            return self.after_closing(moved, lesson_compare);
         }
         vec![]
+    }
+
+    /// Handles the model loaded: says so, then opens the lesson or asks for the first prompt.
+    fn on_loaded(&mut self, info: ModelInfo) -> Vec<Command> {
+        self.say(format!("loaded {} in {:.0} ms", info.name, info.load_ms));
+        self.model = Some(info);
+        self.busy = Busy::Idle;
+        if let Some(cmds) = self.open_lesson() {
+            return cmds;
+        }
+        self.first_request()
+    }
+
+    /// Handles progress in reading a prompt: `done` of `total` tokens, since the read began.
+    fn on_prefilling(&mut self, done: usize, total: usize) {
+        let since_ms = match self.busy {
+            Busy::Reading { since_ms, .. } => since_ms,
+            _ => self.now_ms,
+        };
+        self.busy = Busy::Reading {
+            done,
+            total,
+            since_ms,
+        };
+    }
+
+    /// Handles one step: folds it into the session, back to the newest line, and autoplay stops at a
+    /// special token.
+    fn on_stepped(&mut self, report: StepReport) {
+        if let Some(s) = self.session.as_mut() {
+            s.apply(&report);
+        }
+        self.past_end_confirmed = false;
+        // A new token is what the user wants to see: back to the newest line.
+        self.screen.scroll_back = 0;
+        if self.autoplay.on && report.committed.token.kind == TokenKind::Special {
+            self.autoplay.on = false;
+            self.say(format!(
+                "autoplay stopped at {}",
+                report.committed.token.text
+            ));
+        }
+        self.selection.candidate = 0;
+        self.pause_when_unsure();
+    }
+
+    /// Handles a failed command: says why and stops autoplay and queued steps; a failed search leaves
+    /// a waiting settings change waiting.
+    fn on_failed(&mut self, what: Failure, reason: String) {
+        self.say_error(format!("{}: {reason}", what.headline()));
+        self.autoplay.on = false;
+        self.queued_steps = 0;
+        if what != Failure::Search {
+            self.sampler.dirty = false;
+        }
+    }
+
+    /// Handles the end of a closing reply: what waited goes out, else the comparison a lesson step
+    /// asked for, else a fresh look for the lens or the head map when the path moved.
+    fn after_closing(&mut self, moved: bool, lesson_compare: bool) -> Vec<Command> {
+        let cmds = self.finish();
+        if cmds.is_empty() && lesson_compare {
+            return self.compare_with_left();
+        }
+        if cmds.is_empty() && moved {
+            return self.refresh_inspection();
+        }
+        cmds
     }
 
     /// A closing reply arrived: the engine is free. A settings change that waited is sent now, then a

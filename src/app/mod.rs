@@ -5,7 +5,7 @@
 //! 1. `cmd/tui.rs` reads a crossterm key event on the input thread and turns it into [`Msg::Key`]`(`[`Key`]`)`.
 //! 2. [`App::update`] (in `update.rs`; engine replies are folded in `events.rs`) looks the key up in [`keymap::KEYMAP`] for the current [`Mode`]
 //!    (global bindings such as Ctrl-C first), which gives an [`Action`].
-//! 3. `update.rs` applies the action: it changes state and returns the `Command`s to send, e.g.
+//! 3. `update.rs` applies the action (each group of actions in `actions.rs`): it changes state and returns the `Command`s to send, e.g.
 //!    `Action::Pick(2)` → `Command::Force { token_id }` of the second candidate.
 //! 4. `cmd/tui.rs` sends those commands to the engine thread; its replies come back as [`Msg::Engine`] and
 //!    are folded into the same state. Views in `ui/` then draw a pure read of `&App`, and after every
@@ -16,6 +16,7 @@
 //! `update` performs no I/O and reads no clock: time arrives inside [`Msg::Tick`]. The help screen is
 //! generated from the same keymap table, so it cannot drift from what the keys do.
 
+mod actions;
 pub mod editor;
 mod events;
 pub mod inspect;

@@ -4,7 +4,8 @@
 use crate::app::{App, AppConfig, Key, Msg, ThemeKind};
 use crate::cli::{Cli, Theme};
 use crate::worker::{self, EngineConfig};
-use crate::protocol::{Command, Event, Failure};
+use crate::engine::twin::TwinSpec;
+use crate::protocol::{Command, Event, Failure, SamplerSettings};
 use crossterm::event::{
     self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
     Event as CtEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
@@ -16,7 +17,7 @@ use crossterm::{cursor, execute};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 use std::io::stdout;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
@@ -31,13 +32,45 @@ const ATTENTION_WINDOW: usize = 16;
 /// Runs the TUI on `model_path` until the user quits.
 pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
     let settings = cli.sampler.settings()?;
+    let (lesson, twin) = check_before_screen(cli, &model_path)?;
+    // Input and engine events arrive on one channel, so the loop waits on a single receiver. The engine
+    // sends on it directly (no forwarding thread).
+    let (msg_tx, msg_rx) = mpsc::channel::<Msg>();
+    let engine = spawn_engine(cli, model_path, settings.clone(), twin, msg_tx.clone())?;
+
+    let guard = TerminalGuard::enter()?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
+    let size = terminal.size()?;
+    let mut app = new_app(cli, lesson, settings, size.width, size.height);
+    let stop = Arc::new(AtomicBool::new(false));
+    spawn_input_thread(msg_tx, stop.clone());
+    let result = event_loop(&mut terminal, &mut app, &msg_rx, &engine);
+    stop.store(true, Ordering::Relaxed);
+    drop(guard);
+    // The engine finishes the command in hand (at most one step) and ends; a prompt being read is
+    // left at once (it stops at the next chunk, or with the process): quitting never waits on it.
+    if app.reading_prompt() {
+        engine.quit_now();
+    } else {
+        engine.quit();
+    }
+    result
+}
+
+/// Handles what is refused before the screen is taken over, so that its message is whole on stderr:
+/// a saved session that cannot be read or was saved with another model, a lesson that cannot be read,
+/// model B's file, a bad `--pause-above`. Returns the lesson and model B.
+fn check_before_screen(
+    cli: &Cli,
+    model_path: &Path,
+) -> anyhow::Result<(Option<crate::lesson::Lesson>, Option<TwinSpec>)> {
     // A saved session that cannot be read, or was saved with another model, is refused before the
     // screen is taken over: the message is whole on stderr, never cut at the status line's edge (the
     // engine checks the model again once it has it loaded).
     if let Some(path) = &cli.load {
         let saved = crate::engine::session_file::read(path)?;
         if !cli.ignore_model_mismatch && cli.model.server.server.is_none() {
-            crate::engine::session_file::check_model_file(&saved, &model_path)
+            crate::engine::session_file::check_model_file(&saved, model_path)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         }
     }
@@ -50,19 +83,29 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
         .transpose()?;
     // Model B's file is found (a known name fetched) before the screen is taken over too.
     let twin = cli.ab.spec()?;
-    let pause_above = cli.classroom.pause_above;
-    if let Some(level) = pause_above.filter(|l| !(*l > 0.0 && l.is_finite())) {
+    if let Some(level) = cli
+        .classroom
+        .pause_above
+        .filter(|l| !(*l > 0.0 && l.is_finite()))
+    {
         anyhow::bail!("--pause-above {level}: expected an entropy in nats above 0, e.g. 2.0");
     }
-    // Input and engine events arrive on one channel, so the loop waits on a single receiver. The engine
-    // sends on it directly (no forwarding thread).
-    let (msg_tx, msg_rx) = mpsc::channel::<Msg>();
-    let engine_tx = msg_tx.clone();
-    let engine = worker::spawn(
+    Ok((lesson, twin))
+}
+
+/// Starts the engine thread on `model_path`; its events come back as `Msg::Engine` on `msg_tx`.
+fn spawn_engine(
+    cli: &Cli,
+    model_path: PathBuf,
+    settings: SamplerSettings,
+    twin: Option<TwinSpec>,
+    msg_tx: Sender<Msg>,
+) -> anyhow::Result<worker::EngineHandle> {
+    Ok(worker::spawn(
         EngineConfig {
             model_path,
             tokenizer_path: cli.model.tokenizer.clone(),
-            sampler: settings.clone(),
+            sampler: settings,
             top_k_shown: TOP_K_SHOWN,
             attention_window: ATTENTION_WINDOW,
             kv_cache: true,
@@ -70,20 +113,27 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
             server: cli.model.server.options()?,
         },
         move |ev| {
-            let _ = engine_tx.send(Msg::Engine(ev));
+            let _ = msg_tx.send(Msg::Engine(ev));
         },
-    );
+    ))
+}
 
-    let guard = TerminalGuard::enter()?;
-    let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
-    let size = terminal.size()?;
+/// The app as the command line asks for it, `width` by `height`: the prompt, theme, sampler and saved
+/// session, then the lesson, then the classroom flags (`--pause-above` wins over the lesson's).
+fn new_app(
+    cli: &Cli,
+    lesson: Option<crate::lesson::Lesson>,
+    settings: SamplerSettings,
+    width: u16,
+    height: u16,
+) -> App {
     let mut app = App::new(AppConfig {
         prompt: cli.session.prompt.clone(),
         chat: cli.session.chat,
         theme: theme_kind(theme(cli, lesson.as_ref())),
         settings,
-        width: size.width,
-        height: size.height,
+        width,
+        height,
     })
     .with_session_files(crate::app::sessions::SessionFiles {
         load: cli.load.clone(),
@@ -98,20 +148,7 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
     }
     // After the lesson: `--pause-above` wins over the lesson's setting.
     let c = &cli.classroom;
-    let mut app = app.with_classroom(c.presenter, c.predict, pause_above);
-    let stop = Arc::new(AtomicBool::new(false));
-    spawn_input_thread(msg_tx, stop.clone());
-    let result = event_loop(&mut terminal, &mut app, &msg_rx, &engine);
-    stop.store(true, Ordering::Relaxed);
-    drop(guard);
-    // The engine finishes the command in hand (at most one step) and ends; a prompt being read is
-    // left at once (it stops at the next chunk, or with the process): quitting never waits on it.
-    if app.reading_prompt() {
-        engine.quit_now();
-    } else {
-        engine.quit();
-    }
-    result
+    app.with_classroom(c.presenter, c.predict, c.pause_above)
 }
 
 /// Draw, wait for messages (or the next tick), fold them through `App::update`, send the commands.

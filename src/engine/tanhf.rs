@@ -42,6 +42,12 @@ pub(crate) mod x86 {
     }
 
     /// `tanhf(x)` on 8 lanes, glibc's bits on every input.
+    ///
+    /// Kept whole: it is one straight line of dataflow (reduce, approximate, the six ways back, tanh,
+    /// marked by comments as the module doc names them) whose stages share a dozen vectors (`sign`,
+    /// `neg`, `ha`, `k`, `r`, `c`, `hxs`, …). Split, they would pass those between `#[target_feature]`
+    /// functions, which cannot be `#[inline(always)]`, so the kernel's speed would rest on the
+    /// optimiser choosing to inline them.
     #[inline]
     #[target_feature(enable = "avx2")]
     pub(crate) fn tanh8(x: __m256) -> __m256 {

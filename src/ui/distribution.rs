@@ -50,9 +50,19 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(block, area);
         return;
     };
+    block = block
+        .title(Span::styled(decision_title(app, dist), theme.title))
+        .title_bottom(bottom_line(app, dist, area, theme));
+    frame.render_widget(block, area);
+    draw_candidates(frame, area, app, dist, theme);
+}
+
+/// Draws the border's bottom line: how the model rated a guess, else what a served model's list
+/// covers, else the entropy and the chance of ending.
+fn bottom_line(app: &App, dist: &Distribution, area: Rect, theme: &Theme) -> Line<'static> {
     // After a guess: how the model rated it (the guessed row is starred).
     let served = super::served::info(app);
-    let bottom = match super::predict::reveal_line(app, area.width.saturating_sub(4) as usize) {
+    match super::predict::reveal_line(app, area.width.saturating_sub(4) as usize) {
         Some(reveal) => Line::styled(reveal, theme.key),
         None if served.is_some() => Line::styled(
             super::served::mass_line(served.expect("checked"), dist, app.screen.show_chain),
@@ -66,11 +76,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             ),
             theme.dim,
         ),
-    };
-    block = block
-        .title(Span::styled(decision_title(app, dist), theme.title))
-        .title_bottom(bottom);
-    frame.render_widget(block, area);
+    }
+}
+
+/// Draws inside the border: the chain's header, one row per candidate that fits (bars or chain), the
+/// column key, and the pick line on the panel's last row.
+fn draw_candidates(frame: &mut Frame, area: Rect, app: &App, dist: &Distribution, theme: &Theme) {
     let rows = candidate_rows(area, app.screen.show_chain);
     let inner = inset(area);
     let width = rows.width as usize;

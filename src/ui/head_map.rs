@@ -89,6 +89,8 @@ fn legend(score: Score) -> String {
     }
 }
 
+/// The head map's lines: what is shown, the legend, the layer numbers and the cursor's column, one
+/// row per head, then the cell under the cursor and the heads that score highest.
 fn map_lines(app: &App, map: &HeadMap, w: usize, theme: &Theme) -> Vec<Line<'static>> {
     let score = app.inspect.score;
     let n_layer = map.scores.len();
@@ -99,16 +101,35 @@ fn map_lines(app: &App, map: &HeadMap, w: usize, theme: &Theme) -> Vec<Line<'sta
         ch.min(n_head.saturating_sub(1)),
     );
     let cell = (w.saturating_sub(LABEL_W) / n_layer.max(1)).clamp(1, 4);
+    let mut lines = vec![
+        shown_line(app, map, w, theme),
+        Line::styled(fit(&legend(score), w), theme.dim),
+        Line::styled(fit(&layer_labels(n_layer, cell), w), theme.title),
+    ];
+    // The cursor's layer, marked over its column (the row is marked by its label).
+    let mark = format!("{}▼", " ".repeat(LABEL_W + cl * cell + (cell - 1) / 2));
+    lines.push(Line::styled(fit(&mark, w), theme.newest));
+    for h in 0..n_head {
+        let cursor = (h == ch).then_some(cl);
+        lines.push(head_row(map, h, cursor, cell, score, theme));
+    }
+    lines.extend(cursor_line(map, (cl, ch), w, theme));
+    lines.push(best_line(map, score, w, theme));
+    lines
+}
+
+/// Draws the first line: the position looked at and the score that shades the map, or that the map
+/// is stale and how to look again.
+fn shown_line(app: &App, map: &HeadMap, w: usize, theme: &Theme) -> Line<'static> {
     let after = app
         .session
         .as_ref()
         .and_then(|s| s.tokens.get(map.position))
         .map(|t| crate::fmt::quoted_token(&t.token))
         .unwrap_or_default();
-    let mut lines = vec![];
     if app.heads_stale() {
         let again = hint_key(Mode::HeadMap, Action::Reinspect);
-        lines.push(Line::from(vec![
+        Line::from(vec![
             Span::styled(" stale ", theme.warn_badge),
             Span::styled(
                 fit(
@@ -120,23 +141,25 @@ fn map_lines(app: &App, map: &HeadMap, w: usize, theme: &Theme) -> Vec<Line<'sta
                 ),
                 theme.text,
             ),
-        ]));
+        ])
     } else {
         let next = hint_key(Mode::HeadMap, Action::NextScore);
-        lines.push(Line::styled(
+        Line::styled(
             fit(
                 &format!(
                     "at {after} (position {}), shaded by the {} score ({next}: next score)",
                     map.position,
-                    score.name()
+                    app.inspect.score.name()
                 ),
                 w,
             ),
             theme.text,
-        ));
+        )
     }
-    lines.push(Line::styled(fit(&legend(score), w), theme.dim));
-    // Layer numbers across: every layer when they fit in a cell, else every fifth.
+}
+
+/// Draws the layer numbers across: every layer when they fit in a cell, else every fifth.
+fn layer_labels(n_layer: usize, cell: usize) -> String {
     let mut labels = pad("layer", LABEL_W);
     let every = if cell >= 3 { 1 } else { 5 };
     // Numbered from 1, as the attention panel numbers them.
@@ -152,55 +175,73 @@ fn map_lines(app: &App, map: &HeadMap, w: usize, theme: &Theme) -> Vec<Line<'sta
         labels.push_str(&text);
         l += every;
     }
-    lines.push(Line::styled(fit(&labels, w), theme.title));
-    // The cursor's layer, marked over its column (the row is marked by its label).
-    let mark = format!("{}▼", " ".repeat(LABEL_W + cl * cell + (cell - 1) / 2));
-    lines.push(Line::styled(fit(&mark, w), theme.newest));
-    for h in 0..n_head {
-        let here = h == ch;
-        let mut spans = vec![Span::styled(
-            pad(
-                &format!("{}head {}", if here { "▶" } else { " " }, h + 1),
-                LABEL_W,
-            ),
-            if here { theme.newest } else { theme.text },
-        )];
-        for (l, heads) in map.scores.iter().enumerate() {
-            let level = heads.get(h).map_or(0.0, |s| score.level(s, map.position));
-            let (_, mut style) = theme.heat(level * level);
-            let g = shade(level);
-            let text: String = match cell {
-                1 => g.to_string(),
-                2 => [g, g].iter().collect(),
-                c => std::iter::repeat_n(g, c - 1).chain([' ']).collect(),
-            };
-            if here && l == cl {
-                style = style.add_modifier(Modifier::REVERSED);
-                // The cursor shows even on a blank cell.
-                let text = if g == ' ' { "·".repeat(cell) } else { text };
-                spans.push(Span::styled(text, style));
-            } else {
-                spans.push(Span::styled(text, style));
-            }
+    labels
+}
+
+/// Draws head `h`'s row: its label, then one shaded cell per layer; `cursor` is the cursor's layer
+/// when the cursor is on this head.
+fn head_row(
+    map: &HeadMap,
+    h: usize,
+    cursor: Option<usize>,
+    cell: usize,
+    score: Score,
+    theme: &Theme,
+) -> Line<'static> {
+    let here = cursor.is_some();
+    let mut spans = vec![Span::styled(
+        pad(
+            &format!("{}head {}", if here { "▶" } else { " " }, h + 1),
+            LABEL_W,
+        ),
+        if here { theme.newest } else { theme.text },
+    )];
+    for (l, heads) in map.scores.iter().enumerate() {
+        let level = heads.get(h).map_or(0.0, |s| score.level(s, map.position));
+        let (_, mut style) = theme.heat(level * level);
+        let g = shade(level);
+        let text: String = match cell {
+            1 => g.to_string(),
+            2 => [g, g].iter().collect(),
+            c => std::iter::repeat_n(g, c - 1).chain([' ']).collect(),
+        };
+        if cursor == Some(l) {
+            style = style.add_modifier(Modifier::REVERSED);
+            // The cursor shows even on a blank cell.
+            let text = if g == ' ' { "·".repeat(cell) } else { text };
+            spans.push(Span::styled(text, style));
+        } else {
+            spans.push(Span::styled(text, style));
         }
-        lines.push(Line::from(spans));
     }
-    // The cell under the cursor, in words.
-    if let Some(s) = map.scores.get(cl).and_then(|hs| hs.get(ch)) {
-        let most = ((map.position + 1) as f32).ln();
-        lines.push(Line::styled(
-            fit(
-                &format!(
-                    "layer {} · head {}: prev {:.2} · induction {:.2} · entropy {:.2} of {most:.2} nats",
-                    cl + 1,
-                    ch + 1,
-                    s.prev, s.induction, s.entropy
-                ),
-                w,
+    Line::from(spans)
+}
+
+/// Draws the cell under the cursor, `(layer, head)`, in words: its three scores.
+fn cursor_line(
+    map: &HeadMap,
+    (cl, ch): (usize, usize),
+    w: usize,
+    theme: &Theme,
+) -> Option<Line<'static>> {
+    let s = map.scores.get(cl).and_then(|hs| hs.get(ch))?;
+    let most = ((map.position + 1) as f32).ln();
+    Some(Line::styled(
+        fit(
+            &format!(
+                "layer {} · head {}: prev {:.2} · induction {:.2} · entropy {:.2} of {most:.2} nats",
+                cl + 1,
+                ch + 1,
+                s.prev, s.induction, s.entropy
             ),
-            theme.key,
-        ));
-    }
+            w,
+        ),
+        theme.key,
+    ))
+}
+
+/// Draws the heads that score highest on this score, best first.
+fn best_line(map: &HeadMap, score: Score, w: usize, theme: &Theme) -> Line<'static> {
     let best = best_heads(map, score);
     let label = match score {
         Score::Entropy => "most spread",
@@ -210,11 +251,10 @@ fn map_lines(app: &App, map: &HeadMap, w: usize, theme: &Theme) -> Vec<Line<'sta
         .iter()
         .map(|&(l, h, v)| format!("L{} H{} {v:.2}", l + 1, h + 1))
         .collect();
-    lines.push(Line::styled(
+    Line::styled(
         fit(&format!("{label}: {}", list.join(" · ")), w),
         theme.text,
-    ));
-    lines
+    )
 }
 
 /// The heads that score highest, best first: (layer, head, raw score).

@@ -9,7 +9,7 @@ use super::help::panel_hints;
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::App;
-use crate::protocol::LogitLens;
+use crate::protocol::{LensLayer, LogitLens};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
@@ -158,69 +158,15 @@ pub fn top_note(lens: &LogitLens) -> String {
     format!("#1 at {plural} {}, not at the last", listed.join(", "))
 }
 
+/// The lens's lines: what is shown, the chosen token's line by layer, the column names, then one row
+/// per layer in the window that fits, with markers for the layers above and below it.
 fn lens_lines(app: &App, lens: &LogitLens, body: Rect, theme: &Theme) -> Vec<Line<'static>> {
     let w = body.width as usize;
     let chosen = quoted_token(&lens.chosen);
-    let after = app
-        .session
-        .as_ref()
-        .and_then(|s| s.tokens.get(lens.position))
-        .map(|t| quoted_token(&t.token))
-        .unwrap_or_default();
-    let mut lines = vec![];
-    // What is shown, or that it is stale.
-    if app.lens_stale() {
-        let again = hint_key(Mode::Lens, Action::Reinspect);
-        lines.push(Line::from(vec![
-            Span::styled(" stale ", theme.warn_badge),
-            Span::styled(
-                fit(
-                    &format!(
-                        " computed after {after} (position {}); the path has moved on: {again} looks again",
-                        lens.position
-                    ),
-                    w.saturating_sub(7),
-                ),
-                theme.text,
-            ),
-        ]));
-    } else {
-        lines.push(Line::styled(
-            fit(
-                &format!(
-                    "after {after} (position {}) the sampler plans {chosen}: each layer's guess",
-                    lens.position
-                ),
-                w,
-            ),
-            theme.text,
-        ));
-    }
-    // The chosen token's probability by layer, and where it reaches the top.
-    let n = lens.layers.len();
-    let lead = format!("log p({chosen}) layer 1 ");
-    let tail = format!(" {n}");
-    let used = lead.width() + n + tail.width();
-    // The note in full where it fits, else in short ("#1 at L13–17, not last").
-    let long = format!(" · {}", top_note(lens));
-    let top = if used + long.width() <= w {
-        long
-    } else {
-        format!(
-            " · {}",
-            top_note(lens)
-                .replace(" at any layer", "")
-                .replace("layers ", "L")
-                .replace("layer ", "L")
-                .replace("not at the last", "not last")
-        )
-    };
-    lines.push(Line::from(vec![
-        Span::styled(lead, theme.text),
-        Span::styled(sparkline(lens), theme.planned),
-        Span::styled(tail, theme.text),
-        Span::styled(fit(&top, w.saturating_sub(used)), theme.dim),
-    ]));
+    let mut lines = vec![
+        shown_line(app, lens, &chosen, w, theme),
+        by_layer_line(lens, &chosen, w, theme),
+    ];
     // Column widths: the layer, three tokens with their p, then the chosen token's rank, p and bar.
     let tok_w = match w {
         w if w < 90 => 9,
@@ -244,6 +190,7 @@ fn lens_lines(app: &App, lens: &LogitLens, body: Rect, theme: &Theme) -> Vec<Lin
         ),
         theme.title,
     ));
+    let n = lens.layers.len();
     let rows = (body.height as usize).saturating_sub(HEAD_LINES);
     let (first, end) = window(n, rows, app.inspect.scroll_up);
     let marker = |text: String| Line::styled(fit(&format!("  ⋮   {text}"), w), theme.newest);
@@ -254,36 +201,7 @@ fn lens_lines(app: &App, lens: &LogitLens, body: Rect, theme: &Theme) -> Vec<Lin
         )));
     }
     for l in &lens.layers[first..end] {
-        let mut spans = vec![Span::styled(format!("{:>5} ", l.layer + 1), theme.text)];
-        for i in 0..3 {
-            let (tok, p, style) = match l.top.get(i) {
-                Some(t) => {
-                    let style = if t.token.id == lens.chosen.id {
-                        theme.planned
-                    } else {
-                        theme.text
-                    };
-                    (quoted_token(&t.token), pct(t.p), style)
-                }
-                None => (String::new(), String::new(), theme.text),
-            };
-            spans.push(Span::styled(pad(&tok, tok_w), style));
-            spans.push(Span::styled(format!("{} ", pad_left(&p, 6)), theme.dim));
-        }
-        let rank_style = if l.chosen_rank == 0 {
-            theme.planned
-        } else {
-            theme.text
-        };
-        spans.push(Span::styled("│ ", theme.border));
-        spans.push(Span::styled(
-            pad_left(&format!("#{}", l.chosen_rank + 1), 7),
-            rank_style,
-        ));
-        spans.push(Span::styled(pad_left(&pct(l.chosen_p), 6), rank_style));
-        spans.push(Span::raw(" "));
-        spans.push(Span::styled(bar(l.chosen_p, bar_w), theme.bar));
-        lines.push(Line::from(spans));
+        lines.push(layer_row(l, lens, tok_w, bar_w, theme));
     }
     if end < n {
         lines.push(marker(format!(
@@ -293,4 +211,111 @@ fn lens_lines(app: &App, lens: &LogitLens, body: Rect, theme: &Theme) -> Vec<Lin
         )));
     }
     lines
+}
+
+/// Draws the first line: the position looked at and the token the sampler plans there, or that the
+/// lens is stale and how to look again.
+fn shown_line(app: &App, lens: &LogitLens, chosen: &str, w: usize, theme: &Theme) -> Line<'static> {
+    let after = app
+        .session
+        .as_ref()
+        .and_then(|s| s.tokens.get(lens.position))
+        .map(|t| quoted_token(&t.token))
+        .unwrap_or_default();
+    if app.lens_stale() {
+        let again = hint_key(Mode::Lens, Action::Reinspect);
+        Line::from(vec![
+            Span::styled(" stale ", theme.warn_badge),
+            Span::styled(
+                fit(
+                    &format!(
+                        " computed after {after} (position {}); the path has moved on: {again} looks again",
+                        lens.position
+                    ),
+                    w.saturating_sub(7),
+                ),
+                theme.text,
+            ),
+        ])
+    } else {
+        Line::styled(
+            fit(
+                &format!(
+                    "after {after} (position {}) the sampler plans {chosen}: each layer's guess",
+                    lens.position
+                ),
+                w,
+            ),
+            theme.text,
+        )
+    }
+}
+
+/// Draws the chosen token's probability by layer as one line, and where it reaches the top.
+fn by_layer_line(lens: &LogitLens, chosen: &str, w: usize, theme: &Theme) -> Line<'static> {
+    let n = lens.layers.len();
+    let lead = format!("log p({chosen}) layer 1 ");
+    let tail = format!(" {n}");
+    let used = lead.width() + n + tail.width();
+    // The note in full where it fits, else in short ("#1 at L13–17, not last").
+    let long = format!(" · {}", top_note(lens));
+    let top = if used + long.width() <= w {
+        long
+    } else {
+        format!(
+            " · {}",
+            top_note(lens)
+                .replace(" at any layer", "")
+                .replace("layers ", "L")
+                .replace("layer ", "L")
+                .replace("not at the last", "not last")
+        )
+    };
+    Line::from(vec![
+        Span::styled(lead, theme.text),
+        Span::styled(sparkline(lens), theme.planned),
+        Span::styled(tail, theme.text),
+        Span::styled(fit(&top, w.saturating_sub(used)), theme.dim),
+    ])
+}
+
+/// Draws one layer's row: its number, its top 3 with their probabilities, then the chosen token's
+/// rank, probability and bar.
+fn layer_row(
+    l: &LensLayer,
+    lens: &LogitLens,
+    tok_w: usize,
+    bar_w: usize,
+    theme: &Theme,
+) -> Line<'static> {
+    let mut spans = vec![Span::styled(format!("{:>5} ", l.layer + 1), theme.text)];
+    for i in 0..3 {
+        let (tok, p, style) = match l.top.get(i) {
+            Some(t) => {
+                let style = if t.token.id == lens.chosen.id {
+                    theme.planned
+                } else {
+                    theme.text
+                };
+                (quoted_token(&t.token), pct(t.p), style)
+            }
+            None => (String::new(), String::new(), theme.text),
+        };
+        spans.push(Span::styled(pad(&tok, tok_w), style));
+        spans.push(Span::styled(format!("{} ", pad_left(&p, 6)), theme.dim));
+    }
+    let rank_style = if l.chosen_rank == 0 {
+        theme.planned
+    } else {
+        theme.text
+    };
+    spans.push(Span::styled("│ ", theme.border));
+    spans.push(Span::styled(
+        pad_left(&format!("#{}", l.chosen_rank + 1), 7),
+        rank_style,
+    ));
+    spans.push(Span::styled(pad_left(&pct(l.chosen_p), 6), rank_style));
+    spans.push(Span::raw(" "));
+    spans.push(Span::styled(bar(l.chosen_p, bar_w), theme.bar));
+    Line::from(spans)
 }

@@ -45,85 +45,103 @@ const fn s() -> Style {
 }
 
 impl Theme {
+    /// The styles for one theme kind.
     pub fn new(kind: ThemeKind) -> Theme {
-        let bold = Modifier::BOLD;
         match kind {
-            ThemeKind::Default => Theme {
-                kind,
-                text: s(),
-                dim: s().fg(Color::DarkGray),
-                border: s().fg(Color::DarkGray),
-                title: s().fg(Color::Cyan).add_modifier(bold),
-                key: s().fg(Color::Yellow).add_modifier(bold),
-                selected: s().bg(Color::Indexed(236)).add_modifier(bold),
-                planned: s().fg(Color::Green).add_modifier(bold),
-                bar: s().fg(Color::Cyan),
-                ghost: s().fg(Color::DarkGray),
-                forced: s()
-                    .fg(Color::Magenta)
-                    .add_modifier(bold | Modifier::UNDERLINED),
-                special: s().fg(Color::Blue).add_modifier(Modifier::ITALIC),
-                bytes: s().fg(Color::Yellow).add_modifier(Modifier::ITALIC),
-                prompt: s().fg(Color::Gray),
-                cursor: s().add_modifier(Modifier::REVERSED),
-                blocked: s().fg(Color::Indexed(238)),
-                newest: s().fg(Color::Yellow).add_modifier(bold),
-                error: s().fg(Color::Red).add_modifier(bold),
-                info: s().fg(Color::Green),
-                warn_badge: s().fg(Color::White).bg(Color::Red).add_modifier(bold),
-                ok_badge: s().fg(Color::Black).bg(Color::Green),
-            },
-            ThemeKind::Projector => Theme {
-                kind,
-                text: s().fg(Color::White).add_modifier(bold),
-                dim: s().fg(Color::Gray),
-                border: s().fg(Color::White),
-                title: s().fg(Color::LightCyan).add_modifier(bold),
-                key: s().fg(Color::LightYellow).add_modifier(bold),
-                selected: s().fg(Color::Black).bg(Color::LightCyan).add_modifier(bold),
-                planned: s().fg(Color::LightGreen).add_modifier(bold),
-                bar: s().fg(Color::LightCyan),
-                ghost: s().fg(Color::Gray),
-                forced: s()
-                    .fg(Color::LightMagenta)
-                    .add_modifier(bold | Modifier::UNDERLINED),
-                special: s().fg(Color::LightBlue).add_modifier(bold),
-                bytes: s().fg(Color::LightYellow).add_modifier(bold),
-                prompt: s().fg(Color::White).add_modifier(bold),
-                cursor: s().add_modifier(Modifier::REVERSED | bold),
-                blocked: s().fg(Color::Gray),
-                newest: s().fg(Color::LightYellow).add_modifier(bold),
-                error: s().fg(Color::White).bg(Color::Red).add_modifier(bold),
-                info: s().fg(Color::LightGreen).add_modifier(bold),
-                warn_badge: s().fg(Color::White).bg(Color::Red).add_modifier(bold),
-                ok_badge: s()
-                    .fg(Color::Black)
-                    .bg(Color::LightGreen)
-                    .add_modifier(bold),
-            },
-            ThemeKind::NoColor => Theme {
-                kind,
-                text: s(),
-                dim: s().add_modifier(Modifier::DIM),
-                border: s(),
-                title: s().add_modifier(bold),
-                key: s().add_modifier(bold),
-                selected: s().add_modifier(Modifier::REVERSED),
-                planned: s().add_modifier(bold),
-                bar: s(),
-                ghost: s().add_modifier(Modifier::DIM),
-                forced: s().add_modifier(bold | Modifier::UNDERLINED),
-                special: s().add_modifier(Modifier::ITALIC),
-                bytes: s().add_modifier(Modifier::ITALIC),
-                prompt: s(),
-                cursor: s().add_modifier(Modifier::REVERSED),
-                blocked: s().add_modifier(Modifier::DIM),
-                newest: s().add_modifier(bold),
-                error: s().add_modifier(bold | Modifier::REVERSED),
-                info: s(),
-                warn_badge: s().add_modifier(bold | Modifier::REVERSED),
-                ok_badge: s(),
-            },
+            ThemeKind::Default => Theme::default_colours(),
+            ThemeKind::Projector => Theme::projector(),
+            ThemeKind::NoColor => Theme::no_color(),
+        }
+    }
+
+    /// The default theme's styles: colours for a dark terminal.
+    fn default_colours() -> Theme {
+        let bold = Modifier::BOLD;
+        Theme {
+            kind: ThemeKind::Default,
+            text: s(),
+            dim: s().fg(Color::DarkGray),
+            border: s().fg(Color::DarkGray),
+            title: s().fg(Color::Cyan).add_modifier(bold),
+            key: s().fg(Color::Yellow).add_modifier(bold),
+            selected: s().bg(Color::Indexed(236)).add_modifier(bold),
+            planned: s().fg(Color::Green).add_modifier(bold),
+            bar: s().fg(Color::Cyan),
+            ghost: s().fg(Color::DarkGray),
+            forced: s()
+                .fg(Color::Magenta)
+                .add_modifier(bold | Modifier::UNDERLINED),
+            special: s().fg(Color::Blue).add_modifier(Modifier::ITALIC),
+            bytes: s().fg(Color::Yellow).add_modifier(Modifier::ITALIC),
+            prompt: s().fg(Color::Gray),
+            cursor: s().add_modifier(Modifier::REVERSED),
+            blocked: s().fg(Color::Indexed(238)),
+            newest: s().fg(Color::Yellow).add_modifier(bold),
+            error: s().fg(Color::Red).add_modifier(bold),
+            info: s().fg(Color::Green),
+            warn_badge: s().fg(Color::White).bg(Color::Red).add_modifier(bold),
+            ok_badge: s().fg(Color::Black).bg(Color::Green),
+        }
+    }
+
+    /// The projector theme's styles: light colours and bold type, to read from the back of a room.
+    fn projector() -> Theme {
+        let bold = Modifier::BOLD;
+        Theme {
+            kind: ThemeKind::Projector,
+            text: s().fg(Color::White).add_modifier(bold),
+            dim: s().fg(Color::Gray),
+            border: s().fg(Color::White),
+            title: s().fg(Color::LightCyan).add_modifier(bold),
+            key: s().fg(Color::LightYellow).add_modifier(bold),
+            selected: s().fg(Color::Black).bg(Color::LightCyan).add_modifier(bold),
+            planned: s().fg(Color::LightGreen).add_modifier(bold),
+            bar: s().fg(Color::LightCyan),
+            ghost: s().fg(Color::Gray),
+            forced: s()
+                .fg(Color::LightMagenta)
+                .add_modifier(bold | Modifier::UNDERLINED),
+            special: s().fg(Color::LightBlue).add_modifier(bold),
+            bytes: s().fg(Color::LightYellow).add_modifier(bold),
+            prompt: s().fg(Color::White).add_modifier(bold),
+            cursor: s().add_modifier(Modifier::REVERSED | bold),
+            blocked: s().fg(Color::Gray),
+            newest: s().fg(Color::LightYellow).add_modifier(bold),
+            error: s().fg(Color::White).bg(Color::Red).add_modifier(bold),
+            info: s().fg(Color::LightGreen).add_modifier(bold),
+            warn_badge: s().fg(Color::White).bg(Color::Red).add_modifier(bold),
+            ok_badge: s()
+                .fg(Color::Black)
+                .bg(Color::LightGreen)
+                .add_modifier(bold),
+        }
+    }
+
+    /// The styles without colour (NO_COLOR): bold, dim, italic and reversed type only.
+    fn no_color() -> Theme {
+        let bold = Modifier::BOLD;
+        Theme {
+            kind: ThemeKind::NoColor,
+            text: s(),
+            dim: s().add_modifier(Modifier::DIM),
+            border: s(),
+            title: s().add_modifier(bold),
+            key: s().add_modifier(bold),
+            selected: s().add_modifier(Modifier::REVERSED),
+            planned: s().add_modifier(bold),
+            bar: s(),
+            ghost: s().add_modifier(Modifier::DIM),
+            forced: s().add_modifier(bold | Modifier::UNDERLINED),
+            special: s().add_modifier(Modifier::ITALIC),
+            bytes: s().add_modifier(Modifier::ITALIC),
+            prompt: s(),
+            cursor: s().add_modifier(Modifier::REVERSED),
+            blocked: s().add_modifier(Modifier::DIM),
+            newest: s().add_modifier(bold),
+            error: s().add_modifier(bold | Modifier::REVERSED),
+            info: s(),
+            warn_badge: s().add_modifier(bold | Modifier::REVERSED),
+            ok_badge: s(),
         }
     }
 

@@ -4,7 +4,7 @@ use crate::fmt::{bytes, ms};
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::App;
-use crate::protocol::{PassReport, SessionView};
+use crate::protocol::{PassReport, PrefillReport, SessionView};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Paragraph};
@@ -86,9 +86,9 @@ fn mean(xs: impl Iterator<Item = f64>) -> Option<(f64, usize)> {
     (n > 0).then(|| (sum / n as f64, n))
 }
 
+/// The panel's lines of text: reading and writing speed, the counters and the cache, a rebuilt
+/// cache, how much faster reading is, the abbreviations in words, and a warning when the cache is off.
 fn stats_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>> {
-    let p = &s.prefill;
-    let pass = &s.last_pass;
     let steps = step_times(s);
     let line = |label: &'static str, text: String| {
         Line::from(vec![
@@ -96,7 +96,42 @@ fn stats_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>>
             Span::styled(text, theme.text),
         ])
     };
-    let read = if wide {
+    let known = steps.iter().all(|t| t.kv.is_some());
+    let on = mean(steps.iter().filter(|t| t.kv == Some(true)).map(|t| t.ms));
+    let mut lines = vec![
+        line("read  ", read_text(&s.prefill, wide)),
+        line("write ", write_text(&steps, on, known, wide)),
+    ];
+    lines.extend(counter_lines(s, wide, theme));
+    lines.extend(rebuild_line(s, wide, theme));
+    if let Some(text) = ratio(s, on, known, wide) {
+        lines.push(Line::styled(text, theme.info));
+    }
+    // The two abbreviations above, said in words.
+    let key = if wide {
+        "TTFT = time to first token · TPOT = time per output token"
+    } else {
+        "TTFT 1st token · TPOT per token"
+    };
+    lines.push(Line::styled(key, theme.dim));
+    let pass = &s.last_pass;
+    if !pass.kv_cache_on {
+        let text = if wide {
+            format!(
+                "no KV cache: each step re-reads all {} tokens",
+                pass.tokens_fed
+            )
+        } else {
+            format!("no cache: re-reads all {} tokens", pass.tokens_fed)
+        };
+        lines.push(Line::styled(text, theme.error));
+    }
+    lines
+}
+
+/// Draws how fast the prompt was read: its tokens, the time, tokens per second.
+fn read_text(p: &PrefillReport, wide: bool) -> String {
+    if wide {
         format!(
             "prefill {} tok in {} = {:.0} tok/s",
             p.tokens,
@@ -105,12 +140,15 @@ fn stats_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>>
         )
     } else {
         format!("{} tok · {} · {:.0} tok/s", p.tokens, ms(p.ms), p.tok_per_s)
-    };
-    let known = steps.iter().all(|t| t.kv.is_some());
-    let on = mean(steps.iter().filter(|t| t.kv == Some(true)).map(|t| t.ms));
+    }
+}
+
+/// Draws how fast the steps wrote: the TPOT of the cache-on steps (`on`) and the cache-off ones apart
+/// when every step's cache state is `known`, else the mean of them all.
+fn write_text(steps: &[StepTime], on: Option<(f64, usize)>, known: bool, wide: bool) -> String {
     let off = mean(steps.iter().filter(|t| t.kv == Some(false)).map(|t| t.ms));
     let all = mean(steps.iter().map(|t| t.ms));
-    let write = match (all, known) {
+    match (all, known) {
         (None, _) => "no steps yet".to_string(),
         // Every step's cache state is known: TPOT from the cache-on steps, cache-off ones apart.
         (Some(_), true) => {
@@ -128,63 +166,54 @@ fn stats_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>>
             1000.0 / t.max(1e-9)
         ),
         (Some((t, n)), false) => format!("{n} steps · mean {}", ms(t)),
-    };
-    let mut lines = vec![line("read  ", read), line("write ", write)];
+    }
+}
+
+/// Draws the counters (TTFT, forward passes) and the KV cache's size: one line when wide, else two.
+fn counter_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>> {
+    let pass = &s.last_pass;
     let kv = if pass.kv_cache_on {
         format!("KV {} pos, {}", pass.kv_len, bytes(pass.kv_bytes))
     } else {
         "KV cache off".to_string()
     };
-    let counters = format!("TTFT {} · passes {}", ms(p.ttft_ms), pass.forward_passes);
+    let counters = format!(
+        "TTFT {} · passes {}",
+        ms(s.prefill.ttft_ms),
+        pass.forward_passes
+    );
     if wide {
-        lines.push(Line::styled(format!("{counters} · {kv}"), theme.dim));
+        vec![Line::styled(format!("{counters} · {kv}"), theme.dim)]
+    } else if pass.kv_cache_on {
+        vec![
+            Line::styled(counters, theme.dim),
+            Line::styled(kv, theme.dim),
+        ]
     } else {
-        lines.push(Line::styled(counters, theme.dim));
-        if pass.kv_cache_on {
-            lines.push(Line::styled(kv, theme.dim));
-        }
+        vec![Line::styled(counters, theme.dim)]
     }
-    if let Some(r) = rebuild(s) {
-        // The whole path re-read: the cache was rebuilt (turned back on). Part of it: a branch switch.
-        let whole = r.tokens_fed == s.tokens.len();
-        let text = match (whole, wide) {
-            (true, true) => format!(
-                "rebuilt the cache: {} tokens in {} — a prefill",
-                r.tokens_fed,
-                ms(r.ms)
-            ),
-            (true, false) => format!("cache rebuilt: {} tok, {}", r.tokens_fed, ms(r.ms)),
-            (false, true) => format!(
-                "last pass re-read {} tokens in {} — a prefill",
-                r.tokens_fed,
-                ms(r.ms)
-            ),
-            (false, false) => format!("re-read {} tok, {}", r.tokens_fed, ms(r.ms)),
-        };
-        lines.push(Line::styled(text, theme.planned));
-    }
-    if let Some(text) = ratio(s, on, known, wide) {
-        lines.push(Line::styled(text, theme.info));
-    }
-    // The two abbreviations above, said in words.
-    let key = if wide {
-        "TTFT = time to first token · TPOT = time per output token"
-    } else {
-        "TTFT 1st token · TPOT per token"
+}
+
+/// Draws the last pass when it re-read the path with the cache on: a rebuilt cache or a branch switch.
+fn rebuild_line(s: &SessionView, wide: bool, theme: &Theme) -> Option<Line<'static>> {
+    let r = rebuild(s)?;
+    // The whole path re-read: the cache was rebuilt (turned back on). Part of it: a branch switch.
+    let whole = r.tokens_fed == s.tokens.len();
+    let text = match (whole, wide) {
+        (true, true) => format!(
+            "rebuilt the cache: {} tokens in {} — a prefill",
+            r.tokens_fed,
+            ms(r.ms)
+        ),
+        (true, false) => format!("cache rebuilt: {} tok, {}", r.tokens_fed, ms(r.ms)),
+        (false, true) => format!(
+            "last pass re-read {} tokens in {} — a prefill",
+            r.tokens_fed,
+            ms(r.ms)
+        ),
+        (false, false) => format!("re-read {} tok, {}", r.tokens_fed, ms(r.ms)),
     };
-    lines.push(Line::styled(key, theme.dim));
-    if !pass.kv_cache_on {
-        let text = if wide {
-            format!(
-                "no KV cache: each step re-reads all {} tokens",
-                pass.tokens_fed
-            )
-        } else {
-            format!("no cache: re-reads all {} tokens", pass.tokens_fed)
-        };
-        lines.push(Line::styled(text, theme.error));
-    }
-    lines
+    Some(Line::styled(text, theme.planned))
 }
 
 /// "reading is N× faster per token", only against steps known to have run with the cache: the

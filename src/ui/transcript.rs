@@ -24,28 +24,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(p, area);
         return;
     };
-    let generated = session.tokens.len().saturating_sub(session.prompt_len);
-    let counts = format!(
-        " prompt {} tokens · {} generated ",
-        session.prompt_len, generated
-    );
-    // The colour key, where the border has room for it beside the counts: in full, else short.
-    let forms = if theme.has_color() {
-        [(" colour = p when chosen: ", " "), (" colour = p: ", " ")]
-    } else {
-        [(" ", " when chosen "), (" ", " ")]
-    };
-    block = block.title_bottom(Line::styled(counts.clone(), theme.dim));
-    let room = (area.width as usize).saturating_sub(counts.width() + 4);
-    let key = forms.iter().map(|&(lead, tail)| {
-        let mut key = vec![Span::styled(lead, theme.dim)];
-        key.extend(super::legend::prob_key(theme));
-        key.push(Span::styled(tail, theme.dim));
-        Line::from(key).right_aligned()
-    });
-    if let Some(key) = key.into_iter().find(|k| k.width() <= room) {
-        block = block.title_bottom(key);
-    }
+    block = bottom_titles(block, session, area, theme);
     let inner = block.inner(area);
     if inner.height == 0 || inner.width == 0 {
         frame.render_widget(block, area);
@@ -55,28 +34,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let rows = wrap(&chunks(session, theme), inner.width as usize);
     let skip = first_shown(rows.len(), text_height, app.screen.scroll_back);
     let below = rows.len().saturating_sub(skip + text_height);
-    // The scroll note at the top right, from the fullest form to the shortest.
-    let mut notes = [vec![], vec![], vec![]];
-    for (n, arrow, dir, action) in [
-        (skip, "↑", "above", Action::ScrollUp),
-        (below, "↓", "below", Action::ScrollBottom),
-    ] {
-        if n > 0 {
-            let key = hint_key(Mode::Normal, action);
-            notes[0].push(format!("{arrow} {n} more {dir} ({key})"));
-            notes[1].push(format!("{arrow} {n} more {dir}"));
-            notes[2].push(format!("{arrow}{n}"));
-        }
-    }
-    if app.prompt.chat {
-        notes[0].push("chat template".into());
-        notes[1].push("chat template".into());
-        notes[2].push("chat".into());
-    }
-    let notes = notes.map(|n| match n.is_empty() {
-        true => String::new(),
-        false => format!(" {} ", n.join(" · ")),
-    });
+    let notes = scroll_notes(skip, below, app.prompt.chat);
     let alert = crate::app::lab::tip_loop(session)
         .map(|c| format!(" {} ", super::repetition::alert(&c, session)));
     let (alert, note) = top_notes(area.width as usize, alert, &notes);
@@ -99,6 +57,65 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
     shown.push(info_line(app.last_generated(), theme));
     frame.render_widget(Paragraph::new(shown), inner);
+}
+
+/// Draws the bottom border's titles: the token counts, and the colour key where the border has room
+/// for it beside them.
+fn bottom_titles(
+    mut block: Block<'static>,
+    session: &SessionView,
+    area: Rect,
+    theme: &Theme,
+) -> Block<'static> {
+    let generated = session.tokens.len().saturating_sub(session.prompt_len);
+    let counts = format!(
+        " prompt {} tokens · {} generated ",
+        session.prompt_len, generated
+    );
+    // The colour key, where the border has room for it beside the counts: in full, else short.
+    let forms = if theme.has_color() {
+        [(" colour = p when chosen: ", " "), (" colour = p: ", " ")]
+    } else {
+        [(" ", " when chosen "), (" ", " ")]
+    };
+    block = block.title_bottom(Line::styled(counts.clone(), theme.dim));
+    let room = (area.width as usize).saturating_sub(counts.width() + 4);
+    let key = forms.iter().map(|&(lead, tail)| {
+        let mut key = vec![Span::styled(lead, theme.dim)];
+        key.extend(super::legend::prob_key(theme));
+        key.push(Span::styled(tail, theme.dim));
+        Line::from(key).right_aligned()
+    });
+    if let Some(key) = key.into_iter().find(|k| k.width() <= room) {
+        block = block.title_bottom(key);
+    }
+    block
+}
+
+/// The scroll note at the top right in its three forms, from the fullest to the shortest: the lines
+/// `above` and `below` the view, and whether the prompt went through the `chat` template.
+fn scroll_notes(above: usize, below: usize, chat: bool) -> [String; 3] {
+    let mut notes = [vec![], vec![], vec![]];
+    for (n, arrow, dir, action) in [
+        (above, "↑", "above", Action::ScrollUp),
+        (below, "↓", "below", Action::ScrollBottom),
+    ] {
+        if n > 0 {
+            let key = hint_key(Mode::Normal, action);
+            notes[0].push(format!("{arrow} {n} more {dir} ({key})"));
+            notes[1].push(format!("{arrow} {n} more {dir}"));
+            notes[2].push(format!("{arrow}{n}"));
+        }
+    }
+    if chat {
+        notes[0].push("chat template".into());
+        notes[1].push("chat template".into());
+        notes[2].push("chat".into());
+    }
+    notes.map(|n| match n.is_empty() {
+        true => String::new(),
+        false => format!(" {} ", n.join(" · ")),
+    })
 }
 
 /// The top border's notes, made not to collide: the loop alert centred (after the panel's title) and

@@ -96,14 +96,23 @@ pub fn attend(
         return out.y;
     }
     if blocks == 1 {
-        // One block (a decode step): split its heads instead. A part's probabilities are
-        // `[its heads][row][kv_len]`, so the parts follow each other; its outputs are
-        // `[row][its heads][hd]`, interleaved back row by row.
+        return job.split_heads(seq, threads, captured);
+    }
+    job.split_rows(seq, threads, captured)
+}
+
+impl Job<'_> {
+    /// Handles one block of rows (a decode step) on several threads: its heads are split instead. A
+    /// part's probabilities are `[its heads][row][kv_len]`, so the parts follow each other; its outputs
+    /// are `[row][its heads][hd]`, interleaved back row by row.
+    fn split_heads(&self, seq: usize, threads: usize, captured: &mut Vec<f32>) -> Vec<f32> {
+        let heads = self.heads;
+        let width = heads.n_head * heads.head_dim;
         let parts = threads.min(heads.n_head);
         let slots: Vec<OnceLock<BlockOut>> = (0..parts).map(|_| OnceLock::new()).collect();
         pool::parallel_for(parts, parts, |t| {
             let hs = heads.n_head * t / parts..heads.n_head * (t + 1) / parts;
-            let _ = slots[t].set(job.run(0..seq, hs));
+            let _ = slots[t].set(self.run(0..seq, hs));
         });
         let outs: Vec<BlockOut> = slots
             .into_iter()
@@ -118,40 +127,46 @@ pub fn attend(
         }
         outs.iter()
             .for_each(|o| captured.extend_from_slice(&o.probs));
-        return y;
+        y
     }
-    // A block of rows at a time, on one thread too: a block's scores (`[query][kv_len]`) stay in
-    // cache, where a 512-row pass's would take 9 MB of fresh pages a layer.
-    let block = |b: usize| {
-        job.run(
-            b * BLOCK_ROWS..seq.min((b + 1) * BLOCK_ROWS),
-            0..heads.n_head,
-        )
-    };
-    let outs: Vec<BlockOut> = if threads == 1 {
-        (0..blocks).map(block).collect()
-    } else {
-        // Later rows see more keys: hand out the costliest blocks first so the threads finish together.
-        let slots: Vec<OnceLock<BlockOut>> = (0..blocks).map(|_| OnceLock::new()).collect();
-        pool::parallel_for(blocks, threads, |item| {
-            let b = blocks - 1 - item;
-            let _ = slots[b].set(block(b));
-        });
-        slots
-            .into_iter()
-            .map(|s| s.into_inner().expect("every block ran"))
-            .collect()
-    };
-    let mut y = Vec::with_capacity(seq * width);
-    outs.iter().for_each(|o| y.extend_from_slice(&o.y));
-    // Each block holds `[head][its captured rows][kv_len]`; the layer wants `[head][row][kv_len]`.
-    for h in 0..heads.n_head {
-        for o in &outs {
-            let n = o.probs.len() / heads.n_head;
-            captured.extend_from_slice(&o.probs[h * n..(h + 1) * n]);
+
+    /// Handles several blocks of rows, a block at a time, on one thread too: a block's scores
+    /// (`[query][kv_len]`) stay in cache, where a 512-row pass's would take 9 MB of fresh pages a layer.
+    fn split_rows(&self, seq: usize, threads: usize, captured: &mut Vec<f32>) -> Vec<f32> {
+        let heads = self.heads;
+        let width = heads.n_head * heads.head_dim;
+        let blocks = seq.div_ceil(BLOCK_ROWS);
+        let block = |b: usize| {
+            self.run(
+                b * BLOCK_ROWS..seq.min((b + 1) * BLOCK_ROWS),
+                0..heads.n_head,
+            )
+        };
+        let outs: Vec<BlockOut> = if threads == 1 {
+            (0..blocks).map(block).collect()
+        } else {
+            // Later rows see more keys: hand out the costliest blocks first so the threads finish together.
+            let slots: Vec<OnceLock<BlockOut>> = (0..blocks).map(|_| OnceLock::new()).collect();
+            pool::parallel_for(blocks, threads, |item| {
+                let b = blocks - 1 - item;
+                let _ = slots[b].set(block(b));
+            });
+            slots
+                .into_iter()
+                .map(|s| s.into_inner().expect("every block ran"))
+                .collect()
+        };
+        let mut y = Vec::with_capacity(seq * width);
+        outs.iter().for_each(|o| y.extend_from_slice(&o.y));
+        // Each block holds `[head][its captured rows][kv_len]`; the layer wants `[head][row][kv_len]`.
+        for h in 0..heads.n_head {
+            for o in &outs {
+                let n = o.probs.len() / heads.n_head;
+                captured.extend_from_slice(&o.probs[h * n..(h + 1) * n]);
+            }
         }
+        y
     }
-    y
 }
 
 struct Job<'a> {
