@@ -232,6 +232,26 @@ impl Runner {
                     generated(&reports)
                 ))
             }
+            Action::Force(_)
+            | Action::ForceId(_)
+            | Action::ForceText(_)
+            | Action::Rewind(_)
+            | Action::Branch(_)
+            | Action::KvCache(_) => self.edit_path(session, action),
+            Action::Panel(p) => {
+                tui.push(TuiAction::Panel(*p));
+                Ok(Acted::Line(Status::TuiOnly, String::new()))
+            }
+            Action::Ask(_) => Ok(Acted::Line(Status::TuiOnly, String::new())),
+            Action::Expect(e) => Ok(Acted::Checks(expect::evaluate(session, e, self.previous)?)),
+        }
+    }
+
+    /// The actions that force tokens, move along the tree or switch the cache.
+    fn edit_path(&mut self, session: &mut Session, action: &Action) -> Result<Acted, String> {
+        let err = |e: SessionError| e.to_string();
+        let done = |s: String| Ok(Acted::Line(Status::Done, s));
+        match action {
             Action::Force(text) => {
                 let id = expect::single_token(session, text)?;
                 let r = session.step(Choice::Force(id)).map_err(err)?;
@@ -267,12 +287,7 @@ impl Runner {
                 session.set_kv_cache(*on).map_err(err)?;
                 done(format!("KV cache {}", if *on { "on" } else { "off" }))
             }
-            Action::Panel(p) => {
-                tui.push(TuiAction::Panel(*p));
-                Ok(Acted::Line(Status::TuiOnly, String::new()))
-            }
-            Action::Ask(_) => Ok(Acted::Line(Status::TuiOnly, String::new())),
-            Action::Expect(e) => Ok(Acted::Checks(expect::evaluate(session, e, self.previous)?)),
+            other => Err(format!("not a path edit: {other:?}")),
         }
     }
 
