@@ -5,7 +5,7 @@
 #   .ci/llama-server.sh            # build (or reuse) and print the path
 #
 # Needs: python3 with pip (to download the source with the ordinary client), cmake, a C++ compiler.
-# The tests in tests/served.rs call this script; NEXTTOKEN_LLAMA_SERVER=/path/to/llama-server skips it entirely.
+# The tests in tests/e2e/served.rs call this script; NEXTTOKEN_LLAMA_SERVER=/path/to/llama-server skips it entirely.
 set -euo pipefail
 VERSION=0.3.36
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/nexttoken/llama-server-$VERSION"

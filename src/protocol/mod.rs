@@ -9,7 +9,7 @@
 //! (`Synced`, `Stepped`, `SearchResults`, `GuessScored`, `Compared`, `Inspected`, `Saved`,
 //! `LessonStep` or `Failed`), or, for `Tokenize`, one `Tokenized`: a preview asked for while text is typed, which holds
 //! no command in flight and so closes none. Before its reply a command may send *progress* events (`Prefilling`,
-//! `Forcing`), which change nothing. `tests/worker.rs` holds each command to its sequence below.
+//! `Forcing`), which change nothing. `tests/it/worker.rs` holds each command to its sequence below.
 
 mod ab;
 mod answers;

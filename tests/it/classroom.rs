@@ -1,6 +1,6 @@
 //! The classroom in the app, as state: a lesson's keys and steps, predict-then-reveal (hide, guess,
 //! reveal, score, pause when unsure), the teacher's hide key and presenter mode. No model: the engine's
-//! replies are built by hand (`tests/lesson_engine.rs` runs lessons on the real model).
+//! replies are built by hand (`tests/it/lesson_engine.rs` runs lessons on the real model).
 
 use crate::common;
 

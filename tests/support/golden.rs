@@ -1,7 +1,7 @@
 //! The golden checks against llama.cpp's reference outputs, for any model: the prompt's ids, the first
 //! step's top-5 and their probabilities, the greedy path, and a teacher-forced walk along llama.cpp's
-//! greedy path. `tests/golden.rs` (SmolLM2) and `tests/model_gemma.rs` (Gemma 3) run them; the
-//! tolerances are explained in `tests/golden.rs`.
+//! greedy path. `tests/it/golden.rs` (SmolLM2) and `tests/it/model_gemma.rs` (Gemma 3) run them; the
+//! tolerances are explained in `tests/it/golden.rs`.
 
 use nexttoken::engine::load::{load_session, LoadOptions};
 use nexttoken::engine::session::{Choice, Session, SessionOptions};
