@@ -5,7 +5,7 @@
 
 use candle_core::{Device, Tensor};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use nexttoken::engine::linear::{Linear, MatmulPath};
+use nexttoken::engine::forward::linear::{Linear, MatmulPath};
 use std::time::Duration;
 
 #[path = "common.rs"]

@@ -6,7 +6,7 @@
 
 use candle_core::quantized::gguf_file;
 use candle_core::{Device, Tensor};
-use nexttoken::engine::linear::{Linear, MatmulPath};
+use nexttoken::engine::forward::linear::{Linear, MatmulPath};
 use std::time::Instant;
 
 #[path = "common.rs"]
@@ -19,11 +19,11 @@ fn main() {
         .filter(|a| !a.starts_with("--"))
         .collect();
     if let Some(t) = args.first().and_then(|a| a.parse().ok()) {
-        nexttoken::engine::quant::set_threads(t);
+        nexttoken::engine::forward::quant::set_threads(t);
     }
     // `ISA=avx2`: every kernel (the attention's too) as on a CPU without AVX-512.
     if std::env::var("ISA").as_deref() == Ok("avx2") {
-        nexttoken::engine::quant::Isa::cap(nexttoken::engine::quant::Isa::Avx2).unwrap();
+        nexttoken::engine::forward::quant::Isa::cap(nexttoken::engine::forward::quant::Isa::Avx2).unwrap();
     }
     let only = std::env::var("ONLY").unwrap_or_default();
     let cases: &[(&str, &[usize])] = &[
@@ -32,7 +32,7 @@ fn main() {
         ("blk.0.ffn_down.weight", &[1, 64, 512]),
         ("token_embd.weight", &[1, 8]),
     ];
-    println!("threads={}", nexttoken::engine::quant::threads());
+    println!("threads={}", nexttoken::engine::forward::quant::threads());
     if args.iter().any(|a| a == "sweep") {
         return sweep();
     }
@@ -44,14 +44,14 @@ fn main() {
     }
     if let Some(i) = args.iter().position(|a| a == "kernel") {
         // `kernel NAME ROWS`: just the fast matmul, repeated ~3 s, for a profiler.
-        let w = nexttoken::engine::quant::QMatrix::from_qtensor(&load(&args[i + 1]))
+        let w = nexttoken::engine::forward::quant::QMatrix::from_qtensor(&load(&args[i + 1]))
             .unwrap()
             .unwrap();
         let m: usize = args[i + 2].parse().unwrap();
         let xs: Vec<f32> = (0..m * w.in_dim())
             .map(|i| ((i * 7919 % 1000) as f32 - 500.0) * 1e-3)
             .collect();
-        use nexttoken::engine::quant::Isa;
+        use nexttoken::engine::forward::quant::Isa;
         let isa = match std::env::var("ISA").as_deref() {
             Ok("avx2") => Isa::Avx2,
             Ok("scalar") => Isa::Scalar,
@@ -198,11 +198,11 @@ fn sweep() {
 }
 
 /// One layer of SmolLM2's attention (9 heads, 3 kv heads, 64 wide), decode and prefill: the per-row kernel
-/// (`engine::attention`) against the candle ops it replaced (batched q·kᵀ and p·v matmuls, the causal
+/// (`engine::forward::attention`) against the candle ops it replaced (batched q·kᵀ and p·v matmuls, the causal
 /// mask by `where_cond`, candle's softmax), interleaved, min and median of N.
 fn attention() {
-    use nexttoken::engine::attention::{attend, Heads};
-    use nexttoken::engine::kv_cache::KvView;
+    use nexttoken::engine::forward::attention::{attend, Heads};
+    use nexttoken::engine::forward::kv_cache::KvView;
     let heads = Heads {
         n_head: 9,
         n_kv_head: 3,
@@ -248,7 +248,7 @@ fn attention() {
 /// values come from memory. Prints µs per layer and the bandwidth that implies. `LAYERS=1` keeps one
 /// layer's cache warm instead (the kernel's compute alone); `REPS` sets the repetitions (40).
 fn attention_cold() {
-    use nexttoken::engine::attention::{attend, Heads};
+    use nexttoken::engine::forward::attention::{attend, Heads};
     let heads = Heads {
         n_head: 9,
         n_kv_head: 3,
@@ -266,7 +266,7 @@ fn attention_cold() {
             .collect()
     };
     // The model's own cache: its layout is what the kernel streams.
-    let mut cache = nexttoken::engine::kv_cache::KvCache::new(layers, 3, 64, kv_len);
+    let mut cache = nexttoken::engine::forward::kv_cache::KvCache::new(layers, 3, 64, kv_len);
     for l in 0..layers {
         let (k, v) = (fill(kv_len * 192, l), fill(kv_len * 192, l + 99));
         cache.append(l, 0, &k, &v).unwrap();

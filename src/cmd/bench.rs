@@ -4,10 +4,10 @@
 
 use crate::cli::{BenchArgs, KernelCap, DEFAULT_PROMPT};
 use crate::engine::gguf::GgufFile;
-use crate::engine::linear::MatmulPath;
+use crate::engine::forward::linear::MatmulPath;
 use crate::engine::load::{load_session, LoadOptions};
-use crate::engine::model::{ForwardOptions, Model};
-use crate::engine::quant::Isa;
+use crate::engine::forward::model::{ForwardOptions, Model};
+use crate::engine::forward::quant::Isa;
 use crate::engine::sampler::softmax;
 use crate::engine::session::{Choice, SessionOptions};
 use crate::engine::tokenizer::Vocab;

@@ -8,8 +8,8 @@
 //! makes that cheap). Its logits row holds the K candidates' log-probabilities and `UNKNOWN_LOGIT`
 //! everywhere else: the tail beyond K is not known, and the sampler chain runs on the K alone.
 
-use super::config::LlamaConfig;
-use super::model::{AttentionRows, ForwardOptions, ForwardOutput, Model};
+use super::forward::config::LlamaConfig;
+use super::forward::model::{AttentionRows, ForwardOptions, ForwardOutput, Model};
 use super::served::{Client, SERVED_TOP_K};
 use super::session::{Result, SessionError};
 use super::tokenizer::LearntPieces;

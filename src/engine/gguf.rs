@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-pub use super::config::{Arch, LlamaConfig};
+pub use super::forward::config::{Arch, LlamaConfig};
 
 /// Why a model file could not be used. Each message says what is wrong and what to do.
 #[derive(Debug, thiserror::Error)]

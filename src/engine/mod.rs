@@ -1,38 +1,28 @@
 //! The engine: everything that touches candle or tokenizers. Never imports the terminal layer.
 
-pub mod attention;
 pub mod backend;
-pub mod block;
 pub mod catalog;
 pub mod chat;
-pub mod config;
-pub mod embedding;
 pub mod fetch;
-pub mod gate;
+pub mod forward;
 pub mod gguf;
-pub mod kv_cache;
-pub mod linear;
 pub mod load;
-pub mod model;
-pub mod quant;
 pub mod requant;
-mod rows;
 pub mod sampler;
 pub mod served;
 pub mod session;
 pub mod session_file;
-mod tanhf;
 pub mod tokenizer;
 pub mod twin;
 
 /// Sets the worker threads for the model's matrix work (default: all cores). Call before loading.
 pub fn set_threads(n: usize) {
-    quant::pool::set_threads(n);
+    forward::quant::pool::set_threads(n);
 }
 
 /// Threads the model's matrix work uses.
 pub fn threads() -> usize {
-    quant::pool::threads()
+    forward::quant::pool::threads()
 }
 
 /// The message of a caught panic, for an error event.

@@ -5,8 +5,8 @@
 //! its own tokenizer (`Twin::vocab`), and the two align by text.
 
 use super::gguf::{GgufFile, LoadError};
-use super::linear::MatmulPath;
-use super::model::{ForwardOptions, Model};
+use super::forward::linear::MatmulPath;
+use super::forward::model::{ForwardOptions, Model};
 use super::requant::Requant;
 use super::tokenizer::Vocab;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@ mod ab;
 mod ab_text;
 
 pub use ab::AbTracker;
-use crate::engine::linear::MatmulPath;
+use crate::engine::forward::linear::MatmulPath;
 use crate::engine::load::{load_session, LoadOptions};
 use crate::engine::panic_text;
 use crate::engine::session::{Choice, Session, SessionOptions};

@@ -7,8 +7,8 @@
 use crate::support;
 
 use nexttoken::engine::gguf::GgufFile;
-use nexttoken::engine::linear::MatmulPath;
-use nexttoken::engine::model::Model;
+use nexttoken::engine::forward::linear::MatmulPath;
+use nexttoken::engine::forward::model::Model;
 use nexttoken::engine::requant::Requant;
 use nexttoken::engine::twin::{Twin, TwinSpec};
 use serde_json::Value;

@@ -5,7 +5,7 @@
 use crate::support;
 
 use nexttoken::worker::AbTracker;
-use nexttoken::engine::linear::MatmulPath;
+use nexttoken::engine::forward::linear::MatmulPath;
 use nexttoken::engine::requant::Requant;
 use nexttoken::engine::session::Session;
 use nexttoken::engine::twin::{Twin, TwinSpec};

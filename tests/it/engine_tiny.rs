@@ -3,9 +3,9 @@
 use crate::support;
 
 use nexttoken::engine::gguf::GgufFile;
-use nexttoken::engine::linear::MatmulPath;
+use nexttoken::engine::forward::linear::MatmulPath;
 use nexttoken::engine::load::{load_session, LoadOptions};
-use nexttoken::engine::model::{ForwardOptions, Model};
+use nexttoken::engine::forward::model::{ForwardOptions, Model};
 use nexttoken::engine::session::{Choice, Session, SessionError, SessionOptions};
 use nexttoken::protocol::{SamplerSettings, Source};
 use support::tiny;

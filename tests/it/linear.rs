@@ -13,8 +13,8 @@ use crate::support;
 
 use candle_core::quantized::{gguf_file, GgmlDType, QTensor};
 use candle_core::{Device, Tensor};
-use nexttoken::engine::linear::{Linear, MatmulPath, Stack};
-use nexttoken::engine::quant::Isa;
+use nexttoken::engine::forward::linear::{Linear, MatmulPath, Stack};
+use nexttoken::engine::forward::quant::Isa;
 use support::lcg::Lcg;
 
 /// Deterministic values in roughly N(0, scale): a 64-bit LCG summed over 4 uniforms.
@@ -366,7 +366,7 @@ fn untiled_types_pass_through_and_every_type_is_near_the_f32_product() {
 /// bits of the same positions in that prefill (with Q6_K in the model: see `Linear::forward`).
 #[test]
 fn gemma_is_the_same_bits_on_both_paths_and_through_the_cache() {
-    use nexttoken::engine::model::ForwardOptions;
+    use nexttoken::engine::forward::model::ForwardOptions;
     let path = support::gemma_model();
     let seq: [u32; 9] = [2, 651, 6037, 529, 8698, 563, 9079, 236761, 107];
     let all = ForwardOptions {

@@ -1,6 +1,6 @@
 //! Our forward pass against candle-transformers' `quantized_llama` on the real model: same logits, on
 //! both matmul paths (the fast path is bit-identical to candle's `QMatMul`). On these short shapes our
-//! attention kernel does exactly candle's arithmetic (`engine::attention`), so the match is bit for bit;
+//! attention kernel does exactly candle's arithmetic (`engine::forward::attention`), so the match is bit for bit;
 //! any reordering shows up here as a large difference, because 8-bit activations amplify it.
 
 use crate::support;
@@ -8,8 +8,8 @@ use crate::support;
 use candle_core::{Device, Tensor};
 use candle_transformers::models::quantized_llama::ModelWeights;
 use nexttoken::engine::gguf::GgufFile;
-use nexttoken::engine::linear::MatmulPath;
-use nexttoken::engine::model::{ForwardOptions, Model};
+use nexttoken::engine::forward::linear::MatmulPath;
+use nexttoken::engine::forward::model::{ForwardOptions, Model};
 
 /// Feeds `tokens` at `pos` to both models and returns the largest logit difference.
 fn compare(ours: &mut Model, theirs: &mut ModelWeights, tokens: &[u32], pos: usize) -> f32 {

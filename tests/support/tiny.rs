@@ -185,15 +185,15 @@ pub fn write_gguf(
 /// Our model from the file at `path`, on the matmul path `matmul`.
 pub fn ours(
     path: &Path,
-    matmul: nexttoken::engine::linear::MatmulPath,
-) -> nexttoken::engine::model::Model {
+    matmul: nexttoken::engine::forward::linear::MatmulPath,
+) -> nexttoken::engine::forward::model::Model {
     let mut g = nexttoken::engine::gguf::GgufFile::open(path).unwrap();
-    nexttoken::engine::model::Model::load(&mut g, matmul).unwrap()
+    nexttoken::engine::forward::model::Model::load(&mut g, matmul).unwrap()
 }
 
 /// The last position's logits after feeding `tokens` at positions `pos..`.
-pub fn logits(m: &mut nexttoken::engine::model::Model, tokens: &[u32], pos: usize) -> Vec<f32> {
-    let opts = nexttoken::engine::model::ForwardOptions::default();
+pub fn logits(m: &mut nexttoken::engine::forward::model::Model, tokens: &[u32], pos: usize) -> Vec<f32> {
+    let opts = nexttoken::engine::forward::model::ForwardOptions::default();
     m.forward(tokens, pos, opts).unwrap().logits
 }
 

@@ -3,7 +3,7 @@
 
 use super::{Client, ServedError, ServedOptions, SERVED_TOP_K};
 use crate::engine::backend::{Backend, ServedModel};
-use crate::engine::config::{Arch, LlamaConfig};
+use crate::engine::forward::config::{Arch, LlamaConfig};
 use crate::engine::gguf::LoadError;
 use crate::engine::session::{Session, SessionOptions};
 use crate::engine::tokenizer::{LearntPieces, Vocab};

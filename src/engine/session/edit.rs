@@ -3,7 +3,7 @@
 //! the tree, the path and the reports back as they were, so a failure leaves the session unchanged.
 
 use super::{Choice, Node, Result, Session, SessionError, StepReport};
-use crate::engine::model::AttentionRows;
+use crate::engine::forward::model::AttentionRows;
 use crate::engine::panic_text;
 use crate::engine::sampler;
 use crate::protocol::{PassReport, PrefillReport, Source, TokenRecord};

@@ -3,7 +3,7 @@
 
 use super::{ChainMemo, ChainOutput, Node, Result, Session, SessionError};
 use super::{ATTENTION_KEEP, LOGITS_KEEP};
-use crate::engine::model::ForwardOptions;
+use crate::engine::forward::model::ForwardOptions;
 use crate::engine::sampler::{self, DryBreakers};
 use crate::protocol::{PassReport, TokenRecord};
 use std::sync::Arc;
@@ -93,7 +93,7 @@ impl Session {
 
     /// Stores each captured row's last `ATTENTION_KEEP` keys on its node. A node's pass time is recorded
     /// the first time it is fed: a re-feed (cache off, branch switch) re-reads it but is not its step.
-    fn keep_attention_rows(&mut self, a: &crate::engine::model::AttentionRows, ms: f64) {
+    fn keep_attention_rows(&mut self, a: &crate::engine::forward::model::AttentionRows, ms: f64) {
         let on = self.opts.kv_cache;
         let heads = self.model.config().n_layer * self.model.config().n_head;
         for r in 0..a.rows {

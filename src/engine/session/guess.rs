@@ -7,7 +7,7 @@
 //! one would record (a position's numbers do not depend on how many rows share its pass).
 
 use super::{Result, Session, SessionError};
-use crate::engine::model::ForwardOptions;
+use crate::engine::forward::model::ForwardOptions;
 use crate::engine::sampler;
 use crate::protocol::{GuessScore, GuessToken};
 

@@ -5,7 +5,7 @@
 
 use super::{Result, Session, SessionError};
 use crate::analysis::{head_score, LogProbs};
-use crate::engine::model::ForwardOptions;
+use crate::engine::forward::model::ForwardOptions;
 use crate::engine::sampler::top_n;
 use crate::protocol::{HeadMap, Inspection, LensLayer, LensToken, LogitLens};
 

@@ -6,7 +6,7 @@
 use super::edit::common_prefix;
 use super::{Result, Session, SessionError};
 use crate::analysis::{Divergence, LogProbs};
-use crate::engine::model::ForwardOptions;
+use crate::engine::forward::model::ForwardOptions;
 use crate::protocol::{AlignedStep, Comparison, PathSummary, PathToken, Source, REJOIN_MIN_STEPS};
 use std::sync::Arc;
 
@@ -141,7 +141,7 @@ impl Session {
         path: &[usize],
         k: usize,
         opts: ForwardOptions,
-    ) -> Result<crate::engine::model::ForwardOutput> {
+    ) -> Result<crate::engine::forward::model::ForwardOutput> {
         let shared = common_prefix(&self.path, &path[..=k]);
         let reuse = if self.opts.kv_cache {
             self.fed.min(shared).min(k)

@@ -22,7 +22,7 @@ pub use view::NewestAttention;
 
 use super::backend::Backend;
 use super::gguf::LoadError;
-use super::model::{AttentionRows, Model};
+use super::forward::model::{AttentionRows, Model};
 use super::sampler::{ChainOutput, DryBreakers};
 use super::served::ServedError;
 use super::tokenizer::Vocab;

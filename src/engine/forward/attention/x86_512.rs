@@ -16,7 +16,7 @@ impl Avx512 {
     /// `None` without AVX-512F, or when `bench --isa` caps the kernels below AVX-512 (`Isa::allowed`).
     pub(super) fn detect() -> Option<Avx512> {
         let avx2 = Avx2::detect()?;
-        let allowed = crate::engine::quant::Isa::Avx512Vnni.allowed();
+        let allowed = crate::engine::forward::quant::Isa::Avx512Vnni.allowed();
         (allowed && is_x86_feature_detected!("avx512f")).then_some(Avx512(avx2))
     }
 }

@@ -16,12 +16,12 @@
 use super::attention::{self, Heads, Rope};
 use super::block::{Activation, Block, WeightMap};
 use super::embedding::Embeddings;
-use super::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
+use crate::engine::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use super::kv_cache::KvCache;
 use super::linear::{Linear, MatmulPath};
-use super::requant::{requantize, Requant, RequantReport};
+use crate::engine::requant::{requantize, Requant, RequantReport};
 use super::rows;
-use crate::engine::quant::decode_threads::{with_small_rows_threads, DecodeThreads};
+use crate::engine::forward::quant::decode_threads::{with_small_rows_threads, DecodeThreads};
 use candle_core::{DType, Device, Tensor};
 use std::sync::Arc;
 use std::time::Instant;
@@ -143,7 +143,7 @@ impl Model {
             rope_local,
             cache,
             forward_passes: 0,
-            decode: DecodeThreads::new(crate::engine::quant::threads()),
+            decode: DecodeThreads::new(crate::engine::forward::quant::threads()),
         })
     }
 

@@ -111,7 +111,7 @@ pub(super) fn matches_libm<M: Arith>() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::attention::Fused;
+    use crate::engine::forward::attention::Fused;
 
     /// Within one ulp of libm everywhere; libm's exact bits where libm is glibc's FMA build (checked
     /// on every float in [-105, 88] when written; here on a million of them).

@@ -1,7 +1,7 @@
 //! The model's hyper-parameters and architecture (llama, qwen2, qwen3, gemma3), all read from GGUF
 //! metadata.
 
-use super::gguf::{GgufFile, LoadError};
+use crate::engine::gguf::{GgufFile, LoadError};
 
 /// The architectures our forward runs: llama plus the two Qwen variations on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

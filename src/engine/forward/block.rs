@@ -6,7 +6,7 @@
 //! `h = x + rms_post(attn(rms(x)))`, `y = h + rms_post(mlp(rms(h)))`; its MLP gates with GELU (tanh
 //! approximation) where llama's uses SiLU.
 
-use super::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
+use crate::engine::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use super::linear::{Linear, MatmulPath, Stack};
 use candle_core::quantized::QTensor;
 use candle_core::{Device, Result};

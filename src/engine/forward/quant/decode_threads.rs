@@ -170,7 +170,7 @@ mod tests {
 #[cfg(test)]
 mod bits {
     use super::with_small_rows_threads;
-    use crate::engine::quant::{Isa, QMatrix};
+    use crate::engine::forward::quant::{Isa, QMatrix};
     use candle_core::quantized::{GgmlDType, QTensor};
     use candle_core::{Device, Tensor};
 
@@ -186,7 +186,7 @@ mod bits {
             let x: Vec<f32> = (0..k).map(|i| (i as f32 * 0.37).sin()).collect();
             let isa = Isa::best();
             let one = with_small_rows_threads(1, || m.matmul(&x, 1, isa));
-            let all = with_small_rows_threads(crate::engine::quant::threads().max(2), || {
+            let all = with_small_rows_threads(crate::engine::forward::quant::threads().max(2), || {
                 m.matmul(&x, 1, isa)
             });
             let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();

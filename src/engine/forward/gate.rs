@@ -112,7 +112,7 @@ fn vector_tanh_ok() -> bool {
                 let x: Vec<f32> = tanh_probe_points().collect();
                 let mut t = vec![0f32; x.len()];
                 // SAFETY: AVX2 was detected just above.
-                unsafe { crate::engine::tanhf::x86::tanhs(&x, &mut t) };
+                unsafe { crate::engine::forward::tanhf::x86::tanhs(&x, &mut t) };
                 x.iter().zip(&t).all(|(x, t)| same(*t, x.tanh()))
             }
         }
@@ -173,7 +173,7 @@ mod x86 {
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     fn exp4(x: __m128) -> __m128 {
-        let e = crate::engine::attention::x86::exp4(x);
+        let e = crate::engine::forward::attention::x86::exp4(x);
         let over = _mm_cmpgt_ps(x, _mm_set1_ps(OVERFLOW));
         let e = _mm_blendv_ps(e, _mm_set1_ps(f32::INFINITY), over);
         _mm_blendv_ps(e, _mm_add_ps(x, x), _mm_cmpunord_ps(x, x))
@@ -203,7 +203,7 @@ mod x86 {
                     _mm256_mul_ps(c(SQRT_TWO_OVER_PI), g),
                     _mm256_add_ps(c(1.0), g2),
                 );
-                let t = crate::engine::tanhf::x86::tanh8(z);
+                let t = crate::engine::forward::tanhf::x86::tanh8(z);
                 let y = _mm256_mul_ps(_mm256_mul_ps(c(0.5), g), _mm256_add_ps(c(1.0), t));
                 _mm256_storeu_ps(out.as_mut_ptr().add(i), _mm256_mul_ps(y, u));
             }
@@ -305,7 +305,7 @@ mod tests {
             .collect();
         let mut t = vec![0f32; x.len()];
         // SAFETY: AVX2 detected.
-        unsafe { crate::engine::tanhf::x86::tanhs(&x, &mut t) };
+        unsafe { crate::engine::forward::tanhf::x86::tanhs(&x, &mut t) };
         let differ = x
             .iter()
             .zip(&t)

@@ -1,0 +1,17 @@
+//! The forward pass: one call reads tokens and gives the next-token logits and every layer's attention.
+//! The llama-family layer loop on plain f32 rows (`model.rs`, its hyper-parameters in `config.rs`), a
+//! block's weights and gated MLP (`block.rs`, `gate.rs`, `tanhf.rs`), the residual stream's norms
+//! (`rows.rs`), the quantised embeddings (`embedding.rs`), the KV cache (`kv_cache.rs`), attention in one
+//! fixed order (`attention/`), and the matrix multiplications (`linear.rs`, the kernels in `quant/`).
+
+pub mod attention;
+pub mod block;
+pub mod config;
+pub mod embedding;
+pub mod gate;
+pub mod kv_cache;
+pub mod linear;
+pub mod model;
+pub mod quant;
+mod rows;
+mod tanhf;
