@@ -270,33 +270,3 @@ fn show_breaker(b: &str) -> String {
 fn round2(x: f32) -> f32 {
     (x * 100.0).round() / 100.0
 }
-
-/// The sampler settings in one short line, for the status bar.
-pub fn summary(s: &SamplerSettings) -> String {
-    if s.is_greedy() {
-        return "greedy".into();
-    }
-    let mut parts = vec![format!("T {:.2}", s.temperature)];
-    for f in [
-        Field::TopK,
-        Field::TopP,
-        Field::MinP,
-        Field::RepeatPenalty,
-        Field::FrequencyPenalty,
-        Field::PresencePenalty,
-        Field::DryMultiplier,
-    ] {
-        let v = f.value(s);
-        if v != "off" {
-            let name = match f {
-                Field::RepeatPenalty => "rep",
-                Field::FrequencyPenalty => "freq",
-                Field::PresencePenalty => "pres",
-                Field::DryMultiplier => "DRY",
-                _ => f.name(),
-            };
-            parts.push(format!("{name} {v}"));
-        }
-    }
-    parts.join(" ")
-}
