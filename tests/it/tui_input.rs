@@ -101,3 +101,26 @@ fn text_box_keys_become_app_keys() {
     assert_eq!(to_msg(ctrl_j), Some(Msg::Key(Key::Ctrl('j'))));
     assert_eq!(press(KeyCode::Enter), Some(Msg::Key(Key::Enter)));
 }
+
+/// `Msg::Measured` is what its doc says: it changes nothing but the screen map and asks nothing of the
+/// engine; and the terminal loop's `update` sends it after every message, so the map is the screen's.
+#[test]
+fn measured_changes_only_the_map_and_the_loop_sends_it_after_every_message() {
+    use crate::common::{long_app, screen_text};
+    use nexttoken::app::{Msg, ScreenMap};
+    let app = long_app(80, 24, 40);
+    let mut other = app.clone();
+    let cmds = other.update(Msg::Measured(ScreenMap::default()));
+    assert!(cmds.is_empty());
+    assert_eq!(other.screen.map, ScreenMap::default());
+    other.screen.map = app.screen.map.clone();
+    assert_eq!(format!("{other:?}"), format!("{app:?}"), "nothing else changed");
+    // The map the loop keeps is the one the view measures of the state now, and it finds the tokens
+    // where the screen shows them.
+    assert_eq!(app.screen.map, nexttoken::ui::measure(&app));
+    let spot = app.screen.map.tokens.last().expect("tokens on screen");
+    let row = &screen_text(&app)[spot.y as usize];
+    let drawn: String = row.chars().skip(spot.x as usize).take(spot.width as usize).collect();
+    let text = &app.session.as_ref().unwrap().tokens[spot.position].token.text;
+    assert_eq!(drawn.trim(), text.trim(), "{row}");
+}
