@@ -4,7 +4,7 @@ use crate::fmt::{quoted_token, visible, FORCED_MARK};
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::{App, TokenSpot};
-use crate::protocol::{SessionView, Source, TokenKind, TokenRecord};
+use crate::protocol::{SessionView, Source, TokenKind};
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -55,7 +55,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     while shown.len() < text_height {
         shown.push(Line::default());
     }
-    shown.push(info_line(app.last_generated(), theme));
+    shown.push(info_line(app, theme));
     frame.render_widget(Paragraph::new(shown), inner);
 }
 
@@ -333,14 +333,28 @@ fn split_to_width(text: &str, width: usize) -> Vec<String> {
     out
 }
 
-/// How surprised the model was by the newest generated token.
-fn info_line(last: Option<&TokenRecord>, theme: &Theme) -> Line<'static> {
-    let Some(t) = last else {
-        let step = hint_key(Mode::Normal, Action::Step);
-        return Line::styled(
-            format!("press {step} to generate the first token"),
-            theme.dim,
+/// How surprised the model was by the newest generated token; before the first, what to press for it
+/// (while a guess is awaited the step is refused, so the line says to guess or reveal instead).
+fn info_line(app: &App, theme: &Theme) -> Line<'static> {
+    let Some(t) = app.last_generated() else {
+        let (answer, reveal) = (
+            hint_key(Mode::Normal, Action::OpenSearch),
+            hint_key(Mode::Normal, Action::ToggleHidden),
         );
+        let token_question = app
+            .lesson
+            .as_ref()
+            .and_then(|l| l.waiting())
+            .is_none_or(|q| q.is_token());
+        let text = if app.awaiting_guess() && token_question {
+            format!("what comes first? {answer} to guess, or {reveal} reveals it")
+        } else if app.awaiting_guess() {
+            format!("the question first: {answer} to answer, or {reveal} reveals the answer")
+        } else {
+            let step = hint_key(Mode::Normal, Action::Step);
+            format!("press {step} to generate the first token")
+        };
+        return Line::styled(text, theme.dim);
     };
     let (label, style) = match t.source {
         Source::Forced => (format!("{FORCED_MARK} forced"), theme.forced),

@@ -158,6 +158,9 @@ fn the_class_answers_in_the_app_and_is_scored() {
     assert!(screen.contains("? Will the model write Paris?"), "{screen}");
     assert!(screen.contains("y or n"), "says how to answer: {screen}");
     assert!(!screen.contains("Paris\""), "no answer on screen: {screen}");
+    // The step is refused while the question waits: the transcript never says to press it.
+    assert!(screen.contains("the question first: / to answer"), "{screen}");
+    assert!(!screen.contains("to generate the first token"), "{screen}");
 
     let cmds = press(&mut app, Key::Char('/'));
     assert!(cmds.is_empty());
