@@ -250,6 +250,15 @@ impl App {
         self.request(Command::LessonReveal, "running the rest of the step")
     }
 
+    /// Whether `/` guesses a token now: no lesson question waits, or the one waiting asks for a token
+    /// (else `/` opens the answer box).
+    pub fn question_is_token(&self) -> bool {
+        self.lesson
+            .as_ref()
+            .and_then(|l| l.waiting())
+            .is_none_or(|q| q.is_token())
+    }
+
     /// `/` while a lesson question that is not a token question waits: a box for the class's answer.
     /// `false` when the question is a token question (a vocabulary search answers it).
     pub(super) fn open_answer(&mut self) -> bool {

@@ -364,11 +364,15 @@ impl App {
 
     /// What a key that would show or use the hidden distribution does instead: a word on how to guess.
     pub(super) fn hidden_hint(&mut self) {
-        self.say(format!(
-            "the distribution is hidden: guess first ({} searches the vocabulary), or {} reveals it",
+        let (answer, reveal) = (
             hint_key(Mode::Normal, Action::OpenSearch),
-            hint_key(Mode::Normal, Action::ToggleHidden)
-        ));
+            hint_key(Mode::Normal, Action::ToggleHidden),
+        );
+        self.say(if self.question_is_token() {
+            format!("the distribution is hidden: guess first ({answer} searches the vocabulary), or {reveal} reveals it")
+        } else {
+            format!("the question waits: {answer} to answer it, or {reveal} reveals the answer")
+        });
     }
 
     /// After a step with autoplay on in predict mode: a confident step goes by revealed, an unsure one

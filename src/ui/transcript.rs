@@ -341,12 +341,7 @@ fn info_line(app: &App, theme: &Theme) -> Line<'static> {
             hint_key(Mode::Normal, Action::OpenSearch),
             hint_key(Mode::Normal, Action::ToggleHidden),
         );
-        let token_question = app
-            .lesson
-            .as_ref()
-            .and_then(|l| l.waiting())
-            .is_none_or(|q| q.is_token());
-        let text = if app.awaiting_guess() && token_question {
+        let text = if app.awaiting_guess() && app.question_is_token() {
             format!("what comes first? {answer} to guess, or {reveal} reveals it")
         } else if app.awaiting_guess() {
             format!("the question first: {answer} to answer, or {reveal} reveals the answer")
