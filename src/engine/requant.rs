@@ -64,6 +64,14 @@ pub struct RequantReport {
 }
 
 impl RequantReport {
+    /// Each storage type and how many matrices got it, most first (ties by name).
+    pub fn matrix_types(&self) -> Vec<(String, usize)> {
+        let mut types: Vec<(String, usize)> =
+            self.counts.iter().map(|(t, n)| (t.clone(), *n)).collect();
+        types.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        types
+    }
+
     /// "q2_k on 30 matrices, q4_0 on 181 (rows not a multiple of 256)".
     pub fn summary(&self, to: Requant) -> String {
         let wanted = dtype_name(to.dtype());

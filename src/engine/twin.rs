@@ -31,8 +31,10 @@ pub struct Twin {
     model: Model,
     /// What B calls itself on screen and in JSON: `"q2_k"`, or the other file's name.
     pub label: String,
-    /// For a re-quantised B: which types its matrices got.
+    /// For a re-quantised B: which types its matrices got, as the engine's note
+    /// (`RequantReport::summary`) and as data (`RequantReport::matrix_types`).
     pub detail: Option<String>,
+    pub matrix_types: Vec<(String, usize)>,
     fed: Vec<u32>,
     logits: Vec<f32>,
     /// Tokens the last `rows_from` fed through B.
@@ -45,11 +47,12 @@ impl Twin {
     /// Loads model B for model A at `a_path`.
     pub fn load(a_path: &Path, spec: &TwinSpec, matmul: MatmulPath) -> Result<Twin, LoadError> {
         let mut vocab = None;
-        let (model, label, detail) = match spec {
+        let (model, label, detail, matrix_types) = match spec {
             TwinSpec::Requant(to) => {
                 let mut g = GgufFile::open(a_path)?;
                 let (model, report) = Model::load_requantized(&mut g, matmul, *to)?;
-                (model, to.name().to_string(), Some(report.summary(*to)))
+                let types = report.matrix_types();
+                (model, to.name().to_string(), Some(report.summary(*to)), types)
             }
             TwinSpec::File(b_path) => {
                 let (a, mut b) = (GgufFile::open(a_path)?, GgufFile::open(b_path)?);
@@ -59,13 +62,14 @@ impl Twin {
                 }
                 let model = Model::load(&mut b, matmul)?;
                 let name = b_path.file_stem().unwrap_or_default();
-                (model, name.to_string_lossy().into_owned(), None)
+                (model, name.to_string_lossy().into_owned(), None, vec![])
             }
         };
         Ok(Twin {
             model,
             label,
             detail,
+            matrix_types,
             fed: vec![],
             logits: vec![],
             last_read: 0,

@@ -42,8 +42,12 @@ pub struct AbStep {
 pub struct AbView {
     /// What B is: `"q2_k"`, or the other file's name.
     pub label: String,
-    /// For a re-quantised B: which types its matrices got.
+    /// For a re-quantised B: which types its matrices got, as the engine's note.
     pub detail: Option<String>,
+    /// The same as data: each storage type and how many matrices got it, most first (empty unless B
+    /// is re-quantised). The panel's title is made from this, never by reading `detail`.
+    #[serde(default)]
+    pub matrix_types: Vec<(String, usize)>,
     /// `steps[i].position == first + i`, oldest first; the last is the tip's next token.
     pub steps: Vec<AbStep>,
     /// B's most likely tokens at the tip, best first.

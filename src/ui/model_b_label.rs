@@ -5,30 +5,10 @@
 use crate::protocol::AbView;
 use unicode_width::UnicodeWidthStr;
 
-/// Each storage type of a re-quantised B and how many matrices got it, most first, read from the
-/// engine's note (`RequantReport::summary`: "q2_k on 30 matrices, q4_0 on 181 matrices (rows not a
-/// multiple of 256)"). Empty when the note does not read that way.
-pub fn matrix_types(detail: &str) -> Vec<(String, usize)> {
-    let mut types: Vec<(String, usize)> = detail
-        .split(", ")
-        .filter_map(|part| {
-            let mut words = part.split_whitespace();
-            let dtype = words.next()?;
-            let n = match (words.next(), words.next()) {
-                (Some("on"), Some(n)) => n.parse().ok()?,
-                _ => return None,
-            };
-            Some((dtype.to_string(), n))
-        })
-        .collect();
-    types.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    types
-}
-
 /// How a re-quantised B's matrices fell: the asked type's count, the total, and the other types
 /// (most first). `None` when every matrix got the asked type, or B is not a re-quantised model.
 fn mixed(ab: &AbView) -> Option<(usize, usize, Vec<(String, usize)>)> {
-    let types = matrix_types(ab.detail.as_deref()?);
+    let types = ab.matrix_types.clone();
     let total: usize = types.iter().map(|t| t.1).sum();
     let asked = types.iter().find(|t| t.0 == ab.label).map_or(0, |t| t.1);
     let others: Vec<(String, usize)> = types.into_iter().filter(|t| t.0 != ab.label).collect();

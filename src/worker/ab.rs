@@ -65,6 +65,7 @@ impl AbTracker {
         let mut view = AbView {
             label: self.twin.label.clone(),
             detail: self.twin.detail.clone(),
+            matrix_types: self.twin.matrix_types.clone(),
             steps: vec![],
             next: vec![],
             next_entropy: 0.0,

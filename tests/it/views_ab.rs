@@ -34,6 +34,7 @@ fn ab_after_is() -> AbView {
     AbView {
         label: "q2_k".into(),
         detail: Some("q2_k on 210 matrices".into()),
+        matrix_types: vec![("q2_k".into(), 210)],
         steps: vec![step(
             5,
             (7042, " Paris", 0.78),
@@ -171,6 +172,7 @@ fn a_model_b_with_its_own_vocabulary_shows_its_own_tokens() {
         let mut ab = ab_after_is();
         ab.label = "gemma-3-270m-q4_k_m.gguf".into();
         ab.detail = None;
+        ab.matrix_types.clear();
         ab.by_text = true;
         ab.next[0].a_rank = usize::MAX;
         ab.next[0].a_prob = 0.0;
@@ -232,7 +234,8 @@ fn with_two_vocabularies_tokens_are_matched_by_text_not_id() {
 
 /// A q2_k model B whose rows mostly do not fit q2_k's blocks (SmolLM2: 30 matrices q2_k, 181 fell back
 /// to q4_0): the title does not call it "q2_k" alone, and the note on the types fits the border at
-/// every size. The note is the engine's own, from `RequantReport::summary`.
+/// every size. The note is the engine's own, from `RequantReport::summary`; the title reads the types
+/// as data (`RequantReport::matrix_types`), never by parsing the note.
 #[test]
 fn a_requantised_b_that_fell_back_says_so_and_its_note_fits() {
     use nexttoken::engine::requant::{Requant, RequantReport};
@@ -240,14 +243,17 @@ fn a_requantised_b_that_fell_back_says_so_and_its_note_fits() {
     report.counts.insert("q2_k".into(), 30);
     report.counts.insert("q4_0".into(), 181);
     let detail = report.summary(Requant::Q2K);
+    let types = report.matrix_types();
     assert_eq!(
-        nexttoken::ui::model_b_label::matrix_types(&detail),
+        types,
         vec![("q4_0".to_string(), 181), ("q2_k".to_string(), 30)]
     );
     for (w, h) in [(80, 24), (120, 36), (160, 48)] {
         let mut app = ab_app(w, h);
         let mut view = app.session.clone().unwrap();
-        view.ab.as_mut().unwrap().detail = Some(detail.clone());
+        let ab = view.ab.as_mut().unwrap();
+        ab.detail = Some(detail.clone());
+        ab.matrix_types = types.clone();
         app.update(Msg::Engine(Event::Synced(view)));
         let screen = screen_text(&app);
         let all = screen.join("\n");
