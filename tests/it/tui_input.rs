@@ -124,3 +124,19 @@ fn measured_changes_only_the_map_and_the_loop_sends_it_after_every_message() {
     let text = &app.session.as_ref().unwrap().tokens[spot.position].token.text;
     assert_eq!(drawn.trim(), text.trim(), "{row}");
 }
+
+/// The loop measures after every message at any terminal size, too small ones included: never a panic.
+#[test]
+fn measuring_a_tiny_or_empty_screen_is_fine() {
+    use crate::common::long_app;
+    use nexttoken::app::Msg;
+    for (w, h) in [(0, 0), (1, 1), (3, 2), (10, 5), (40, 10)] {
+        let mut app = long_app(80, 24, 30);
+        nexttoken::cmd::tui::update(&mut app, Msg::Resize { width: w, height: h });
+        let map = nexttoken::ui::measure(&app);
+        assert!(map.tokens.iter().all(|s| s.x < w.max(1) && s.y < h.max(1)), "{w}x{h}");
+        for k in ['?', 'j', 'L', 'H'] {
+            nexttoken::cmd::tui::update(&mut app, Msg::Key(nexttoken::app::Key::Char(k)));
+        }
+    }
+}
