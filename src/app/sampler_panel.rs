@@ -55,24 +55,30 @@ const WINDOW_STEPS: [usize; 16] = [
 const TOP_K_STEPS: [usize; 11] = [0, 1, 2, 3, 5, 10, 20, 40, 50, 100, 200];
 
 impl Field {
-    pub fn name(self) -> &'static str {
-        match self {
+    /// The setting's names (its key, flag, row label and explanation), from the one table.
+    pub fn names(self) -> &'static p::SettingName {
+        p::setting_names::setting(match self {
             Field::Temperature => "temperature",
-            Field::TopK => "top-k",
-            Field::TopP => "top-p",
-            Field::MinP => "min-p",
-            Field::RepeatPenalty => "repeat penalty",
-            Field::FrequencyPenalty => "frequency pen.",
-            Field::PresencePenalty => "presence pen.",
-            Field::PenaltyWindow => "penalty window",
-            Field::DryMultiplier => "DRY multiplier",
-            Field::DryBase => "DRY base",
-            Field::DryAllowedLength => "DRY allowed len",
-            Field::DryWindow => "DRY window",
-            Field::DryBreakers => "DRY breakers",
+            Field::TopK => "top_k",
+            Field::TopP => "top_p",
+            Field::MinP => "min_p",
+            Field::RepeatPenalty => "repeat_penalty",
+            Field::FrequencyPenalty => "frequency_penalty",
+            Field::PresencePenalty => "presence_penalty",
+            Field::PenaltyWindow => "penalty_last_n",
+            Field::DryMultiplier => "dry_multiplier",
+            Field::DryBase => "dry_base",
+            Field::DryAllowedLength => "dry_allowed_length",
+            Field::DryWindow => "dry_penalty_last_n",
+            Field::DryBreakers => "dry_sequence_breakers",
             Field::Greedy => "greedy",
             Field::Seed => "seed",
-        }
+        })
+    }
+
+    /// The panel's row label.
+    pub fn name(self) -> &'static str {
+        self.names().label
     }
 
     /// The value as shown, with "off" where the setting does nothing.
@@ -114,23 +120,7 @@ impl Field {
 
     /// One sentence for a learner: what the setting does.
     pub fn explain(self) -> &'static str {
-        match self {
-            Field::Temperature => "divides the logits: <1 sharpens, >1 flattens",
-            Field::TopK => "keeps only the k most likely tokens",
-            Field::TopP => "keeps the smallest set whose mass reaches p",
-            Field::MinP => "drops tokens below min-p × the top probability",
-            Field::RepeatPenalty => "makes tokens already seen less likely",
-            Field::FrequencyPenalty => "subtracts this from a logit per time the token was seen",
-            Field::PresencePenalty => "subtracts this once from a token seen at all",
-            Field::PenaltyWindow => "how many recent tokens the penalties look at",
-            Field::DryMultiplier => "DRY: lowers a token that would repeat a sequence",
-            Field::DryBase => "DRY: the penalty grows by this per repeated token",
-            Field::DryAllowedLength => "DRY: repeats this long go unpenalised",
-            Field::DryWindow => "DRY: how many recent tokens it scans for repeats",
-            Field::DryBreakers => "DRY: texts that end a repeat (--dry-sequence-breaker)",
-            Field::Greedy => "always take the most likely token, no draw",
-            Field::Seed => "the random draws; same seed, same text",
-        }
+        self.names().explain
     }
 
     /// Moves the setting one notch (`up` or down), within the range `SamplerSettings::validate` holds

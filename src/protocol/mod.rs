@@ -20,6 +20,7 @@ mod inspect;
 mod lab;
 pub mod lesson;
 mod served;
+pub mod setting_names;
 mod settings;
 
 pub use ab::*;
@@ -29,6 +30,7 @@ pub use data::*;
 pub use inspect::*;
 pub use lab::*;
 pub use served::*;
+pub use setting_names::{SettingName, SETTINGS};
 pub use settings::*;
 
 /// Sent to the engine thread.

@@ -1,6 +1,7 @@
 //! The sampler's settings as they cross the channel: every stage's parameters, their defaults, and the
 //! ranges `validate` holds them to (the CLI and the sampler panel refuse the same values).
 
+use super::setting_names::flag;
 use serde::{Deserialize, Serialize};
 
 /// Sampler settings. Stages run in this order: penalties, DRY, temperature, top-k, top-p, min-p, then a
@@ -195,21 +196,21 @@ impl SamplerSettings {
         let d = SamplerSettings::default();
         let mut out: Vec<(&'static str, Option<String>)> = vec![];
         if self.greedy {
-            out.push(("greedy", None));
+            out.push((flag("greedy"), None));
         }
         let numbers = [
-            ("temperature", self.temperature.to_string(), d.temperature.to_string()),
-            ("sample-top-k", self.top_k.to_string(), d.top_k.to_string()),
-            ("top-p", self.top_p.to_string(), d.top_p.to_string()),
-            ("min-p", self.min_p.to_string(), d.min_p.to_string()),
-            ("repeat-penalty", self.repeat_penalty.to_string(), d.repeat_penalty.to_string()),
-            ("frequency-penalty", self.frequency_penalty.to_string(), d.frequency_penalty.to_string()),
-            ("presence-penalty", self.presence_penalty.to_string(), d.presence_penalty.to_string()),
-            ("penalty-last-n", self.penalty_last_n.to_string(), d.penalty_last_n.to_string()),
-            ("dry-multiplier", self.dry_multiplier.to_string(), d.dry_multiplier.to_string()),
-            ("dry-base", self.dry_base.to_string(), d.dry_base.to_string()),
-            ("dry-allowed-length", self.dry_allowed_length.to_string(), d.dry_allowed_length.to_string()),
-            ("dry-penalty-last-n", self.dry_penalty_last_n.to_string(), d.dry_penalty_last_n.to_string()),
+            (flag("temperature"), self.temperature.to_string(), d.temperature.to_string()),
+            (flag("top_k"), self.top_k.to_string(), d.top_k.to_string()),
+            (flag("top_p"), self.top_p.to_string(), d.top_p.to_string()),
+            (flag("min_p"), self.min_p.to_string(), d.min_p.to_string()),
+            (flag("repeat_penalty"), self.repeat_penalty.to_string(), d.repeat_penalty.to_string()),
+            (flag("frequency_penalty"), self.frequency_penalty.to_string(), d.frequency_penalty.to_string()),
+            (flag("presence_penalty"), self.presence_penalty.to_string(), d.presence_penalty.to_string()),
+            (flag("penalty_last_n"), self.penalty_last_n.to_string(), d.penalty_last_n.to_string()),
+            (flag("dry_multiplier"), self.dry_multiplier.to_string(), d.dry_multiplier.to_string()),
+            (flag("dry_base"), self.dry_base.to_string(), d.dry_base.to_string()),
+            (flag("dry_allowed_length"), self.dry_allowed_length.to_string(), d.dry_allowed_length.to_string()),
+            (flag("dry_penalty_last_n"), self.dry_penalty_last_n.to_string(), d.dry_penalty_last_n.to_string()),
         ];
         for (flag, v, default) in numbers {
             if v != default {
@@ -218,14 +219,14 @@ impl SamplerSettings {
         }
         if self.dry_sequence_breakers != d.dry_sequence_breakers {
             if self.dry_sequence_breakers.is_empty() {
-                out.push(("dry-sequence-breaker", Some("none".into())));
+                out.push((flag("dry_sequence_breakers"), Some("none".into())));
             }
             for b in &self.dry_sequence_breakers {
-                out.push(("dry-sequence-breaker", Some(escape_breaker(b))));
+                out.push((flag("dry_sequence_breakers"), Some(escape_breaker(b))));
             }
         }
         if self.seed != d.seed {
-            out.push(("seed", Some(self.seed.to_string())));
+            out.push((flag("seed"), Some(self.seed.to_string())));
         }
         out
     }

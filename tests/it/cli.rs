@@ -417,3 +417,63 @@ mod sampler_flags {
         assert!(p::TEMPERATURE.note.contains("greedy"));
     }
 }
+
+/// The sampler's names are declared once (`protocol::SETTINGS`): every setting's flag is a flag of
+/// `SamplerArgs` and no flag is missing from the table; every key is a field of the saved settings
+/// and a key a lesson's `sampler` table takes; every range is named by its flag; the panel's rows
+/// are the table's labels.
+#[test]
+fn the_sampler_names_are_one_table_that_the_flags_lessons_and_panel_follow() {
+    use clap::CommandFactory;
+    use nexttoken::app::sampler_panel::FIELDS;
+    use nexttoken::protocol::lesson::format::SamplerPatch;
+    use nexttoken::protocol::setting_names::flag;
+    use nexttoken::protocol::{self as p, SamplerSettings, SETTINGS};
+
+    #[derive(clap::Parser)]
+    struct Flags {
+        #[command(flatten)]
+        sampler: nexttoken::cli::SamplerArgs,
+    }
+    let mut clap_flags: Vec<String> = Flags::command()
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(String::from))
+        .collect();
+    let mut table_flags: Vec<String> = SETTINGS.iter().map(|s| s.flag.to_string()).collect();
+    clap_flags.sort();
+    table_flags.sort();
+    assert_eq!(clap_flags, table_flags);
+
+    let saved = serde_json::to_value(SamplerSettings::default()).unwrap();
+    let mut saved_keys: Vec<&str> = saved.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    let mut table_keys: Vec<&str> = SETTINGS.iter().map(|s| s.key).collect();
+    saved_keys.sort();
+    table_keys.sort();
+    assert_eq!(saved_keys, table_keys);
+    for s in SETTINGS {
+        let value = toml::Value::try_from(&saved[s.key]).unwrap();
+        let text = format!("{} = {value}", s.key);
+        let patch: SamplerPatch = toml::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(patch.settings(), SamplerSettings::default(), "{text}");
+    }
+    assert!(toml::from_str::<SamplerPatch>("top_q = 1").is_err());
+
+    for (name, key) in [
+        (p::TEMPERATURE.name, "temperature"),
+        (p::TOP_P.name, "top_p"),
+        (p::MIN_P.name, "min_p"),
+        (p::REPEAT_PENALTY.name, "repeat_penalty"),
+        (p::FREQUENCY_PENALTY.name, "frequency_penalty"),
+        (p::PRESENCE_PENALTY.name, "presence_penalty"),
+        (p::PENALTY_LAST_N.name, "penalty_last_n"),
+        (p::DRY_MULTIPLIER.name, "dry_multiplier"),
+        (p::DRY_BASE.name, "dry_base"),
+        (p::DRY_ALLOWED_LENGTH.name, "dry_allowed_length"),
+        (p::DRY_PENALTY_LAST_N.name, "dry_penalty_last_n"),
+    ] {
+        assert_eq!(name, flag(key));
+    }
+    let rows: Vec<&str> = FIELDS.iter().map(|f| f.name()).collect();
+    let labels: Vec<&str> = SETTINGS.iter().map(|s| s.label).collect();
+    assert_eq!(rows, labels, "the panel's rows, in the table's order");
+}
