@@ -622,3 +622,19 @@ fn a_change_whose_view_fails_leaves_path_and_settings_as_they_were() {
         "{ev:?}"
     );
 }
+
+/// `Session::generate` steps by the one stop rule, each step its own edit: a pass that fails keeps the
+/// steps before it and drops only its own.
+#[test]
+fn generate_keeps_the_steps_before_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = session(&dir);
+    prefill(&mut s, "Hello");
+    let before = s.view().unwrap().tokens.len();
+    s.inject_fault(3);
+    assert!(s.generate(5, |_, _| false).is_err());
+    assert_eq!(s.view().unwrap().tokens.len(), before + 2, "two steps kept");
+    // And a stop condition ends it at once.
+    let r = s.generate(5, |_, _| true).unwrap();
+    assert_eq!(r.len(), 1);
+}
