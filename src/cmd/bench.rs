@@ -25,6 +25,9 @@ pub struct Row {
     pub median_tok_s: f64,
     pub stddev_tok_s: f64,
     pub median_ms: f64,
+    /// Decode rows: the bytes a step reads and the ceiling the memory bandwidth puts on the rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speed_of_light: Option<super::speed_of_light::SpeedOfLight>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -96,6 +99,7 @@ fn measure_after<S>(
         median_tok_s,
         stddev_tok_s,
         median_ms: median_std(&ms).0,
+        speed_of_light: None,
     })
 }
 
@@ -153,6 +157,7 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
         })?);
     }
     let toks = tokens(n, vocab);
+    let bandwidth = super::speed_of_light::bandwidth_gb_s(crate::engine::threads());
     for &depth in &args.depths {
         // The prompt already in the cache is read untimed; then `n` decodes from its end.
         let prompt = tokens(depth, vocab);
@@ -173,9 +178,10 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
             }
             Ok(())
         };
-        rows.push(measure_after(
-            &test, n, args.reps, &mut model, setup, decode,
-        )?);
+        let mut row = measure_after(&test, n, args.reps, &mut model, setup, decode)?;
+        let light = super::speed_of_light::of_decode(&model, depth, n, row.median_tok_s, bandwidth);
+        row.speed_of_light = Some(light);
+        rows.push(row);
     }
     // Without the cache a step re-reads the whole sequence: its cost grows with length.
     for &len in &args.no_cache_lens {
@@ -300,6 +306,20 @@ pub fn run(path: &Path, args: &BenchArgs) -> Result<()> {
         println!(
             "| {} | {} | {:.1} | {:.1} | {:.2} |",
             row.test, row.tokens, row.median_tok_s, row.stddev_tok_s, row.median_ms
+        );
+    }
+    for (row, l) in r.rows.iter().filter_map(|row| Some((row, row.speed_of_light.as_ref()?))) {
+        println!(
+            "\n{}: a step reads {:.1} MB (weights {:.1}, KV {:.1}); at the {:.1} GB/s measured here the \
+             ceiling is {:.0} tok/s; {:.0} tok/s is {:.0}% of it",
+            row.test,
+            l.bytes_per_token as f64 / 1e6,
+            l.weight_bytes as f64 / 1e6,
+            l.kv_bytes as f64 / 1e6,
+            l.bandwidth_gb_s,
+            l.ceiling_tok_s,
+            row.median_tok_s,
+            l.efficiency * 100.0
         );
     }
     println!("\nsession step / bare forward: {:.3}x", r.step_overhead);

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod compare_ab;
 pub mod export;
 pub mod lesson;
+pub mod speed_of_light;
 pub mod trace;
 pub mod tui;
 

@@ -316,6 +316,45 @@ fn bench_measures_decode_at_a_kv_depth() {
     );
 }
 
+/// `bench --json` sets each decode row against the speed of light: the bytes a step reads are the
+/// model's tensor bytes (the file's tensor data) plus the KV cache at the run's mean depth, within 15%,
+/// and the measured rate is a fraction of the ceiling the measured bandwidth allows.
+#[test]
+fn bench_sets_decode_against_the_speed_of_light() {
+    let out = quick_bench(&["-n", "4", "--no-cache-lens", "8", "-d", "0,64"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let path = support::real_model();
+    let mut f = std::fs::File::open(&path).unwrap();
+    let content = candle_core::quantized::gguf_file::Content::read(&mut f).unwrap();
+    let tensor_bytes = (std::fs::metadata(&path).unwrap().len() as usize) - content.tensor_data_offset as usize;
+    let c = nexttoken::engine::gguf::LlamaConfig::from_gguf(
+        &nexttoken::engine::gguf::GgufFile::open(&path).unwrap(),
+    )
+    .unwrap();
+    let kv_at = |pos: usize| 2 * c.n_layer * c.n_kv_head * c.head_dim * pos * 4;
+    for row in report["rows"].as_array().unwrap() {
+        let test = row["test"].as_str().unwrap();
+        let light = &row["speed_of_light"];
+        let depth = match test {
+            "tg4" => 0,
+            "tg4 @ d64" => 64,
+            _ => {
+                assert!(light.is_null(), "{test} is no decode row: {row}");
+                continue;
+            }
+        };
+        let want = (tensor_bytes + kv_at(depth + 1)) as f64;
+        let got = light["bytes_per_token"].as_f64().unwrap();
+        assert!((got / want - 1.0).abs() < 0.15, "{test}: {got} bytes against {want}");
+        let e = light["efficiency"].as_f64().unwrap();
+        assert!(e > 0.0 && e <= 1.2, "{test}: efficiency {e}");
+        assert!(light["bandwidth_gb_s"].as_f64().unwrap() > 0.0);
+        let ceiling = light["bandwidth_gb_s"].as_f64().unwrap() * 1e9 / got;
+        assert!((light["ceiling_tok_s"].as_f64().unwrap() / ceiling - 1.0).abs() < 1e-9);
+    }
+}
+
 /// `bench --isa` runs (and reports) the kernels it is capped at, with the same probabilities as the
 /// exact path; a kernel set the CPU lacks is refused with what it runs.
 #[test]

@@ -125,11 +125,11 @@ impl Block {
         self.w_down.forward_rows(&gated, m)
     }
 
-    /// Bytes of weight data this block's matrices hold on the fast path.
-    pub fn fast_bytes(&self) -> usize {
-        self.qkv.fast_bytes()
-            + self.wo.fast_bytes()
-            + self.gate_up.fast_bytes()
-            + self.w_down.fast_bytes()
+    /// Bytes of weight data this block's matrices hold, as one pass reads them.
+    pub fn weight_bytes(&self) -> usize {
+        self.qkv.weight_bytes()
+            + self.wo.weight_bytes()
+            + self.gate_up.weight_bytes()
+            + self.w_down.weight_bytes()
     }
 }

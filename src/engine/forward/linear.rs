@@ -127,6 +127,17 @@ impl Linear {
             Inner::Candle(_) => 0,
         }
     }
+
+    /// Bytes of weight data this layer holds, as one pass reads them (tiles, or candle's storage).
+    pub fn weight_bytes(&self) -> usize {
+        match &self.inner {
+            Inner::Tiled(op) => op.w.size_in_bytes(),
+            Inner::Candle(QMatMul::QTensor(t)) => t.storage_size_in_bytes(),
+            Inner::Candle(QMatMul::Tensor(t) | QMatMul::TensorF16(t)) => {
+                t.elem_count() * t.dtype().size_in_bytes()
+            }
+        }
+    }
 }
 
 /// Matrices that multiply the same input (q, k and v; gate and up), as one matmul when the fast path
@@ -193,12 +204,12 @@ impl Stack {
         Ok(outs)
     }
 
-    /// Bytes of weight data on the fast path (0 when candle holds it).
-    pub fn fast_bytes(&self) -> usize {
+    /// Bytes of weight data these matrices hold, as one pass reads them.
+    pub fn weight_bytes(&self) -> usize {
         self.fused
             .iter()
             .chain(&self.parts)
-            .map(Linear::fast_bytes)
+            .map(Linear::weight_bytes)
             .sum()
     }
 }

@@ -75,6 +75,18 @@ pub struct Model {
 }
 
 impl Model {
+    /// Bytes of weights a one-token pass reads: every block's matrices and the output head (the
+    /// embedding lookup reads one row, and the norms are a few KB: neither is counted).
+    pub fn weight_bytes_per_token(&self) -> usize {
+        self.layers.iter().map(Block::weight_bytes).sum::<usize>() + self.output.weight_bytes()
+    }
+
+    /// Bytes of KV cache a one-token pass at position `pos` reads: every earlier key and value, f32.
+    pub fn kv_bytes_at(&self, pos: usize) -> usize {
+        let c = &self.config;
+        2 * c.n_layer * c.n_kv_head * c.head_dim * pos * 4
+    }
+
     /// Loads a llama, qwen2, qwen3 or gemma3 GGUF; every matrix keeps its stored quantisation.
     pub fn load(g: &mut GgufFile, path: MatmulPath) -> Result<Self, LoadError> {
         Self::load_with(g, path, &mut |_| Ok(None))
