@@ -5,9 +5,10 @@
 //! its KV cache; the logits for the position after the tip live on the tip node, so rewinding or switching
 //! back to a node shows the same distribution as the first time without another forward pass.
 //!
-//! Every command that changes the tree is atomic (`edit.rs`): it either succeeds or leaves the session as
+//! Every command that changes the tree is atomic (`edit.rs` over `atomic.rs`): it either succeeds or leaves the session as
 //! it was, so a front end can promise "the session is unchanged" after a failure.
 
+mod atomic;
 mod edit;
 mod feed;
 mod generate;
@@ -160,7 +161,7 @@ pub struct Session {
     prompt_len: usize,
     /// Positions of the current path whose keys and values are in the model's KV cache.
     fed: usize,
-    /// The lowest position a forward pass started from during the current edit (see `edit.rs`).
+    /// The lowest position a forward pass started from during the current edit (see `atomic.rs`).
     fed_floor: usize,
     with_logits: VecDeque<usize>,
     prefill: PrefillReport,
@@ -170,7 +171,7 @@ pub struct Session {
     /// The DRY sequence breakers mapped onto the vocabulary, for the breaker texts they were built from:
     /// built the first time DRY runs, again only if the texts change (see `feed.rs`).
     dry_breakers: Option<(Vec<String>, Arc<DryBreakers>)>,
-    /// Existing nodes an edit in progress has changed, with what they held before (see `edit.rs`).
+    /// Existing nodes an edit in progress has changed, with what they held before (see `atomic.rs`).
     undo: Vec<Undo>,
     /// Test hook: the forward pass with this count fails after it ran (see `inject_fault`).
     fault_at_pass: Option<u64>,
