@@ -69,7 +69,7 @@ pub enum Msg {
         up: bool,
     },
     /// What the views measured of the state as it is now ([`ScreenMap`]): sent by the terminal loop
-    /// after every other message. It changes nothing but the map, and asks nothing of the engine.
+    /// after every other message but the clock's tick. It changes nothing but the map, and asks nothing of the engine.
     Measured(ScreenMap),
 }
 

@@ -1,7 +1,7 @@
 //! The screen map: what the last frame drew, as the views measured it. The terminal loop hands it to
-//! `update` after every message (`Msg::Measured`), so a click, a page or a scroll key acts on the screen
-//! the user sees, and `app` never calls into `ui` to ask (the layout and the text wrapping are the
-//! view's). Before the first measure everything is empty: a click hits nothing and nothing scrolls.
+//! `update` after every message but the clock's tick (`Msg::Measured`), so a click, a page or a scroll
+//! key acts on the screen the user sees, and `app` never calls into `ui` to ask (the layout and the
+//! text wrapping are the view's). Before the first measure everything is empty: a click hits nothing and nothing scrolls.
 
 use ratatui::layout::Rect;
 

@@ -195,9 +195,14 @@ fn event_loop(
 
 /// One message through `App::update`, then the screen map of the state it left (`ui::measure`), as
 /// the loop does for every message: a click or a scroll key that follows acts on what is drawn now.
+/// The clock's tick moves nothing on screen (autoplay's step arrives as an engine event), so an idle
+/// app does not measure ten times a second.
 pub fn update(app: &mut App, msg: Msg) -> Vec<Command> {
+    let tick = matches!(msg, Msg::Tick { .. });
     let cmds = app.update(msg);
-    app.update(Msg::Measured(crate::ui::measure(app)));
+    if !tick {
+        app.update(Msg::Measured(crate::ui::measure(app)));
+    }
     cmds
 }
 

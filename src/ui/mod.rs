@@ -103,7 +103,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
 
 /// What `draw` would draw for this state, measured for `update` ([`ScreenMap`]): where each panel and
 /// each transcript token sits, and how far each scrolling view can scroll. The terminal loop sends it
-/// as `Msg::Measured` after every message.
+/// as `Msg::Measured` after every message but the clock's tick.
 pub fn measure(app: &App) -> ScreenMap {
     let theme = Theme::new(app.screen.theme);
     let areas = layout::areas(app);
@@ -115,8 +115,12 @@ pub fn measure(app: &App) -> ScreenMap {
         candidate_rows: layout::candidate_rows(areas.distribution, app.screen.show_chain),
         tokens,
         transcript_max_scroll,
-        lens_max_scroll: lens::max_scroll(app),
-        help_max_scroll: help::max_scroll(above_status, &theme),
+        // Only an open view can scroll: the help's lines are built only while it is open.
+        lens_max_scroll: if app.mode == Mode::Lens { lens::max_scroll(app) } else { 0 },
+        help_max_scroll: match app.mode {
+            Mode::Help => help::max_scroll(above_status, &theme),
+            _ => 0,
+        },
         attention_max_key_scroll: attention::max_key_scroll(app),
     }
 }

@@ -140,3 +140,20 @@ fn measuring_a_tiny_or_empty_screen_is_fine() {
         }
     }
 }
+
+/// The loop measures after every message but the clock's tick, and the help and the lens are measured
+/// only while open.
+#[test]
+fn the_tick_is_not_measured_and_closed_views_are_not_either() {
+    use crate::common::long_app;
+    use nexttoken::app::{Key, Msg, ScreenMap};
+    use nexttoken::cmd::tui::update;
+    let mut app = long_app(80, 24, 30);
+    assert_eq!(app.screen.map.help_max_scroll, 0, "the help is closed");
+    app.screen.map = ScreenMap::default();
+    update(&mut app, Msg::Tick { now_ms: 1 });
+    assert_eq!(app.screen.map, ScreenMap::default(), "no measure on a tick");
+    update(&mut app, Msg::Key(Key::Char('?')));
+    assert!(app.screen.map.help_max_scroll > 0, "the open help scrolls at 80x24");
+    assert_eq!(app.screen.map, nexttoken::ui::measure(&app));
+}
