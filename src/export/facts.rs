@@ -4,7 +4,7 @@
 
 pub use super::replay::{shell_quote, trace_command, Replay};
 use crate::engine::session_file::{SavedNode, SavedSession};
-use crate::protocol::{Source, TokenKind};
+use crate::protocol::{ClassAnswer, Source, TokenKind};
 
 /// The probability bands a token is coloured by, most likely first: the TUI's transcript steps
 /// (`ui::theme::PROB_STEPS`); below the last step is the fifth band.
@@ -273,4 +273,39 @@ fn timings(saved: &SavedSession) -> Timings {
         cached: decode(&mut on),
         uncached: decode(&mut off),
     }
+}
+
+/// The step an answer was about, counted from 1 as the status bar counts generated tokens.
+pub fn answer_step(saved: &SavedSession, a: &ClassAnswer) -> usize {
+    (a.position + 1).saturating_sub(saved.prompt_len)
+}
+
+/// The columns of the answers table, in order.
+pub const ANSWER_COLUMNS: [&str; 6] = ["step", "question", "class", "model", "right", "detail"];
+
+/// The sentence above the answers table: how many were right, and what right means.
+pub fn answers_note(answers: &[ClassAnswer]) -> String {
+    let right = answers.iter().filter(|a| a.correct).count();
+    format!(
+        "{right} of {} right. A guess at the next token is right when it is exactly the model's own (greedy) choice, rank 1 being its favourite; an answer to a lesson's question is right when it matches what the model then did.",
+        answers.len()
+    )
+}
+
+/// One row per answer, as plain text in [`ANSWER_COLUMNS`]' order (each format escapes it).
+pub fn answer_rows(saved: &SavedSession) -> Vec<[String; 6]> {
+    saved
+        .answers
+        .iter()
+        .map(|a| {
+            [
+                format!("step {}", answer_step(saved, a)),
+                a.question.clone(),
+                a.class.clone(),
+                a.model.clone(),
+                if a.correct { "✓ yes" } else { "✗ no" }.to_string(),
+                a.detail.clone(),
+            ]
+        })
+        .collect()
 }

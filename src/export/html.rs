@@ -2,8 +2,8 @@
 //! every generated token (hover or focus), the class's answers when there are any, and a print
 //! stylesheet that keeps everything on paper.
 
-use super::facts::{band, Branch, Handout, BAND_LABELS, TOP_SHOWN};
-use super::markdown::{answer_step, settings_summary};
+use super::facts::{answer_rows, answers_note, band, Branch, Handout, ANSWER_COLUMNS, BAND_LABELS, TOP_SHOWN};
+use super::markdown::settings_summary;
 use crate::engine::session_file::SavedNode;
 use crate::protocol::{Source, TokenKind};
 use crate::fmt::{pct, quoted_token, visible};
@@ -123,28 +123,34 @@ fn header(o: &mut String, h: &Handout) {
 
 /// The class's answers and the model's, when the session kept any.
 fn answers(o: &mut String, h: &Handout) {
-    let answers = &h.saved.answers;
-    if answers.is_empty() {
+    if h.saved.answers.is_empty() {
         return;
     }
-    let right = answers.iter().filter(|a| a.correct).count();
     o.push_str("<section id=\"answers\">\n<h2>The class's answers</h2>\n");
+    let note = escape(&answers_note(&h.saved.answers));
+    let _ = writeln!(o, "<p class=\"note\">{note}</p>");
+    let head: Vec<String> = ANSWER_COLUMNS
+        .iter()
+        .map(|c| match *c {
+            "step" => format!("<th class=\"num\">{c}</th>"),
+            c => format!("<th>{c}</th>"),
+        })
+        .collect();
     let _ = writeln!(
         o,
-        "<p class=\"note\">{right} of {} right. A guess at the next token is right when it is exactly the model's own (greedy) choice, rank 1 being its favourite; an answer to a lesson's question is right when it matches what the model then did.</p>",
-        answers.len()
+        "<table class=\"answers\">\n<thead><tr>{}</tr></thead>\n<tbody>",
+        head.concat()
     );
-    o.push_str("<table class=\"answers\">\n<thead><tr><th class=\"num\">step</th><th>question</th><th>class</th><th>model</th><th>right</th><th>detail</th></tr></thead>\n<tbody>\n");
-    for a in answers {
+    for [step, question, class, model, right, detail] in answer_rows(h.saved) {
         let _ = writeln!(
             o,
-            "<tr><td class=\"num\">step {}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
-            answer_step(h.saved, a),
-            escape(&a.question),
-            escape(&a.class),
-            escape(&a.model),
-            if a.correct { "✓ yes" } else { "✗ no" },
-            escape(&a.detail)
+            "<tr><td class=\"num\">{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+            escape(&step),
+            escape(&question),
+            escape(&class),
+            escape(&model),
+            right,
+            escape(&detail)
         );
     }
     o.push_str("</tbody>\n</table>\n</section>\n");

@@ -2,9 +2,9 @@
 //! class's answers when there are any, and the per-step, branches and timings tables, every cell
 //! escaped.
 
-use super::facts::{Handout, TOP_SHOWN};
-use crate::engine::session_file::{SavedNode, SavedSession};
-use crate::protocol::{ClassAnswer, SamplerSettings, Source};
+use super::facts::{answer_rows, answers_note, Handout, ANSWER_COLUMNS, TOP_SHOWN};
+use crate::engine::session_file::SavedNode;
+use crate::protocol::{SamplerSettings, Source};
 use crate::fmt::{pct, quoted, quoted_token, visible};
 use crate::fmt::FORCED_MARK;
 use std::fmt::Write;
@@ -170,37 +170,18 @@ fn text(o: &mut String, h: &Handout) {
     let _ = writeln!(o, "> {}", t.replace('↵', "↵\\\n> "));
 }
 
-/// The step an answer was about, counted from 1 as the status bar counts generated tokens.
-pub fn answer_step(saved: &SavedSession, a: &ClassAnswer) -> usize {
-    (a.position + 1).saturating_sub(saved.prompt_len)
-}
-
 /// The class's answers and the model's, when the session kept any.
 fn answers(o: &mut String, h: &Handout) {
-    let answers = &h.saved.answers;
-    if answers.is_empty() {
+    if h.saved.answers.is_empty() {
         return;
     }
-    let right = answers.iter().filter(|a| a.correct).count();
     o.push_str("\n## The class's answers\n\n");
-    let _ = writeln!(
-        o,
-        "{right} of {} right. A guess at the next token is right when it is exactly the model's own (greedy) choice, rank 1 being its favourite; an answer to a lesson's question is right when it matches what the model then did.\n",
-        answers.len()
-    );
-    o.push_str("| step | question | class | model | right | detail |\n");
+    let _ = writeln!(o, "{}\n", answers_note(&h.saved.answers));
+    let _ = writeln!(o, "| {} |", ANSWER_COLUMNS.join(" | "));
     o.push_str("|---:|---|---|---|---|---|\n");
-    for a in answers {
-        let _ = writeln!(
-            o,
-            "| step {} | {} | {} | {} | {} | {} |",
-            answer_step(h.saved, a),
-            escape(&a.question),
-            escape(&a.class),
-            escape(&a.model),
-            if a.correct { "✓ yes" } else { "✗ no" },
-            escape(&a.detail)
-        );
+    for row in answer_rows(h.saved) {
+        let cells: Vec<String> = row.iter().map(|c| escape(c)).collect();
+        let _ = writeln!(o, "| {} |", cells.join(" | "));
     }
 }
 
