@@ -23,7 +23,8 @@ fn main() {
     }
     // `ISA=avx2`: every kernel (the attention's too) as on a CPU without AVX-512.
     if std::env::var("ISA").as_deref() == Ok("avx2") {
-        nexttoken::engine::forward::quant::Isa::cap(nexttoken::engine::forward::quant::Isa::Avx2).unwrap();
+        nexttoken::engine::forward::quant::Isa::cap(nexttoken::engine::forward::quant::Isa::Avx2)
+            .unwrap();
     }
     let only = std::env::var("ONLY").unwrap_or_default();
     let cases: &[(&str, &[usize])] = &[

@@ -26,8 +26,8 @@ pub mod lab;
 pub mod lesson;
 pub mod predict;
 mod requests;
-pub mod screen_map;
 pub mod sampler_panel;
+pub mod screen_map;
 mod selection;
 pub mod sessions;
 pub mod state;
@@ -222,7 +222,12 @@ pub struct App {
 impl App {
     /// Classroom modes from the command line: presenter mode, predict mode, and the entropy above
     /// which predict mode pauses for the class (`None`: the default).
-    pub fn with_classroom(mut self, presenter: bool, predict: bool, pause_above: Option<f32>) -> App {
+    pub fn with_classroom(
+        mut self,
+        presenter: bool,
+        predict: bool,
+        pause_above: Option<f32>,
+    ) -> App {
         self.presenter.on |= presenter;
         self.predict.on |= predict;
         if let Some(level) = pause_above {

@@ -7,8 +7,8 @@
 
 use super::keymap::{hint_key, Action, Mode};
 use super::App;
-use crate::protocol::{as_continuation, ClassAnswer, Command, GuessScore, GuessToken};
 use crate::fmt::{pct, quoted, visible};
+use crate::protocol::{as_continuation, ClassAnswer, Command, GuessScore, GuessToken};
 
 /// Default entropy (nats) at or above which autoplay stops for a guess in predict mode.
 pub const DEFAULT_PAUSE_ABOVE: f32 = 2.0;

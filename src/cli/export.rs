@@ -17,4 +17,3 @@ pub struct ExportArgs {
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
 }
-

@@ -108,9 +108,8 @@ impl SamplerArgs {
     /// checked against the valid ranges. `--temperature 0` means greedy, as in llama.cpp
     /// (`SamplerSettings::is_greedy`).
     pub fn settings(&self) -> anyhow::Result<SamplerSettings> {
-        let breakers = (!self.dry_sequence_breakers.is_empty()).then(|| {
-            dry_breakers(&self.dry_sequence_breakers)
-        });
+        let breakers = (!self.dry_sequence_breakers.is_empty())
+            .then(|| dry_breakers(&self.dry_sequence_breakers));
         let patch = SamplerPatch {
             greedy: Some(self.greedy),
             temperature: self.temperature,

@@ -3,11 +3,11 @@
 //! matmul path's probabilities are from the exact quantised path.
 
 use crate::cli::{BenchArgs, KernelCap, DEFAULT_PROMPT};
-use crate::engine::gguf::GgufFile;
 use crate::engine::forward::linear::MatmulPath;
-use crate::engine::load::{load_session, LoadOptions};
 use crate::engine::forward::model::{ForwardOptions, Model};
 use crate::engine::forward::quant::Isa;
+use crate::engine::gguf::GgufFile;
+use crate::engine::load::{load_session, LoadOptions};
 use crate::engine::sampler::softmax;
 use crate::engine::session::{Choice, SessionOptions};
 use crate::engine::tokenizer::Vocab;
@@ -308,7 +308,11 @@ pub fn run(path: &Path, args: &BenchArgs) -> Result<()> {
             row.test, row.tokens, row.median_tok_s, row.stddev_tok_s, row.median_ms
         );
     }
-    for (row, l) in r.rows.iter().filter_map(|row| Some((row, row.speed_of_light.as_ref()?))) {
+    for (row, l) in r
+        .rows
+        .iter()
+        .filter_map(|row| Some((row, row.speed_of_light.as_ref()?)))
+    {
         println!(
             "\n{}: a step reads {:.1} MB (weights {:.1}, KV {:.1}); at the {:.1} GB/s measured here the \
              ceiling is {:.0} tok/s; {:.0} tok/s is {:.0}% of it",

@@ -9,10 +9,10 @@
 //! Both paths live in one session tree and use the same sampler and seed; `Session::compare` measures
 //! them over the whole vocabulary.
 
+use crate::cli::force::{parse_forces, ForceSpec};
 use crate::cli::CompareArgs;
 use crate::engine::session::{Choice, Session};
 use crate::protocol::{AlignedStep, Comparison, PathToken};
-use crate::cli::force::{parse_forces, ForceSpec};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::io::Write;

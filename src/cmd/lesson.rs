@@ -48,4 +48,3 @@ pub fn list(out: &mut dyn Write) -> Result<()> {
     )?;
     Ok(())
 }
-

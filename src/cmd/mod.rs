@@ -66,13 +66,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 Some(spec) => {
                     let mut twin = Twin::load(&path, &spec, load.matmul)?;
                     let a = path.file_name().unwrap_or_default().to_string_lossy();
-                    compare_ab::run(
-                        &mut session,
-                        &mut twin,
-                        &a,
-                        args,
-                        &mut stdout.lock(),
-                    )
+                    compare_ab::run(&mut session, &mut twin, &a, args, &mut stdout.lock())
                 }
                 None => compare::run(&mut session, args, &mut stdout.lock()),
             }
@@ -104,10 +98,7 @@ fn open_session(
     cli: &Cli,
     settings: crate::protocol::SamplerSettings,
     opts: SessionOptions,
-) -> Result<(
-    crate::engine::session::Session,
-    crate::protocol::ModelInfo,
-)> {
+) -> Result<(crate::engine::session::Session, crate::protocol::ModelInfo)> {
     if let Some(server) = cli.model.server.options()? {
         let opened =
             crate::engine::served::open_served_session(&server, settings, opts, &mut |_| {})?;

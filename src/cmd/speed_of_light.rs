@@ -48,7 +48,13 @@ pub fn bandwidth_gb_s(threads: usize) -> f64 {
 }
 
 /// The ceiling of a decode run of `n` tokens from KV depth `depth`, and how near `tok_s` came to it.
-pub fn of_decode(model: &Model, depth: usize, n: usize, tok_s: f64, bandwidth: f64) -> SpeedOfLight {
+pub fn of_decode(
+    model: &Model,
+    depth: usize,
+    n: usize,
+    tok_s: f64,
+    bandwidth: f64,
+) -> SpeedOfLight {
     let weight_bytes = model.weight_bytes_per_token();
     let kv_bytes = model.kv_bytes_at(depth + n.saturating_sub(1) / 2);
     let bytes_per_token = weight_bytes + kv_bytes;

@@ -10,7 +10,6 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::io::Write;
 
-
 /// Runs the trace, writing JSON Lines to `out`.
 pub fn run(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> Result<()> {
     let forces = parse_forces(&args.force)?;

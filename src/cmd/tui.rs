@@ -3,9 +3,9 @@
 
 use crate::app::{App, AppConfig, Key, Msg, ThemeKind};
 use crate::cli::{Cli, Theme};
-use crate::worker::{self, EngineConfig};
 use crate::engine::twin::TwinSpec;
 use crate::protocol::{Command, Event, Failure, SamplerSettings};
+use crate::worker::{self, EngineConfig};
 use crossterm::event::{
     self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
     Event as CtEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,

@@ -1,8 +1,8 @@
 //! Loading a session from files: the GGUF's model, its tokenizer (or a tokenizer.json) and chat template.
 
-use super::gguf::{GgufFile, LoadError};
 use super::forward::linear::MatmulPath;
 use super::forward::model::Model;
+use super::gguf::{GgufFile, LoadError};
 use super::session::{Session, SessionOptions};
 use super::tokenizer::Vocab;
 use crate::protocol::{ModelInfo, SamplerSettings};

@@ -4,9 +4,9 @@
 //! align token by token; or a model with its own vocabulary, which reads the text of A's path through
 //! its own tokenizer (`Twin::vocab`), and the two align by text.
 
-use super::gguf::{GgufFile, LoadError};
 use super::forward::linear::MatmulPath;
 use super::forward::model::{ForwardOptions, Model};
+use super::gguf::{GgufFile, LoadError};
 use super::requant::Requant;
 use super::tokenizer::Vocab;
 use std::path::{Path, PathBuf};
@@ -52,7 +52,12 @@ impl Twin {
                 let mut g = GgufFile::open(a_path)?;
                 let (model, report) = Model::load_requantized(&mut g, matmul, *to)?;
                 let types = report.matrix_types();
-                (model, to.name().to_string(), Some(report.summary(*to)), types)
+                (
+                    model,
+                    to.name().to_string(),
+                    Some(report.summary(*to)),
+                    types,
+                )
             }
             TwinSpec::File(b_path) => {
                 let (a, mut b) = (GgufFile::open(a_path)?, GgufFile::open(b_path)?);

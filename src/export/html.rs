@@ -2,12 +2,14 @@
 //! every generated token (hover or focus), the class's answers when there are any, and a print
 //! stylesheet that keeps everything on paper.
 
-use super::facts::{answer_rows, answers_note, band, Branch, Handout, ANSWER_COLUMNS, BAND_LABELS, TOP_SHOWN};
+use super::facts::{
+    answer_rows, answers_note, band, Branch, Handout, ANSWER_COLUMNS, BAND_LABELS, TOP_SHOWN,
+};
 use super::markdown::settings_summary;
 use crate::engine::session_file::SavedNode;
-use crate::protocol::{Source, TokenKind};
-use crate::fmt::{pct, quoted_token, visible};
 use crate::fmt::FORCED_MARK;
+use crate::fmt::{pct, quoted_token, visible};
+use crate::protocol::{Source, TokenKind};
 use std::fmt::Write;
 
 /// The page's styles: the bands' colours with an underline style each, so that colour is never alone.

@@ -4,9 +4,9 @@
 
 use super::facts::{answer_rows, answers_note, Handout, ANSWER_COLUMNS, TOP_SHOWN};
 use crate::engine::session_file::SavedNode;
-use crate::protocol::{SamplerSettings, Source};
-use crate::fmt::{pct, quoted, quoted_token, visible};
 use crate::fmt::FORCED_MARK;
+use crate::fmt::{pct, quoted, quoted_token, visible};
+use crate::protocol::{SamplerSettings, Source};
 use std::fmt::Write;
 
 /// Text that Markdown shows as it is: the characters that could start markup backslash-escaped (`|`

@@ -98,4 +98,3 @@ fn local_model(
     let vocab = crate::engine::tokenizer::Vocab::from_gguf(&g).ok()?;
     Some((path, vocab))
 }
-

@@ -3,7 +3,9 @@
 
 use super::expect;
 use crate::engine::session::Session;
-use crate::protocol::lesson::question::{trim_number, yes_no, Answer, ModelAnswer, Question, QuestionKind};
+use crate::protocol::lesson::question::{
+    trim_number, yes_no, Answer, ModelAnswer, Question, QuestionKind,
+};
 use crate::protocol::lesson::{Check, Expect};
 
 /// Computes the model's answer to `q` on the session as it is now. `previous` is the previous branch's

@@ -1,9 +1,9 @@
 //! Tests of `protocol::lesson::question` and `answer.rs`: every kind parses, bad questions say what is wrong, answers are read and
 //! scored for their kind.
 use super::*;
-use crate::protocol::lesson::question::*;
 use crate::lesson::parse;
 use crate::lesson::Action;
+use crate::protocol::lesson::question::*;
 
 fn ask(body: &str) -> Result<Question, String> {
     let text = format!(

@@ -1,7 +1,7 @@
 //! The built-in lessons, compiled in from `assets/lessons/*.toml`.
 
-use crate::protocol::lesson::format::Lesson;
 use super::parse::{parse, LessonError};
+use crate::protocol::lesson::format::Lesson;
 
 /// Name and text of each built-in lesson, in teaching order.
 pub const BUILTINS: [(&str, &str); 7] = [

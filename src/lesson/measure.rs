@@ -1,8 +1,8 @@
 //! The measurements a number question asks for, taken on the session as it is now.
 
-use crate::protocol::lesson::question::Measure;
 use super::run::tip_loop;
 use crate::engine::session::Session;
+use crate::protocol::lesson::question::Measure;
 use crate::protocol::SessionView;
 
 /// One measurement on the session, with a sentence on how it was measured.

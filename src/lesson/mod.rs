@@ -18,9 +18,9 @@
 //!
 //! The format is documented in docs/LESSONS.md.
 
+pub mod answer;
 mod builtin;
 pub mod check;
-pub mod answer;
 pub mod expect;
 pub mod lint;
 mod locate;
@@ -30,11 +30,11 @@ mod play;
 pub mod run;
 pub mod track;
 
-pub use builtin::{builtin, BUILTINS};
 pub use crate::protocol::lesson::{
     Action, At, Expect, Given, Lesson, ModelAnswer, Outcome, Panel, PanelSpec, Question,
     QuestionKind, Status, Step, StepRun, TuiAction,
 };
+pub use builtin::{builtin, BUILTINS};
 pub use parse::{parse, LessonError};
 pub use run::Runner;
 pub use track::Track;

@@ -1,9 +1,9 @@
 //! Playing a lesson's actions that write: stepping with the stop rules (an end of text, an
 //! `autoplay` condition), and one action as a line of the report.
 
-use crate::protocol::lesson::format::{Action, Autoplay, BranchTarget};
 use super::run::tip_loop;
 use crate::engine::session::{Session, SessionError};
+use crate::protocol::lesson::format::{Action, Autoplay, BranchTarget};
 use crate::protocol::StepReport;
 
 /// Steps up to `n` times with the sampler, by the session's one stop rule (`Session::generate`).

@@ -4,12 +4,12 @@
 //! on here.
 
 use super::expect;
-use crate::protocol::lesson::format::{Action, BranchTarget, Lesson};
 pub use super::play::describe;
 use super::play::{autoplay, generated, steps};
-pub use crate::protocol::lesson::report::{Outcome, Status, StepRun, TuiAction};
 use crate::analysis::{self, Cycle};
 use crate::engine::session::{Choice, Session, SessionError};
+use crate::protocol::lesson::format::{Action, BranchTarget, Lesson};
+pub use crate::protocol::lesson::report::{Outcome, Status, StepRun, TuiAction};
 use crate::protocol::SamplerSettings;
 
 /// Repeats shorter than this many tokens are not a loop ("the the" is English): the same rule as the

@@ -5,10 +5,10 @@
 //! from its start: lessons seed every draw, so a replay gives the same tokens, and the session ends up
 //! where the lesson says it should be ("back to the lesson").
 
-use crate::protocol::lesson::format::Lesson;
-use crate::protocol::lesson::report::StepRun;
 use super::run::Runner;
 use crate::engine::session::Session;
+use crate::protocol::lesson::format::Lesson;
+use crate::protocol::lesson::report::StepRun;
 use crate::protocol::SamplerSettings;
 
 /// What identifies the session's state after a lesson step: any change by hand changes one of these.

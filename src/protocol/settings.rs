@@ -199,18 +199,54 @@ impl SamplerSettings {
             out.push((flag("greedy"), None));
         }
         let numbers = [
-            (flag("temperature"), self.temperature.to_string(), d.temperature.to_string()),
+            (
+                flag("temperature"),
+                self.temperature.to_string(),
+                d.temperature.to_string(),
+            ),
             (flag("top_k"), self.top_k.to_string(), d.top_k.to_string()),
             (flag("top_p"), self.top_p.to_string(), d.top_p.to_string()),
             (flag("min_p"), self.min_p.to_string(), d.min_p.to_string()),
-            (flag("repeat_penalty"), self.repeat_penalty.to_string(), d.repeat_penalty.to_string()),
-            (flag("frequency_penalty"), self.frequency_penalty.to_string(), d.frequency_penalty.to_string()),
-            (flag("presence_penalty"), self.presence_penalty.to_string(), d.presence_penalty.to_string()),
-            (flag("penalty_last_n"), self.penalty_last_n.to_string(), d.penalty_last_n.to_string()),
-            (flag("dry_multiplier"), self.dry_multiplier.to_string(), d.dry_multiplier.to_string()),
-            (flag("dry_base"), self.dry_base.to_string(), d.dry_base.to_string()),
-            (flag("dry_allowed_length"), self.dry_allowed_length.to_string(), d.dry_allowed_length.to_string()),
-            (flag("dry_penalty_last_n"), self.dry_penalty_last_n.to_string(), d.dry_penalty_last_n.to_string()),
+            (
+                flag("repeat_penalty"),
+                self.repeat_penalty.to_string(),
+                d.repeat_penalty.to_string(),
+            ),
+            (
+                flag("frequency_penalty"),
+                self.frequency_penalty.to_string(),
+                d.frequency_penalty.to_string(),
+            ),
+            (
+                flag("presence_penalty"),
+                self.presence_penalty.to_string(),
+                d.presence_penalty.to_string(),
+            ),
+            (
+                flag("penalty_last_n"),
+                self.penalty_last_n.to_string(),
+                d.penalty_last_n.to_string(),
+            ),
+            (
+                flag("dry_multiplier"),
+                self.dry_multiplier.to_string(),
+                d.dry_multiplier.to_string(),
+            ),
+            (
+                flag("dry_base"),
+                self.dry_base.to_string(),
+                d.dry_base.to_string(),
+            ),
+            (
+                flag("dry_allowed_length"),
+                self.dry_allowed_length.to_string(),
+                d.dry_allowed_length.to_string(),
+            ),
+            (
+                flag("dry_penalty_last_n"),
+                self.dry_penalty_last_n.to_string(),
+                d.dry_penalty_last_n.to_string(),
+            ),
         ];
         for (flag, v, default) in numbers {
             if v != default {

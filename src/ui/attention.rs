@@ -2,10 +2,10 @@
 //! what the drawn window leaves out, a legend, and what the newest token looks at most.
 
 use super::attention_grid::{self as grid, Grid, GAP_MARK, MASK_MARK, WINDOW_MARK};
-use crate::fmt::{fit, pct, quoted_token};
 use super::theme::{Theme, HEAT_BLANK};
 use crate::app::keymap::{pair_hint, Action, Mode};
 use crate::app::{App, HeadSel};
+use crate::fmt::{fit, pct, quoted_token};
 use crate::protocol::{AttentionWindow, TokenRecord};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -132,10 +132,8 @@ fn panel_lines(
 /// How far the key columns can scroll back in the attention panel as it is laid out now (for `update`,
 /// which clamps the scroll with it). It depends on the width only.
 pub fn max_key_scroll(app: &App) -> usize {
-    let (Some(area), Some(session)) = (
-        super::layout::areas(app).attention,
-        app.session.as_ref(),
-    ) else {
+    let (Some(area), Some(session)) = (super::layout::areas(app).attention, app.session.as_ref())
+    else {
         return 0;
     };
     let win = &session.attention;

@@ -1,9 +1,9 @@
 //! The attention matrix's geometry and cells: which query rows and key columns fit, the first key (the
 //! "attention sink") kept apart when older keys are hidden, and what each cell draws.
 
-use crate::fmt::{fit, pad_left, visible};
 use super::theme::Theme;
 use crate::app::{App, HeadSel};
+use crate::fmt::{fit, pad_left, visible};
 use crate::protocol::{AttentionWindow, TokenRecord};
 use ratatui::text::{Line, Span};
 

@@ -1,12 +1,12 @@
 //! The branch list (`b`): every leaf of the session tree under labelled columns, each with the text
 //! around its fork, line breaks kept; the selected branch always in view.
 
-use crate::fmt::{fit, visible};
 use super::help::panel_hints;
 use super::overlays::panel;
 use super::theme::Theme;
 use crate::app::keymap::Mode;
 use crate::app::App;
+use crate::fmt::{fit, visible};
 use crate::protocol::BranchInfo;
 use ratatui::layout::Rect;
 use ratatui::style::Style;

@@ -1,8 +1,8 @@
 //! The sampler chain view (`t`): each candidate's probability after every stage, with where it was cut.
 
-use crate::fmt::{pad, pct, quoted_token, widest_token};
 use super::theme::Theme;
 use crate::app::App;
+use crate::fmt::{pad, pct, quoted_token, widest_token};
 use crate::protocol::Distribution;
 use ratatui::text::{Line, Span};
 

@@ -5,12 +5,12 @@
 //! series and the divergence (`compare_chart.rs`), and the sequence totals. Every figure comes from
 //! the engine's `Comparison`.
 
-use crate::fmt::{fit, pad, quoted_token, shown_step, visible};
 use super::help::panel_hints;
 use super::theme::Theme;
-use crate::fmt::FORCED_MARK;
 use crate::app::keymap::{self, Action, Mode};
 use crate::app::App;
+use crate::fmt::FORCED_MARK;
+use crate::fmt::{fit, pad, quoted_token, shown_step, visible};
 use crate::protocol::{AlignedStep, Comparison, PathToken};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;

@@ -3,8 +3,8 @@
 //! counted from 1, as the status bar counts them.
 
 use super::compare::names;
-use crate::fmt::{shown_step, JS_MAX};
 use super::theme::Theme;
+use crate::fmt::{shown_step, JS_MAX};
 use crate::protocol::{AlignedStep, Comparison, PathToken};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::symbols::Marker;

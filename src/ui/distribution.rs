@@ -4,11 +4,11 @@
 //! sampler chain stage by stage (`t`, drawn by `chain.rs`).
 
 use super::chain;
-use crate::fmt::{fit, ghost_bar, pad, pad_left, pct, quoted_token};
+use super::layout::{candidate_rows, inset, CHAIN_HEADER};
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
-use super::layout::{candidate_rows, inset, CHAIN_HEADER};
 use crate::app::App;
+use crate::fmt::{fit, ghost_bar, pad, pad_left, pct, quoted_token};
 use crate::protocol::Distribution;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

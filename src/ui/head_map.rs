@@ -3,12 +3,12 @@
 //! without colour. Layers run across (30 fit in 80 columns), heads down. A cursor picks a cell; its
 //! three scores are written out under the grid, with the heads that score highest.
 
-use crate::fmt::{fit, pad};
 use super::help::panel_hints;
 use super::theme::Theme;
 use crate::app::inspect::Score;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::App;
+use crate::fmt::{fit, pad};
 use crate::protocol::HeadMap;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Modifier;

@@ -1,11 +1,11 @@
 //! The help overlay (`?`), generated from the keymap table so it always matches what keys do, then a
 //! legend of the screen's colours and marks. Where it does not fit, it says how much is below.
 
-use crate::fmt::pad;
+use super::layout::centered;
 use super::legend;
 use super::theme::Theme;
 use crate::app::keymap::{self, Action, Binding, Mode, Scope, KEYMAP};
-use super::layout::centered;
+use crate::fmt::pad;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};

@@ -94,9 +94,7 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
             _ if app.screen.show_chain => (lower, None, None, None, None),
             SidePanel::Timing => (distribution, None, Some(side), None, None),
             SidePanel::Repetition => (distribution, None, None, Some(side), None),
-            SidePanel::ModelB if app.has_model_b() => {
-                (distribution, None, None, None, Some(side))
-            }
+            SidePanel::ModelB if app.has_model_b() => (distribution, None, None, None, Some(side)),
             SidePanel::Attention | SidePanel::ModelB => {
                 (distribution, Some(side), None, None, None)
             }

@@ -2,9 +2,9 @@
 //! draw with (the help screen lists them all; the transcript's border carries the colour key).
 
 use super::attention_grid::{GAP_MARK, MASK_MARK, WINDOW_MARK};
-use crate::fmt::{pct, quoted, JS_MAX, QUOTE_CLOSE, QUOTE_OPEN, SPACE_MARK};
 use super::theme::{Theme, HEAT_BLANK, PROB_ITALIC, PROB_STEPS};
 use crate::fmt::FORCED_MARK;
+use crate::fmt::{pct, quoted, JS_MAX, QUOTE_CLOSE, QUOTE_OPEN, SPACE_MARK};
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 

@@ -4,11 +4,11 @@
 //! with a bar; above the rows, that token's probability by layer on one line, so the answer rising
 //! through the last layers shows at a glance. Rows that do not fit scroll, the last layers first.
 
-use crate::fmt::{bar, fit, pad, pad_left, pct, quoted_token};
 use super::help::panel_hints;
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::App;
+use crate::fmt::{bar, fit, pad, pad_left, pct, quoted_token};
 use crate::protocol::{LensLayer, LogitLens};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};

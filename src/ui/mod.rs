@@ -26,8 +26,8 @@ pub mod timing;
 pub mod transcript;
 
 use crate::app::keymap::{self, Action};
-use layout::centered;
 use crate::app::{App, Mode, ScreenMap, MIN_HEIGHT, MIN_WIDTH};
+use layout::centered;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph, Wrap};
@@ -116,7 +116,11 @@ pub fn measure(app: &App) -> ScreenMap {
         tokens,
         transcript_max_scroll,
         // Only an open view can scroll: the help's lines are built only while it is open.
-        lens_max_scroll: if app.mode == Mode::Lens { lens::max_scroll(app) } else { 0 },
+        lens_max_scroll: if app.mode == Mode::Lens {
+            lens::max_scroll(app)
+        } else {
+            0
+        },
         help_max_scroll: match app.mode {
             Mode::Help => help::max_scroll(above_status, &theme),
             _ => 0,

@@ -3,10 +3,10 @@
 //! marked; the Jensen–Shannon divergence between them; and, along the path, each step's divergence and
 //! whether the two agreed on the top token, with the running count of flips.
 
-use crate::fmt::{bar, fit, pad, pad_left, pct, quoted_token, JS_MAX};
 use super::model_b_label;
 use super::theme::Theme;
 use crate::app::App;
+use crate::fmt::{bar, fit, pad, pad_left, pct, quoted_token, JS_MAX};
 use crate::protocol::{AbView, Candidate, SessionView, TokenView};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;

@@ -2,12 +2,12 @@
 //! guess is awaited), the prompt editor (`p`); the branch list (`b`) is drawn by `branches.rs` in the
 //! same frame.
 
-use crate::fmt::{fit, pad, pct, quoted, quoted_token};
 use super::help::panel_hints;
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::sampler_panel::FIELDS;
 use crate::app::App;
+use crate::fmt::{fit, pad, pct, quoted, quoted_token};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};

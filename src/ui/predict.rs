@@ -1,10 +1,10 @@
 //! Predict-then-reveal on screen: the card that stands in for the hidden distribution (the question,
 //! how to guess, the running score), and the line that says how the model rated the last guess.
 
-use crate::fmt::{fit, pct, quoted};
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::App;
+use crate::fmt::{fit, pct, quoted};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};

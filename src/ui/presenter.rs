@@ -2,9 +2,9 @@
 //! back of a room, with its probability, rank and how it was chosen in words (never colour alone), and
 //! the class's score when it is guessing.
 
-use crate::fmt::pct;
 use super::theme::Theme;
 use crate::app::App;
+use crate::fmt::pct;
 use crate::protocol::Source;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};

@@ -3,11 +3,11 @@
 //! marked, which shows the trap closing (the probability climbs, the entropy collapses); and the token
 //! that would continue the loop, before and after the sampler's penalties.
 
-use crate::fmt::{fit, pct, quoted_token};
 use super::theme::Theme;
 use crate::analysis::Cycle;
 use crate::app::lab::tip_loop;
 use crate::app::App;
+use crate::fmt::{fit, pct, quoted_token};
 use crate::protocol::{SessionView, TokenRecord};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::symbols::Marker;

@@ -2,9 +2,9 @@
 //! server cannot give (attention, the logit lens, the head map), how much probability the K known
 //! candidates cover, and the last request's times, labelled as time across a network.
 
-use crate::fmt::{ms, pct};
 use super::theme::Theme;
 use crate::app::App;
+use crate::fmt::{ms, pct};
 use crate::protocol::{Distribution, PassReport, ServedInfo};
 use ratatui::text::Line;
 

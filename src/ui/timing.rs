@@ -1,9 +1,9 @@
 //! The timing panel: prefill as one bar against each decode step, TTFT, TPOT, KV-cache size.
 
-use crate::fmt::{bytes, ms};
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::App;
+use crate::fmt::{bytes, ms};
 use crate::protocol::{PassReport, PrefillReport, SessionView};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};

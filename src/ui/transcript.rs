@@ -1,9 +1,9 @@
 //! The transcript panel: prompt and generated tokens with visible boundaries, coloured by probability.
 
-use crate::fmt::{quoted_token, visible, FORCED_MARK};
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::{App, TokenSpot};
+use crate::fmt::{quoted_token, visible, FORCED_MARK};
 use crate::protocol::{SessionView, Source, TokenKind};
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -11,7 +11,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
-
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let mut block = Block::bordered()

@@ -6,10 +6,10 @@
 //! a path that arrived many tokens at once (a loaded session, a lesson) is read by B in one pass.
 
 use super::ab_text::CharClasses;
+use crate::analysis::{Divergence, LogProbs};
 use crate::engine::sampler::top_n;
 use crate::engine::session::Session;
 use crate::engine::twin::Twin;
-use crate::analysis::{Divergence, LogProbs};
 use crate::protocol::{AbCandidate, AbStep, AbView, TokenView};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;

@@ -3,9 +3,9 @@
 //! compared where they can be: as distributions over the next character. Each token counts for the
 //! character its text starts with; special tokens and partial UTF-8 bytes share one "other" class.
 
+use crate::analysis::LogProbs;
 use crate::engine::session::Session;
 use crate::engine::tokenizer::Vocab;
-use crate::analysis::LogProbs;
 use crate::protocol::{TokenKind, TokenView};
 use std::collections::HashMap;
 

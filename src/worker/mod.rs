@@ -5,7 +5,6 @@
 mod ab;
 mod ab_text;
 
-pub use ab::AbTracker;
 use crate::engine::forward::linear::MatmulPath;
 use crate::engine::load::{load_session, LoadOptions};
 use crate::engine::panic_text;
@@ -13,6 +12,7 @@ use crate::engine::session::{Choice, Session, SessionOptions};
 use crate::engine::twin::{Twin, TwinSpec};
 use crate::lesson::Track;
 use crate::protocol::{Command, Event, Failure, LessonStepView, SamplerSettings};
+pub use ab::AbTracker;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -6,9 +6,9 @@
 
 use crate::support;
 
-use nexttoken::engine::gguf::GgufFile;
 use nexttoken::engine::forward::linear::MatmulPath;
 use nexttoken::engine::forward::model::Model;
+use nexttoken::engine::gguf::GgufFile;
 use nexttoken::engine::requant::Requant;
 use nexttoken::engine::twin::{Twin, TwinSpec};
 use serde_json::Value;

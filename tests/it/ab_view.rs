@@ -4,7 +4,6 @@
 
 use crate::support;
 
-use nexttoken::worker::AbTracker;
 use nexttoken::engine::forward::linear::MatmulPath;
 use nexttoken::engine::requant::Requant;
 use nexttoken::engine::session::Session;
@@ -12,6 +11,7 @@ use nexttoken::engine::twin::{Twin, TwinSpec};
 use nexttoken::protocol::{
     AbView, Command, Event, SamplerSettings, SessionView, StepReport, TokenKind,
 };
+use nexttoken::worker::AbTracker;
 use serde_json::Value;
 use support::events_ab;
 

@@ -5,9 +5,9 @@ use crate::common;
 
 use common::*;
 use nexttoken::app::keymap::{Key, Mode};
-use nexttoken::ui::layout::{areas, candidate_rows};
 use nexttoken::app::{App, Msg};
 use nexttoken::protocol::{Command, Event, Failure, SamplerSettings, Source};
+use nexttoken::ui::layout::{areas, candidate_rows};
 
 fn stepped(app: &mut App, report: nexttoken::protocol::StepReport) -> Vec<Command> {
     app.update(Msg::Engine(Event::Stepped(report)))

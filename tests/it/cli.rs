@@ -327,7 +327,8 @@ fn bench_sets_decode_against_the_speed_of_light() {
     let path = support::real_model();
     let mut f = std::fs::File::open(&path).unwrap();
     let content = candle_core::quantized::gguf_file::Content::read(&mut f).unwrap();
-    let tensor_bytes = (std::fs::metadata(&path).unwrap().len() as usize) - content.tensor_data_offset as usize;
+    let tensor_bytes =
+        (std::fs::metadata(&path).unwrap().len() as usize) - content.tensor_data_offset as usize;
     let c = nexttoken::engine::gguf::LlamaConfig::from_gguf(
         &nexttoken::engine::gguf::GgufFile::open(&path).unwrap(),
     )
@@ -346,7 +347,10 @@ fn bench_sets_decode_against_the_speed_of_light() {
         };
         let want = (tensor_bytes + kv_at(depth + 1)) as f64;
         let got = light["bytes_per_token"].as_f64().unwrap();
-        assert!((got / want - 1.0).abs() < 0.15, "{test}: {got} bytes against {want}");
+        assert!(
+            (got / want - 1.0).abs() < 0.15,
+            "{test}: {got} bytes against {want}"
+        );
         let e = light["efficiency"].as_f64().unwrap();
         assert!(e > 0.0 && e <= 1.2, "{test}: efficiency {e}");
         assert!(light["bandwidth_gb_s"].as_f64().unwrap() > 0.0);
@@ -404,9 +408,22 @@ mod sampler_flags {
             0..4,
         );
         (
-            (any::<bool>(), 0.0f32..=5.0, 0usize..200, 0.01f32..=1.0, 0.0f32..=0.99),
+            (
+                any::<bool>(),
+                0.0f32..=5.0,
+                0usize..200,
+                0.01f32..=1.0,
+                0.0f32..=0.99,
+            ),
             (1.0f32..=3.0, -2.0f32..=2.0, -2.0f32..=2.0, 0usize..4096),
-            (0.0f32..=5.0, 1.0f32..=5.0, 1usize..=20, -1i32..4096, texts, any::<u64>()),
+            (
+                0.0f32..=5.0,
+                1.0f32..=5.0,
+                1usize..=20,
+                -1i32..4096,
+                texts,
+                any::<u64>(),
+            ),
         )
             .prop_map(|(a, b, c)| SamplerSettings {
                 greedy: a.0,
@@ -451,8 +468,15 @@ mod sampler_flags {
         };
         assert!(zero.is_greedy() && !zero.greedy);
         let argv = ["nexttoken", "--temperature", "0"];
-        let s = Flags::try_parse_from(argv).unwrap().sampler.settings().unwrap();
-        assert!(s.is_greedy(), "--temperature 0 means greedy, as in llama.cpp");
+        let s = Flags::try_parse_from(argv)
+            .unwrap()
+            .sampler
+            .settings()
+            .unwrap();
+        assert!(
+            s.is_greedy(),
+            "--temperature 0 means greedy, as in llama.cpp"
+        );
         assert!(p::TEMPERATURE.note.contains("greedy"));
     }
 }
@@ -484,7 +508,12 @@ fn the_sampler_names_are_one_table_that_the_flags_lessons_and_panel_follow() {
     assert_eq!(clap_flags, table_flags);
 
     let saved = serde_json::to_value(SamplerSettings::default()).unwrap();
-    let mut saved_keys: Vec<&str> = saved.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    let mut saved_keys: Vec<&str> = saved
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
     let mut table_keys: Vec<&str> = SETTINGS.iter().map(|s| s.key).collect();
     saved_keys.sort();
     table_keys.sort();

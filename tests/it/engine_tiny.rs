@@ -2,10 +2,10 @@
 
 use crate::support;
 
-use nexttoken::engine::gguf::GgufFile;
 use nexttoken::engine::forward::linear::MatmulPath;
-use nexttoken::engine::load::{load_session, LoadOptions};
 use nexttoken::engine::forward::model::{ForwardOptions, Model};
+use nexttoken::engine::gguf::GgufFile;
+use nexttoken::engine::load::{load_session, LoadOptions};
 use nexttoken::engine::session::{Choice, Session, SessionError, SessionOptions};
 use nexttoken::protocol::{SamplerSettings, Source};
 use support::tiny;

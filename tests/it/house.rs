@@ -23,11 +23,30 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// Outside crates that only some layers may name: the terminal stays out of the engine's side, the
 /// model's crates out of the front end's.
 const FORBIDDEN_CRATES: &[(&str, &[&str])] = &[
-    ("ratatui", &["analysis", "protocol", "fmt", "engine", "lesson", "worker", "export"]),
-    ("crossterm", &["analysis", "protocol", "fmt", "engine", "lesson", "worker", "export", "ui"]),
-    ("candle_core", &["analysis", "protocol", "fmt", "app", "ui", "export", "cli"]),
-    ("candle_nn", &["analysis", "protocol", "fmt", "app", "ui", "export", "cli"]),
-    ("tokenizers", &["analysis", "protocol", "fmt", "app", "ui", "export", "cli"]),
+    (
+        "ratatui",
+        &[
+            "analysis", "protocol", "fmt", "engine", "lesson", "worker", "export",
+        ],
+    ),
+    (
+        "crossterm",
+        &[
+            "analysis", "protocol", "fmt", "engine", "lesson", "worker", "export", "ui",
+        ],
+    ),
+    (
+        "candle_core",
+        &["analysis", "protocol", "fmt", "app", "ui", "export", "cli"],
+    ),
+    (
+        "candle_nn",
+        &["analysis", "protocol", "fmt", "app", "ui", "export", "cli"],
+    ),
+    (
+        "tokenizers",
+        &["analysis", "protocol", "fmt", "app", "ui", "export", "cli"],
+    ),
 ];
 
 fn src() -> PathBuf {
@@ -53,7 +72,12 @@ fn files() -> Vec<(String, PathBuf)> {
     all.into_iter()
         .map(|p| {
             let rel = p.strip_prefix(src()).unwrap();
-            let first = rel.components().next().unwrap().as_os_str().to_string_lossy();
+            let first = rel
+                .components()
+                .next()
+                .unwrap()
+                .as_os_str()
+                .to_string_lossy();
             (first.trim_end_matches(".rs").to_string(), p)
         })
         .collect()
@@ -91,7 +115,8 @@ fn code_only(text: &str) -> String {
                     i += 1;
                 }
             }
-        } else if c[i] == 'r' && (c.get(i + 1).copied() == Some('"') || c.get(i + 1).copied() == Some('#'))
+        } else if c[i] == 'r'
+            && (c.get(i + 1).copied() == Some('"') || c.get(i + 1).copied() == Some('#'))
             && (i == 0 || !(c[i - 1].is_alphanumeric() || c[i - 1] == '_'))
         {
             // A raw string: r"..." or r#"..."#.
@@ -184,7 +209,11 @@ fn imports_only_point_down_the_layers() {
     let mut wrong = vec![];
     for (module, path) in files() {
         let code = code_only(&std::fs::read_to_string(&path).unwrap());
-        let rel = path.strip_prefix(src().parent().unwrap()).unwrap().display().to_string();
+        let rel = path
+            .strip_prefix(src().parent().unwrap())
+            .unwrap()
+            .display()
+            .to_string();
         if let Some(may) = allowed.get(module.as_str()) {
             for (line, used) in crate_uses(&code) {
                 if used != module && !may.contains(&used.as_str()) {
@@ -206,7 +235,10 @@ fn imports_only_point_down_the_layers() {
                             && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
                     });
                     if hit {
-                        wrong.push(format!("{rel}:{} names {krate}, which {module} must not", n + 1));
+                        wrong.push(format!(
+                            "{rel}:{} names {krate}, which {module} must not",
+                            n + 1
+                        ));
                     }
                 }
             }
@@ -243,7 +275,11 @@ pub fn long_functions() -> Vec<(usize, String)> {
     for (_, path) in files() {
         let text = std::fs::read_to_string(&path).unwrap();
         let code = code_only(&text);
-        let rel = path.strip_prefix(src().parent().unwrap()).unwrap().display().to_string();
+        let rel = path
+            .strip_prefix(src().parent().unwrap())
+            .unwrap()
+            .display()
+            .to_string();
         let lines: Vec<&str> = text.lines().collect();
         for (start, end, name) in functions(&code) {
             let n = end - start + 1;
@@ -416,5 +452,9 @@ fn the_architecture_names_only_files_that_exist() {
             }
         }
     }
-    assert!(missing.is_empty(), "docs/ARCHITECTURE.md names what is not there:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "docs/ARCHITECTURE.md names what is not there:\n{}",
+        missing.join("\n")
+    );
 }

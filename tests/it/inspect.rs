@@ -5,10 +5,10 @@
 use crate::support;
 
 use nexttoken::analysis::{head_score, HeadScore};
-use nexttoken::engine::gguf::GgufFile;
 use nexttoken::engine::forward::linear::MatmulPath;
-use nexttoken::engine::load::{load_session, LoadOptions};
 use nexttoken::engine::forward::model::{ForwardOptions, Model};
+use nexttoken::engine::gguf::GgufFile;
+use nexttoken::engine::load::{load_session, LoadOptions};
 use nexttoken::engine::session::{Choice, Session, SessionOptions};
 use nexttoken::protocol::SamplerSettings;
 use std::path::Path;

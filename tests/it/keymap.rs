@@ -164,7 +164,13 @@ fn the_compare_hint_names_the_keymaps_keys() {
     let hint = nexttoken::ui::compare::no_comparison_hint();
     let x = hint_key(Mode::Branches, Action::CompareBranch);
     assert!(hint.contains(&format!("press {x};")), "{hint}");
-    assert!(hint.contains(&format!("({})", hint_key(Mode::Normal, Action::OpenBranches))));
-    assert!(hint.contains(&format!("with {}", hint_key(Mode::Normal, Action::OpenReference))));
+    assert!(hint.contains(&format!(
+        "({})",
+        hint_key(Mode::Normal, Action::OpenBranches)
+    )));
+    assert!(hint.contains(&format!(
+        "with {}",
+        hint_key(Mode::Normal, Action::OpenReference)
+    )));
     assert!(!hint.contains('='), "{hint}");
 }

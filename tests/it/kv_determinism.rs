@@ -5,11 +5,11 @@
 use crate::support;
 
 use nexttoken::engine::forward::attention::{attend, Heads};
-use nexttoken::engine::gguf::GgufFile;
 use nexttoken::engine::forward::kv_cache::{KvCache, KvView};
 use nexttoken::engine::forward::linear::MatmulPath;
-use nexttoken::engine::load::{load_session, LoadOptions};
 use nexttoken::engine::forward::model::{ForwardOptions, Model};
+use nexttoken::engine::gguf::GgufFile;
+use nexttoken::engine::load::{load_session, LoadOptions};
 use nexttoken::engine::session::{Choice, Session, SessionOptions};
 use nexttoken::protocol::{Distribution, SamplerSettings};
 use std::path::Path;

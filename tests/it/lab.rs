@@ -5,10 +5,10 @@ use crate::support;
 
 use nexttoken::analysis::divergence::{js, kl};
 use nexttoken::analysis::{repeated_ngrams, tip_cycle, Cycle, Divergence, LogProbs};
-use nexttoken::engine::gguf::GgufFile;
 use nexttoken::engine::forward::linear::MatmulPath;
-use nexttoken::engine::load::{load_session, LoadOptions};
 use nexttoken::engine::forward::model::{ForwardOptions, Model};
+use nexttoken::engine::gguf::GgufFile;
+use nexttoken::engine::load::{load_session, LoadOptions};
 use nexttoken::engine::session::{Choice, Session, SessionOptions};
 use nexttoken::protocol::{SamplerSettings, Source};
 use serde_json::Value;

@@ -159,11 +159,24 @@ fn the_class_answers_in_the_app_and_is_scored() {
     assert!(screen.contains("y or n"), "says how to answer: {screen}");
     assert!(!screen.contains("Paris\""), "no answer on screen: {screen}");
     // The step is refused while the question waits: the transcript never says to press it.
-    assert!(screen.contains("the question first: / to answer"), "{screen}");
+    assert!(
+        screen.contains("the question first: / to answer"),
+        "{screen}"
+    );
     assert!(!screen.contains("to generate the first token"), "{screen}");
-    assert!(press(&mut app, Key::Char(' ')).is_empty(), "no step while the question waits");
-    let said = app.status.as_ref().map(|s| s.text.clone()).unwrap_or_default();
-    assert_eq!(said, "the question waits: / to answer it, or h reveals the answer");
+    assert!(
+        press(&mut app, Key::Char(' ')).is_empty(),
+        "no step while the question waits"
+    );
+    let said = app
+        .status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default();
+    assert_eq!(
+        said,
+        "the question waits: / to answer it, or h reveals the answer"
+    );
 
     let cmds = press(&mut app, Key::Char('/'));
     assert!(cmds.is_empty());

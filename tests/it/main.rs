@@ -2,10 +2,10 @@
 //! module is one area, named as its file. End-to-end tests with outside programs live in `tests/e2e/`, and
 //! `tests/fetch.rs` alone, because it sets process-wide environment variables.
 
-#[path = "../support/mod.rs"]
-mod support;
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../support/mod.rs"]
+mod support;
 
 mod ab;
 mod ab_view;

@@ -7,9 +7,9 @@ use crate::support;
 
 use candle_core::{Device, Tensor};
 use candle_transformers::models::quantized_llama::ModelWeights;
-use nexttoken::engine::gguf::GgufFile;
 use nexttoken::engine::forward::linear::MatmulPath;
 use nexttoken::engine::forward::model::{ForwardOptions, Model};
+use nexttoken::engine::gguf::GgufFile;
 
 /// Feeds `tokens` at `pos` to both models and returns the largest logit difference.
 fn compare(ours: &mut Model, theirs: &mut ModelWeights, tokens: &[u32], pos: usize) -> f32 {

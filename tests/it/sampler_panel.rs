@@ -161,8 +161,14 @@ fn temperature_notched_to_zero_reads_greedy_everywhere() {
     settled(&mut app);
     assert_eq!(Field::Greedy.value(&app.sampler.settings), "on");
     let screen = screen_text(&app).join("\n");
-    let greedy_row = screen.lines().find(|l| l.contains("greedy ")).unwrap_or_default();
-    assert!(greedy_row.contains("on"), "the panel's greedy row:\n{screen}");
+    let greedy_row = screen
+        .lines()
+        .find(|l| l.contains("greedy "))
+        .unwrap_or_default();
+    assert!(
+        greedy_row.contains("on"),
+        "the panel's greedy row:\n{screen}"
+    );
     assert!(!screen.contains("T 0.00"), "{screen}");
     key(&mut app, 's');
     let status = screen_text(&app)[34..].join("\n");

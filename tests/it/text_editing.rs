@@ -7,8 +7,8 @@ use crate::common;
 use common::*;
 use nexttoken::app::keymap::{Action, Key, Mode};
 use nexttoken::app::{App, Msg};
-use nexttoken::ui::layout;
 use nexttoken::protocol::{Command, Event};
+use nexttoken::ui::layout;
 use ratatui::backend::{Backend, TestBackend};
 use ratatui::Terminal;
 

@@ -114,14 +114,24 @@ fn measured_changes_only_the_map_and_the_loop_sends_it_after_every_message() {
     assert!(cmds.is_empty());
     assert_eq!(other.screen.map, ScreenMap::default());
     other.screen.map = app.screen.map.clone();
-    assert_eq!(format!("{other:?}"), format!("{app:?}"), "nothing else changed");
+    assert_eq!(
+        format!("{other:?}"),
+        format!("{app:?}"),
+        "nothing else changed"
+    );
     // The map the loop keeps is the one the view measures of the state now, and it finds the tokens
     // where the screen shows them.
     assert_eq!(app.screen.map, nexttoken::ui::measure(&app));
     let spot = app.screen.map.tokens.last().expect("tokens on screen");
     let row = &screen_text(&app)[spot.y as usize];
-    let drawn: String = row.chars().skip(spot.x as usize).take(spot.width as usize).collect();
-    let text = &app.session.as_ref().unwrap().tokens[spot.position].token.text;
+    let drawn: String = row
+        .chars()
+        .skip(spot.x as usize)
+        .take(spot.width as usize)
+        .collect();
+    let text = &app.session.as_ref().unwrap().tokens[spot.position]
+        .token
+        .text;
     assert_eq!(drawn.trim(), text.trim(), "{row}");
 }
 
@@ -132,9 +142,18 @@ fn measuring_a_tiny_or_empty_screen_is_fine() {
     use nexttoken::app::Msg;
     for (w, h) in [(0, 0), (1, 1), (3, 2), (10, 5), (40, 10)] {
         let mut app = long_app(80, 24, 30);
-        nexttoken::cmd::tui::update(&mut app, Msg::Resize { width: w, height: h });
+        nexttoken::cmd::tui::update(
+            &mut app,
+            Msg::Resize {
+                width: w,
+                height: h,
+            },
+        );
         let map = nexttoken::ui::measure(&app);
-        assert!(map.tokens.iter().all(|s| s.x < w.max(1) && s.y < h.max(1)), "{w}x{h}");
+        assert!(
+            map.tokens.iter().all(|s| s.x < w.max(1) && s.y < h.max(1)),
+            "{w}x{h}"
+        );
         for k in ['?', 'j', 'L', 'H'] {
             nexttoken::cmd::tui::update(&mut app, Msg::Key(nexttoken::app::Key::Char(k)));
         }
@@ -154,6 +173,9 @@ fn the_tick_is_not_measured_and_closed_views_are_not_either() {
     update(&mut app, Msg::Tick { now_ms: 1 });
     assert_eq!(app.screen.map, ScreenMap::default(), "no measure on a tick");
     update(&mut app, Msg::Key(Key::Char('?')));
-    assert!(app.screen.map.help_max_scroll > 0, "the open help scrolls at 80x24");
+    assert!(
+        app.screen.map.help_max_scroll > 0,
+        "the open help scrolls at 80x24"
+    );
     assert_eq!(app.screen.map, nexttoken::ui::measure(&app));
 }

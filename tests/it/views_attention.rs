@@ -196,9 +196,7 @@ fn columns_stay_aligned_around_emoji_sequences() {
             width: w,
             height: h,
         });
-        let area = nexttoken::ui::layout::areas(&app)
-            .attention
-            .unwrap();
+        let area = nexttoken::ui::layout::areas(&app).attention.unwrap();
         let buf = render_buffer(&app);
         for y in area.y + 1..area.y + area.height - 1 {
             let right = buf[(area.x + area.width - 1, y)].symbol().to_string();

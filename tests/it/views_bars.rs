@@ -213,10 +213,7 @@ fn greedy_with_a_penalty_shows_the_penalised_bars_and_the_penalty() {
             .lines()
             .find(|l| l.contains(&nexttoken::fmt::quoted(&top.token.text)))
             .unwrap();
-        assert!(
-            row.contains(&nexttoken::fmt::pct(ranked.probs[0])),
-            "{row}"
-        );
+        assert!(row.contains(&nexttoken::fmt::pct(ranked.probs[0])), "{row}");
         assert!(row.contains(&nexttoken::fmt::pct(top.prob)), "{row}");
         assert!(!row.contains("100%"), "{row}");
         insta::assert_snapshot!(format!("bars_greedy_penalty_{w}x{h}"), s);

@@ -192,7 +192,11 @@ pub fn ours(
 }
 
 /// The last position's logits after feeding `tokens` at positions `pos..`.
-pub fn logits(m: &mut nexttoken::engine::forward::model::Model, tokens: &[u32], pos: usize) -> Vec<f32> {
+pub fn logits(
+    m: &mut nexttoken::engine::forward::model::Model,
+    tokens: &[u32],
+    pos: usize,
+) -> Vec<f32> {
     let opts = nexttoken::engine::forward::model::ForwardOptions::default();
     m.forward(tokens, pos, opts).unwrap().logits
 }

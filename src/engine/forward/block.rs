@@ -6,8 +6,8 @@
 //! `h = x + rms_post(attn(rms(x)))`, `y = h + rms_post(mlp(rms(h)))`; its MLP gates with GELU (tanh
 //! approximation) where llama's uses SiLU.
 
-use crate::engine::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use super::linear::{Linear, MatmulPath, Stack};
+use crate::engine::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use candle_core::quantized::QTensor;
 use candle_core::{Device, Result};
 

@@ -16,12 +16,12 @@
 use super::attention::{self, Heads, Rope};
 use super::block::{Activation, Block, WeightMap};
 use super::embedding::Embeddings;
-use crate::engine::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use super::kv_cache::KvCache;
 use super::linear::{Linear, MatmulPath};
-use crate::engine::requant::{requantize, Requant, RequantReport};
 use super::rows;
 use crate::engine::forward::quant::decode_threads::{with_small_rows_threads, DecodeThreads};
+use crate::engine::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
+use crate::engine::requant::{requantize, Requant, RequantReport};
 use candle_core::{DType, Device, Tensor};
 use std::sync::Arc;
 use std::time::Instant;

@@ -6,12 +6,11 @@ use crate::engine::backend::{Backend, ServedModel};
 use crate::engine::forward::config::{Arch, LlamaConfig};
 use crate::engine::gguf::LoadError;
 use crate::engine::session::{Session, SessionOptions};
-use crate::engine::tokenizer::{LearntPieces, Vocab};
 use crate::engine::tokenizer::EOT_NAMES;
+use crate::engine::tokenizer::{LearntPieces, Vocab};
 use crate::protocol::{ModelInfo, SamplerSettings, ServedInfo};
 use std::sync::Arc;
 use std::time::Instant;
-
 
 fn load_error(e: ServedError) -> LoadError {
     LoadError::Other(e.to_string())

@@ -22,8 +22,8 @@ pub use inspect::LENS_TOP;
 pub use view::NewestAttention;
 
 use super::backend::Backend;
-use super::gguf::LoadError;
 use super::forward::model::{AttentionRows, Model};
+use super::gguf::LoadError;
 use super::sampler::{ChainOutput, DryBreakers};
 use super::served::ServedError;
 use super::tokenizer::Vocab;

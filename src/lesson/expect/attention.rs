@@ -1,9 +1,9 @@
 //! Claims about the newest position's attention in one layer and head. Layers and heads are 0-based
 //! here and named from 1 in every message, as on screen and in the lesson file.
 
-use crate::protocol::lesson::expect::AttentionExpect;
 use super::Checks;
 use crate::engine::session::Session;
+use crate::protocol::lesson::expect::AttentionExpect;
 use crate::protocol::AttentionWindow;
 
 /// Checks `previous_above`, `first_above`, `copy_above` and `causal` for the head `a` names.

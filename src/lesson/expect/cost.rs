@@ -1,10 +1,10 @@
 //! Claims read off the session view: what the last pass read, what reading and writing cost, the
 //! generated text, the prompt's length, and the newest position's attention.
 
-use crate::protocol::lesson::expect::GROWTH_MIN_STEPS;
 use super::{attention, err, Checks, Expect};
 use crate::engine::session::Session;
 use crate::lesson::measure::prefill_speedup;
+use crate::protocol::lesson::expect::GROWTH_MIN_STEPS;
 use crate::protocol::SessionView;
 
 /// Checks the claims that need the session view.

@@ -13,8 +13,8 @@ mod attention;
 mod cost;
 mod path;
 
-pub use cost::decode_growth;
 pub use crate::protocol::lesson::{AttentionExpect, Check, Expect};
+pub use cost::decode_growth;
 
 use super::run::tip_loop;
 use crate::engine::session::{Session, SessionError};

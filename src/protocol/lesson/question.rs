@@ -313,4 +313,3 @@ pub fn trim_number(v: f64) -> String {
         format!("{v:.1}")
     }
 }
-

@@ -186,9 +186,10 @@ mod bits {
             let x: Vec<f32> = (0..k).map(|i| (i as f32 * 0.37).sin()).collect();
             let isa = Isa::best();
             let one = with_small_rows_threads(1, || m.matmul(&x, 1, isa));
-            let all = with_small_rows_threads(crate::engine::forward::quant::threads().max(2), || {
-                m.matmul(&x, 1, isa)
-            });
+            let all =
+                with_small_rows_threads(crate::engine::forward::quant::threads().max(2), || {
+                    m.matmul(&x, 1, isa)
+                });
             let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&one), bits(&all), "{dtype:?}");
         }
