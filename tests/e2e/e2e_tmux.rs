@@ -85,8 +85,12 @@ fn a_pasted_multi_line_prompt_reaches_the_model_with_its_lines() {
     t.paste(few_shot);
     t.keys(&["Enter"]);
     // The transcript shows each newline token as ↵ and breaks the line after it.
-    let s = t.wait_for("the few-shot prompt, line by line", 60, |s| {
-        s.lines().any(|l| l.contains("Q: 2+2?↵")) && s.lines().any(|l| l.contains("A: 4↵"))
+    // Wait until the new prompt is read: a step pressed while it is read is refused, not queued.
+    let s = t.wait_for("the few-shot prompt read, line by line", 60, |s| {
+        s.lines().any(|l| l.contains("Q: 2+2?↵"))
+            && s.lines().any(|l| l.contains("A: 4↵"))
+            && prompt_tokens(s).is_some_and(|n| n > 5)
+            && !s.contains("reading the")
     });
     assert!(!s.contains("2+2?A:"), "lines glued together:\n{s}");
     t.keys(&["Space"]);
@@ -289,4 +293,13 @@ fn model_b_steps_beside_model_a() {
     assert!(s.contains("JS per step"), "{s}");
     assert!(s.contains("q2_k on"), "{s}");
     t.keys(&["q"]);
+}
+
+/// The prompt's length in tokens, from the transcript's footer ("prompt 23 tokens · 0 generated").
+fn prompt_tokens(screen: &str) -> Option<usize> {
+    screen.match_indices(" prompt ").find_map(|(at, m)| {
+        let rest = &screen[at + m.len()..];
+        let (n, rest) = rest.split_once(' ')?;
+        rest.starts_with("tokens").then(|| n.parse().ok())?
+    })
 }
