@@ -5,11 +5,13 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+mod draft;
 mod export;
 pub mod force;
 mod sampler;
 pub mod served;
 
+pub use draft::DraftArgs;
 pub use export::ExportArgs;
 pub use sampler::SamplerArgs;
 
@@ -38,6 +40,8 @@ pub struct Cli {
     pub classroom: ClassroomArgs,
     #[command(flatten)]
     pub ab: AbArgs,
+    #[command(flatten)]
+    pub draft: DraftArgs,
     /// Open a saved session (from the `S` key or `trace --save`) instead of reading the prompt.
     #[arg(long, value_name = "FILE")]
     pub load: Option<PathBuf>,
@@ -214,8 +218,10 @@ pub struct TraceArgs {
     pub steps: usize,
     /// Force tokens at steps: `STEP:ID` or `STEP:text` (text is tokenised and all of it forced from that
     /// step on). Repeatable.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "draft")]
     pub force: Vec<String>,
+    #[command(flatten)]
+    pub draft: DraftArgs,
     /// Candidates to list per step.
     #[arg(long, default_value_t = 10)]
     pub top_k: usize,
@@ -227,11 +233,11 @@ pub struct TraceArgs {
     pub no_kv_cache: bool,
     /// Add the logit lens to each step: what every layer would predict, and the chosen token's rank
     /// and probability at each layer (one extra pass per step).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "draft")]
     pub logit_lens: bool,
     /// Add the head map to each step: every head's previous-token score, induction score and
     /// attention entropy at the position the token was chosen from (one extra pass per step).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "draft")]
     pub head_map: bool,
     /// Also write the session it ran to this file (JSON, see docs/SESSIONS.md), to open with
     /// `nexttoken --load FILE`.

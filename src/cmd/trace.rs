@@ -5,7 +5,7 @@ use crate::analysis;
 use crate::cli::force::{parse_forces, ForceSpec};
 use crate::cli::{AttentionMode, TraceArgs};
 use crate::engine::session::{Choice, Session};
-use crate::protocol::{Inspection, Source, StepReport, TokenView};
+use crate::protocol::{Distribution, Inspection, Source, TokenRecord, TokenView};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -35,6 +35,24 @@ pub fn run(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> Resu
     });
     writeln!(out, "{line}")?;
 
+    if session.draft_label().is_some() {
+        speculative(session, args, out)?;
+    } else {
+        plain(session, args, &forces, out)?;
+    }
+    if let Some(path) = &args.save {
+        crate::engine::session_file::write(path, &session.to_saved()?)?;
+    }
+    Ok(())
+}
+
+/// One step line per step, the tokens chosen by the sampler or forced.
+fn plain(
+    session: &mut Session,
+    args: &TraceArgs,
+    forces: &std::collections::BTreeMap<usize, ForceSpec>,
+    out: &mut dyn Write,
+) -> Result<()> {
     let mut step = 0;
     while step < args.steps {
         // Each token's attention is read right after its own pass.
@@ -60,7 +78,14 @@ pub fn run(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> Resu
         }
         let tokens = session.tokens();
         for (report, attn) in reports.iter().zip(attns) {
-            let mut line = step_line(report, args.top_k, attn);
+            let mut line = step_line(
+                report.step,
+                &report.committed,
+                &report.chosen_from,
+                args.top_k,
+            );
+            add_pass(&mut line, &report.pass);
+            line["attention"] = attn;
             if report.step == step {
                 add_inspection(&mut line, args, &inspected, report.committed.token.id)?;
             } else if args.logit_lens || args.head_map {
@@ -76,14 +101,95 @@ pub fn run(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> Resu
             break;
         }
     }
-    if let Some(path) = &args.save {
-        crate::engine::session_file::write(path, &session.to_saved()?)?;
+    Ok(())
+}
+
+/// Speculative decoding: one round line per round, then a step line for each token it wrote (the
+/// same fields as a plain step's; `decode_ms` is the round's time shared among its tokens).
+fn speculative(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> Result<()> {
+    let mut step = 0;
+    while step < args.steps {
+        let left = args.steps - step;
+        if left == 1 {
+            let report = session.step(Choice::Sample)?;
+            let mut line = step_line(
+                report.step,
+                &report.committed,
+                &report.chosen_from,
+                args.top_k,
+            );
+            add_pass(&mut line, &report.pass);
+            line["attention"] = attention(session, args.attention);
+            writeln!(out, "{line}")?;
+            break;
+        }
+        let round = session.speculate_within(args.draft.k(), left)?;
+        writeln!(out, "{}", round_line(&round.report))?;
+        let share = round.report.ms() / round.report.tokens() as f64;
+        let tokens = session.tokens();
+        let mut ended = false;
+        for s in &round.steps {
+            let mut line = step_line(s.step, &s.committed, &s.chosen_from, args.top_k);
+            add_pass(&mut line, &round.pass);
+            line["decode_ms"] = json!(share);
+            line["attention"] = Value::Null;
+            let upto = &tokens[..=s.committed.position];
+            line["repetition"] = json!(analysis::tip_cycle(upto));
+            writeln!(out, "{line}")?;
+            ended |= session.is_eos(s.committed.token.id);
+        }
+        step += round.steps.len();
+        if ended {
+            break;
+        }
     }
     Ok(())
 }
 
-fn step_line(r: &StepReport, top_k: usize, attention: Value) -> Value {
-    let d = &r.chosen_from;
+/// A round: what was drafted, what the check said of each token, and the costs.
+fn round_line(r: &crate::protocol::RoundReport) -> Value {
+    let each = |f: fn(&crate::protocol::DraftedToken) -> Value| -> Vec<Value> {
+        r.drafted.iter().map(f).collect()
+    };
+    json!({
+        "type": "round",
+        "round": r.round,
+        "draft": r.draft,
+        "k": r.drafted.len(),
+        "first_position": r.first_position,
+        "drafted": each(|d| json!(d.token.id)),
+        "drafted_tokens": each(|d| json!(d.token)),
+        "accepted": r.accepted,
+        "p": each(|d| json!(d.p)),
+        "q": each(|d| json!(d.q)),
+        "accept_prob": each(|d| json!(d.accept_prob)),
+        "u": each(|d| json!(d.u)),
+        "verdicts": each(|d| json!(d.verdict)),
+        "end": r.last.end,
+        "last": r.last.token,
+        "last_prob": r.last.prob,
+        "tokens": r.tokens(),
+        "draft_passes": r.draft_passes,
+        "draft_ms": r.draft_ms,
+        "verify_positions": r.verify_positions,
+        "verify_ms": r.verify_ms,
+        "plain_ms": r.plain_ms,
+        "greedy": r.greedy,
+    })
+}
+
+/// A step's pass: its time and the KV cache after it.
+fn add_pass(line: &mut Value, p: &crate::protocol::PassReport) {
+    line["decode_ms"] = json!(p.ms);
+    line["tokens_fed"] = json!(p.tokens_fed);
+    line["kv_len"] = json!(p.kv_len);
+    line["kv_bytes"] = json!(p.kv_bytes);
+    line["forward_passes"] = json!(p.forward_passes);
+    line["served"] = json!(p.served);
+}
+
+/// The fields every step line has: the token committed and the distribution it was chosen from.
+fn step_line(step: usize, c: &TokenRecord, d: &Distribution, top_k: usize) -> Value {
     let top: Vec<Value> = d
         .candidates
         .iter()
@@ -92,26 +198,19 @@ fn step_line(r: &StepReport, top_k: usize, attention: Value) -> Value {
         .collect();
     json!({
         "type": "step",
-        "step": r.step,
-        "position": r.committed.position,
-        "token": r.committed.token,
-        "source": r.committed.source,
-        "forced": r.committed.source == Source::Forced,
-        "prob": r.committed.prob,
-        "logprob": r.committed.logprob,
-        "rank": r.committed.rank,
+        "step": step,
+        "position": c.position,
+        "token": c.token,
+        "source": c.source,
+        "forced": c.source == Source::Forced,
+        "prob": c.prob,
+        "logprob": c.logprob,
+        "rank": c.rank,
         "entropy": d.entropy,
         "eos_prob": d.eos_prob,
         "top_k": top,
         "draw": d.draw,
-        "decode_ms": r.pass.ms,
-        "tokens_fed": r.pass.tokens_fed,
-        "kv_len": r.pass.kv_len,
-        "kv_bytes": r.pass.kv_bytes,
-        "forward_passes": r.pass.forward_passes,
-        "attention": attention,
         "known_mass": d.known_mass,
-        "served": r.pass.served,
     })
 }
 

@@ -3,6 +3,7 @@
 pub mod backend;
 pub mod catalog;
 pub mod chat;
+pub mod draft;
 pub mod fetch;
 pub mod forward;
 pub mod gguf;

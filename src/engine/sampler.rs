@@ -45,6 +45,10 @@ pub struct ChainOutput {
     pub planned: u32,
     pub planned_prob: f32,
     pub draw: Option<Draw>,
+    /// The whole final distribution the draw is made from: every token the cut-offs keep with its
+    /// renormalised probability, best first (greedy: the planned token with 1). Speculative decoding
+    /// compares the target's and the draft's (`session/speculate.rs`).
+    pub kept: Vec<(u32, f32)>,
 }
 
 impl ChainOutput {
@@ -109,6 +113,15 @@ pub fn run_chain_with(
     let draw = (!greedy).then(|| draw_from(&tempered, &cuts, u));
     let planned = draw.as_ref().map_or(cuts.sorted[0], |d| d.token_id);
     // What the last step takes from: the kept distribution for a draw; greedy takes the top for certain.
+    let kept = if greedy {
+        vec![(planned, 1.0)]
+    } else {
+        let survivors = &cuts.sorted[..cuts.n_m];
+        survivors
+            .iter()
+            .map(|&i| (i, tempered.prob(i) / cuts.mass_m))
+            .collect()
+    };
     let (final_probs, planned_prob) = if greedy {
         let certain = shown.iter().map(|&t| f32::from(u8::from(t == planned)));
         (certain.collect(), 1.0)
@@ -127,6 +140,7 @@ pub fn run_chain_with(
         planned,
         planned_prob,
         draw,
+        kept,
     }
 }
 

@@ -37,6 +37,7 @@ mod parsers_prop;
 mod sampler;
 mod sampler_panel;
 mod sessions;
+mod speculative;
 mod text_editing;
 mod tokenizer;
 mod trace_cli;

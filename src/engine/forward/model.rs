@@ -48,6 +48,32 @@ pub struct AttentionRows {
     pub data: Vec<f32>,
 }
 
+impl AttentionRows {
+    /// The rows of query positions below `end`, over the keys below `end`: what a pass that stopped at
+    /// `end` would have captured (a speculative check's rows for the tokens it kept).
+    pub fn below(&self, end: usize) -> AttentionRows {
+        let rows = end.saturating_sub(self.first_row).min(self.rows);
+        let kv_len = end.min(self.kv_len);
+        if self.rows == 0 || (rows == self.rows && kv_len == self.kv_len) {
+            return self.clone();
+        }
+        let heads = self.data.len() / (self.rows * self.kv_len);
+        let mut data = Vec::with_capacity(heads * rows * kv_len);
+        for lh in 0..heads {
+            for r in 0..rows {
+                let base = (lh * self.rows + r) * self.kv_len;
+                data.extend_from_slice(&self.data[base..base + kv_len]);
+            }
+        }
+        AttentionRows {
+            first_row: self.first_row,
+            rows,
+            kv_len,
+            data,
+        }
+    }
+}
+
 pub struct ForwardOutput {
     /// `[positions, vocab]` row-major: one row (the last position) unless `all_logits`.
     pub logits: Vec<f32>,
@@ -167,6 +193,18 @@ impl Model {
         self.layers
             .iter_mut()
             .for_each(|l| l.activation = activation);
+        self
+    }
+
+    /// The first `n` layers, then the final norm and the output head: the model stopped early, as the
+    /// logit lens reads it after layer `n` (a speculative draft, `engine/draft.rs`). Its own, shorter
+    /// KV cache.
+    pub fn keep_layers(mut self, n: usize) -> Self {
+        let n = n.clamp(1, self.layers.len());
+        self.layers.truncate(n);
+        self.config.n_layer = n;
+        let c = &self.config;
+        self.cache = KvCache::new(n, c.n_kv_head, c.head_dim, c.context_length);
         self
     }
 

@@ -2,9 +2,9 @@
 //! atomic: validate first, then change inside `atomically` (`atomic.rs`), so a failure leaves the
 //! session unchanged.
 
-use super::{Choice, Node, Result, Session, SessionError, StepReport};
+use super::{ChainOutput, Choice, Node, Result, Session, SessionError, StepReport};
 use crate::engine::sampler;
-use crate::protocol::{PrefillReport, Source, TokenRecord};
+use crate::protocol::{Distribution, PrefillReport, Source, TokenRecord};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -173,8 +173,7 @@ impl Session {
         }
     }
 
-    /// The body of a step, inside an edit: choose, record, move along the tree (reusing an existing
-    /// child with the same token), feed, describe.
+    /// The body of a step, inside an edit: choose, record, move along the tree, feed, describe.
     pub(super) fn commit(&mut self, choice: Choice) -> Result<StepReport> {
         let (out, logits, chosen_from) = self.described()?;
         // A hand pick equal to what the sampler would take is a step, not a deviation: only real
@@ -188,37 +187,12 @@ impl Session {
             None => Source::Greedy,
             Some(_) => Source::Sampled,
         };
-        let record = TokenRecord {
-            token: self.vocab.view(token),
-            position: self.path.len(),
-            source,
-            prob: out.raw_prob(&logits, token),
-            logprob: logits[token as usize] - out.lse,
-            rank: match chosen_from.candidates.iter().find(|c| c.token.id == token) {
-                Some(c) => c.rank,
-                None => sampler::rank_of(&logits, token),
-            },
-            entropy: chosen_from.entropy,
-        };
-        let tip = *self.path.last().ok_or(SessionError::NoPrompt)?;
-        let existing = self.nodes[tip]
-            .children
-            .iter()
-            .copied()
-            .find(|&c| self.nodes[c].token == token);
-        let node = match existing {
-            Some(child) => {
-                // Stepping again where a branch already went: the same node, chosen anew.
-                let old = &self.nodes[child];
-                self.undo.push((child, old.record.clone(), old.pass));
-                self.nodes[child].record = record;
-                self.path.push(child);
-                child
-            }
-            None => self.push_node(Some(tip), token, record),
-        };
+        let node = self.place(token, source, &out, &logits, &chosen_from)?;
         let pass = self.feed()?;
         self.nodes[node].pass = Some((pass.ms, pass.kv_cache_on));
+        if pass.tokens_fed == 1 && pass.kv_cache_on && !self.model.is_served() {
+            self.plain_step = Some((pass.ms, self.path.len()));
+        }
         let next = self.distribution()?;
         // Last, after everything that can fail: the undo log does not need to know of it.
         self.nodes[node].chosen = Some(Arc::new(chosen_from.clone()));
@@ -232,6 +206,48 @@ impl Session {
             attention: self.window(),
             branches: self.branches(),
             ab: None,
+        })
+    }
+
+    /// Records `token`, chosen by `source` from the chain `out` over `logits` (described as
+    /// `chosen_from`), as the token after the tip, and moves the tip onto it: onto the existing child
+    /// with that token when a branch already went there, else a new node. Runs no pass.
+    pub(super) fn place(
+        &mut self,
+        token: u32,
+        source: Source,
+        out: &ChainOutput,
+        logits: &[f32],
+        chosen_from: &Distribution,
+    ) -> Result<usize> {
+        let record = TokenRecord {
+            token: self.vocab.view(token),
+            position: self.path.len(),
+            source,
+            prob: out.raw_prob(logits, token),
+            logprob: logits[token as usize] - out.lse,
+            rank: match chosen_from.candidates.iter().find(|c| c.token.id == token) {
+                Some(c) => c.rank,
+                None => sampler::rank_of(logits, token),
+            },
+            entropy: chosen_from.entropy,
+        };
+        let tip = *self.path.last().ok_or(SessionError::NoPrompt)?;
+        let existing = self.nodes[tip]
+            .children
+            .iter()
+            .copied()
+            .find(|&c| self.nodes[c].token == token);
+        Ok(match existing {
+            Some(child) => {
+                // Stepping again where a branch already went: the same node, chosen anew.
+                let old = &self.nodes[child];
+                self.undo.push((child, old.record.clone(), old.pass));
+                self.nodes[child].record = record;
+                self.path.push(child);
+                child
+            }
+            None => self.push_node(Some(tip), token, record),
         })
     }
 

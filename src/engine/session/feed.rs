@@ -93,7 +93,11 @@ impl Session {
 
     /// Stores each captured row's last `ATTENTION_KEEP` keys on its node. A node's pass time is recorded
     /// the first time it is fed: a re-feed (cache off, branch switch) re-reads it but is not its step.
-    fn keep_attention_rows(&mut self, a: &crate::engine::forward::model::AttentionRows, ms: f64) {
+    pub(super) fn keep_attention_rows(
+        &mut self,
+        a: &crate::engine::forward::model::AttentionRows,
+        ms: f64,
+    ) {
         let on = self.opts.kv_cache;
         let heads = self.model.config().n_layer * self.model.config().n_head;
         for r in 0..a.rows {
@@ -116,7 +120,7 @@ impl Session {
     }
 
     /// Keeps the newest `LOGITS_KEEP` logits rows; older ones are recomputed if visited again.
-    fn remember_logits(&mut self, tip: usize) {
+    pub(super) fn remember_logits(&mut self, tip: usize) {
         self.with_logits.push_back(tip);
         while self.with_logits.len() > LOGITS_KEEP {
             let old = self
@@ -176,7 +180,7 @@ impl Session {
 
     /// The DRY sequence breakers mapped onto the vocabulary (a pass over every token's text), built once
     /// for the breaker texts in the settings and kept until those change. None while DRY is off.
-    fn dry_breakers(&mut self) -> Arc<DryBreakers> {
+    pub(super) fn dry_breakers(&mut self) -> Arc<DryBreakers> {
         // A served vocabulary lives on the server: mapping breakers onto it would take a request per
         // token, so DRY runs there without sequence breakers (docs/TRACE.md says so).
         if !sampler::dry_on(&self.settings)

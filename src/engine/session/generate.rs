@@ -4,7 +4,7 @@
 //! [`Session::generate`].
 
 use super::{Choice, Result, Session};
-use crate::protocol::{Source, StepReport};
+use crate::protocol::{RoundSteps, Source, StepReport};
 
 impl Session {
     /// Whether the token this step committed ends the text: an end-of-text token the sampler chose. A
@@ -31,5 +31,24 @@ impl Session {
             }
         }
         Ok(out)
+    }
+
+    /// A speculative round that writes at most `most` tokens (≥ 2: fewer drafts near the end) and
+    /// stops where plain generation would: tokens the round wrote after an end of text are rewound
+    /// (they stay as a branch), so the text is exactly what plain stepping writes.
+    pub fn speculate_within(&mut self, k: usize, most: usize) -> Result<RoundSteps> {
+        let mut round = self.speculate(k.min(most.saturating_sub(1)).max(1))?;
+        let end = round
+            .steps
+            .iter()
+            .position(|s| self.is_eos(s.committed.token.id));
+        if let Some(end) = end {
+            let extra = round.steps.len() - 1 - end;
+            if extra > 0 {
+                self.rewind(extra)?;
+                round.steps.truncate(end + 1);
+            }
+        }
+        Ok(round)
     }
 }

@@ -16,9 +16,11 @@ mod guess;
 mod inspect;
 mod lab;
 mod save;
+mod speculate;
 mod view;
 
 pub use inspect::LENS_TOP;
+pub use speculate::ResidualRule;
 pub use view::NewestAttention;
 
 use super::backend::Backend;
@@ -179,6 +181,13 @@ pub struct Session {
     save: save::SaveState,
     /// The server, when the model is served (`--server`).
     served: Option<ServedInfo>,
+    /// The draft of speculative decoding, when one is loaded (`speculate.rs`).
+    draft: Option<super::draft::Draft>,
+    /// Speculative rounds run in this session.
+    rounds: usize,
+    /// The newest plain one-token step of the model: its time, and the path's length after it. A
+    /// round compares its cost with it.
+    plain_step: Option<(f64, usize)>,
 }
 
 impl Session {
@@ -226,6 +235,9 @@ impl Session {
             fault_at_pass: None,
             save: Default::default(),
             served: None,
+            draft: None,
+            rounds: 0,
+            plain_step: None,
             prefill: PrefillReport {
                 tokens: 0,
                 ms: 0.0,

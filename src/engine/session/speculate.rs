@@ -1,0 +1,393 @@
+//! Speculative decoding, one round at a time, as published (Leviathan et al. 2023; Chen et al. 2023):
+//! the draft proposes K tokens one by one from its distribution q; the model reads them all in one
+//! pass through its KV cache and gets its own distribution p at every position; drafted token i is
+//! kept with probability min(1, p/q); at the first rejection a token is drawn from max(0, p − q),
+//! normalised; when all K are kept, one bonus token is drawn from p. p and q are the distributions
+//! after the sampler chain (greedy: all mass on the top token, so a drafted token is kept exactly when
+//! it is the model's top token, and the text is plain greedy's). Either way the text is distributed as
+//! the model's own: the draft changes the cost, never the output.
+//!
+//! The round's last token is not read by the model: the next round's check reads it together with
+//! the new drafts (one pass for both), as a server does. Both KV caches keep only the kept prefix.
+
+use super::{Result, Session, SessionError, ATTENTION_KEEP};
+use crate::engine::draft::{Draft, Proposals, MAX_DRAFT_K};
+use crate::engine::forward::model::{AttentionRows, ForwardOptions};
+use crate::engine::sampler::{self, ChainOutput};
+use crate::protocol::*;
+use std::sync::Arc;
+
+/// Salt for the check's uniform numbers (the residual and bonus draws use the plain draw's).
+const ACCEPT_SALT: u64 = 0xACCE_9700_0000_0001;
+/// A plain step measured this many positions back no longer stands for one here.
+const PLAIN_STALE: usize = 128;
+
+/// What the model's check returns: the logits after each position, by position (`None` below the
+/// pass), the pass, and its attention rows.
+struct Checked {
+    rows: Vec<Option<Arc<Vec<f32>>>>,
+    pass: PassReport,
+    attention: AttentionRows,
+}
+
+/// A test hook: what to do at a rejection instead of the published residual draw.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ResidualRule {
+    /// max(0, p − q), normalised: exact.
+    #[default]
+    Published,
+    /// Draw from p itself, a common mistake: the text is then biased towards what the draft rejects
+    /// least. Only for the test that shows the statistical test can tell.
+    FromP,
+}
+
+impl Session {
+    /// Loads (or, with `None`, drops) the draft that `speculate` uses.
+    pub fn set_draft(&mut self, draft: Option<Draft>) {
+        self.draft = draft;
+    }
+
+    /// The loaded draft's name.
+    pub fn draft_label(&self) -> Option<&str> {
+        self.draft.as_ref().map(|d| d.label.as_str())
+    }
+
+    /// The loaded draft, for what a screen says of it.
+    pub fn draft(&self) -> Option<&Draft> {
+        self.draft.as_ref()
+    }
+
+    /// One round with `k` drafted tokens (1 to 16; fewer where the context ends). Atomic: on failure
+    /// the session is as it was.
+    pub fn speculate(&mut self, k: usize) -> Result<RoundSteps> {
+        self.speculate_with(k, ResidualRule::Published)
+    }
+
+    #[doc(hidden)]
+    pub fn speculate_with(&mut self, k: usize, rule: ResidualRule) -> Result<RoundSteps> {
+        if self.model.is_served() {
+            return Err(SessionError::NotServed(
+                "speculative decoding (a draft needs the model's own passes)",
+            ));
+        }
+        self.check_room(2)?;
+        let room = self.model.config().context_length - self.path.len();
+        let k = k.clamp(1, MAX_DRAFT_K).min(room - 1);
+        let mut draft = self.draft.take().ok_or_else(|| {
+            SessionError::Internal("no draft loaded: pass --draft (q2_k, layers:20, …)".into())
+        })?;
+        let result = self.atomically(|s| {
+            let plain_ms = s.plain_ms()?;
+            s.round(&mut draft, k, plain_ms, rule)
+        });
+        self.draft = Some(draft);
+        if result.is_ok() {
+            self.rounds += 1;
+        }
+        result
+    }
+
+    /// One plain step's time at about this depth: the newest measured, or one bare pass now.
+    fn plain_ms(&mut self) -> Result<f64> {
+        let len = self.path.len();
+        if let Some((ms, at)) = self.plain_step {
+            if len.abs_diff(at) < PLAIN_STALE {
+                return Ok(ms);
+            }
+        }
+        if self.fed < len || !self.opts.kv_cache {
+            self.feed()?;
+        }
+        let tip = self.nodes[*self.path.last().expect("checked")].token;
+        let ms = self.time_bare_forward(tip)?;
+        self.plain_step = Some((ms, len));
+        Ok(ms)
+    }
+
+    fn round(
+        &mut self,
+        draft: &mut Draft,
+        k: usize,
+        plain_ms: f64,
+        rule: ResidualRule,
+    ) -> Result<RoundSteps> {
+        let l = self.path.len();
+        let breakers = self.dry_breakers();
+        let proposals = draft.propose(&self.tokens(), k, &self.settings, &breakers)?;
+        let Checked {
+            rows,
+            pass,
+            attention,
+        } = self.verify(&proposals)?;
+        let greedy = self.settings.is_greedy();
+        let seed = self.settings.seed;
+        let mut drafted = Vec::with_capacity(k);
+        let mut steps = Vec::with_capacity(k + 1);
+        let mut last = None;
+        for (i, d) in proposals.tokens.iter().enumerate() {
+            let (out, logits, dist) = self.described()?;
+            let p = prob_in(&out.kept, d.token);
+            let accept_prob = accept_prob(p, d.q);
+            let u = sampler::uniform(seed ^ ACCEPT_SALT, l + i);
+            let kept = u < accept_prob;
+            drafted.push(DraftedToken {
+                token: self.vocab.view(d.token),
+                p,
+                q: d.q,
+                accept_prob,
+                u,
+                verdict: if kept {
+                    Verdict::Accepted
+                } else {
+                    Verdict::Rejected
+                },
+                model_top: self.vocab.view(out.kept[0].0),
+            });
+            if !kept {
+                let from = match rule {
+                    ResidualRule::Published => residual(&out.kept, &d.dist),
+                    ResidualRule::FromP => out.kept.clone(),
+                };
+                let u = sampler::uniform(seed, l + i);
+                let (token, prob) = draw(&from, u).unwrap_or((out.kept[0].0, 1.0));
+                steps.push(self.write(token, &out, &logits, without_draw(dist), None)?);
+                last = Some(self.round_last(token, RoundEnd::Residual, prob, &from));
+                break;
+            }
+            let row = rows.get(l + i).cloned().flatten();
+            steps.push(self.write(d.token, &out, &logits, without_draw(dist), row)?);
+        }
+        let accepted = steps.len() - usize::from(last.is_some());
+        if last.is_none() {
+            // Every drafted token kept: the bonus is the plain draw from p at the next position.
+            let (out, logits, dist) = self.described()?;
+            let token = out.planned;
+            steps.push(self.write(token, &out, &logits, dist, None)?);
+            last = Some(self.round_last(token, RoundEnd::Bonus, out.planned_prob, &out.kept));
+        }
+        let history = &self.tokens()[..l];
+        for i in drafted.len()..proposals.tokens.len() {
+            let row = rows[l + i - 1].clone().expect("the check read it");
+            drafted.push(self.unchecked(history, &proposals, i, &row, &breakers));
+        }
+        self.settle_caches(l + accepted);
+        // The check's attention rows of the positions the text kept (a rejected draft's are dropped).
+        let kept = attention.below(l + accepted);
+        self.keep_attention_rows(&kept, pass.ms);
+        self.last_attention = Arc::new(kept);
+        let report = RoundReport {
+            round: self.rounds,
+            draft: draft.label.clone(),
+            first_position: l,
+            drafted,
+            accepted,
+            last: last.expect("set above"),
+            draft_passes: proposals.passes,
+            draft_ms: proposals.ms,
+            verify_positions: pass.tokens_fed,
+            verify_ms: pass.ms,
+            plain_ms,
+            greedy,
+        };
+        let share = report.ms() / steps.len() as f64;
+        for s in &steps {
+            let node = self.path[s.committed.position];
+            self.nodes[node].pass = Some((share, self.opts.kv_cache));
+        }
+        Ok(RoundSteps {
+            report,
+            steps,
+            pass,
+        })
+    }
+
+    /// The model's check: one pass over the tokens its cache lacks (the last round's final token, if
+    /// any) and the drafts. Sets the tip's logits when it had none.
+    fn verify(&mut self, proposals: &Proposals) -> Result<Checked> {
+        let l = self.path.len();
+        let tip = self.path[l - 1];
+        let on = self.opts.kv_cache;
+        let from = match (on, self.nodes[tip].logits.is_some()) {
+            (false, _) => 0,
+            (true, true) => self.fed.min(l),
+            (true, false) => self.fed.min(l - 1),
+        };
+        self.fed_floor = self.fed_floor.min(from);
+        let mut tokens: Vec<u32> = self.path[from..]
+            .iter()
+            .map(|&n| self.nodes[n].token)
+            .collect();
+        tokens.extend(proposals.tokens.iter().map(|p| p.token));
+        let opts = ForwardOptions {
+            capture_rows: ATTENTION_KEEP.min(tokens.len()),
+            all_logits: true,
+            lens: false,
+        };
+        let out = self.model.forward(&tokens, from, opts)?;
+        if self.fault_at_pass == Some(self.model.forward_passes()) {
+            self.fault_at_pass = None;
+            return Err(SessionError::Internal("injected fault".into()));
+        }
+        let vocab = self.model.vocab_size();
+        let mut rows = vec![None; from];
+        rows.extend(
+            out.logits
+                .chunks_exact(vocab)
+                .map(|r| Some(Arc::new(r.to_vec()))),
+        );
+        if self.nodes[tip].logits.is_none() {
+            self.nodes[tip].logits = rows[l - 1].clone();
+            self.remember_logits(tip);
+        }
+        let pass = PassReport {
+            tokens_fed: tokens.len(),
+            ms: out.ms,
+            kv_len: if on { from + tokens.len() } else { 0 },
+            kv_bytes: 0,
+            kv_cache_on: on,
+            forward_passes: self.model.forward_passes(),
+            served: None,
+        };
+        Ok(Checked {
+            rows,
+            pass,
+            attention: out.attention,
+        })
+    }
+
+    /// Commits one of the round's tokens after the tip. `row`, the model's logits after it, is known
+    /// for a kept draft (the check computed it); the round's last token has none yet.
+    fn write(
+        &mut self,
+        token: u32,
+        out: &ChainOutput,
+        logits: &[f32],
+        chosen_from: Distribution,
+        row: Option<Arc<Vec<f32>>>,
+    ) -> Result<RoundStep> {
+        let source = if self.settings.is_greedy() {
+            Source::Greedy
+        } else {
+            Source::Sampled
+        };
+        let node = self.place(token, source, out, logits, &chosen_from)?;
+        if let Some(row) = row {
+            self.nodes[node].logits = Some(row);
+            self.remember_logits(node);
+        }
+        self.nodes[node].chosen = Some(Arc::new(chosen_from.clone()));
+        Ok(RoundStep {
+            step: self.generated() - 1,
+            committed: self.nodes[node].record.clone(),
+            chosen_from,
+        })
+    }
+
+    /// After the round: the model's cache holds the path up to `fed` (the round's last token is not
+    /// read yet), and the last pass reports that.
+    fn settle_caches(&mut self, fed: usize) {
+        if self.opts.kv_cache {
+            self.fed = fed;
+            self.model.cache_truncate(fed);
+        } else {
+            self.fed = 0;
+            self.model.cache_clear();
+        }
+        self.last_pass = PassReport {
+            kv_len: self.model.cache_len(),
+            kv_bytes: self.model.cache_bytes(),
+            forward_passes: self.model.forward_passes(),
+            ..self.last_pass.clone()
+        };
+    }
+
+    /// A drafted token after the first rejection, never checked: what the check would have said.
+    fn unchecked(
+        &self,
+        history: &[u32],
+        proposals: &Proposals,
+        i: usize,
+        row: &[f32],
+        breakers: &sampler::DryBreakers,
+    ) -> DraftedToken {
+        let mut ids = history.to_vec();
+        ids.extend(proposals.tokens[..i].iter().map(|p| p.token));
+        let out = sampler::run_chain_with(row, &ids, &self.settings, breakers, 1, 0.0);
+        let d = &proposals.tokens[i];
+        let p = prob_in(&out.kept, d.token);
+        DraftedToken {
+            token: self.vocab.view(d.token),
+            p,
+            q: d.q,
+            accept_prob: accept_prob(p, d.q),
+            u: sampler::uniform(self.settings.seed ^ ACCEPT_SALT, history.len() + i),
+            verdict: Verdict::Unchecked,
+            model_top: self.vocab.view(out.kept[0].0),
+        }
+    }
+
+    fn round_last(&self, token: u32, end: RoundEnd, prob: f32, from: &[(u32, f32)]) -> RoundLast {
+        RoundLast {
+            token: self.vocab.view(token),
+            end,
+            prob,
+            from: from
+                .iter()
+                .take(self.opts.top_k_shown)
+                .map(|&(t, p)| (self.vocab.view(t), p))
+                .collect(),
+        }
+    }
+}
+
+/// min(1, p/q): the chance the check keeps a token the draft drew with probability q.
+fn accept_prob(p: f32, q: f32) -> f32 {
+    if q > 0.0 {
+        (p / q).min(1.0)
+    } else {
+        1.0
+    }
+}
+
+/// A distribution's probability of `token` (0 when it is cut).
+fn prob_in(dist: &[(u32, f32)], token: u32) -> f32 {
+    dist.iter()
+        .find(|(t, _)| *t == token)
+        .map_or(0.0, |&(_, p)| p)
+}
+
+/// max(0, p − q), normalised, best first; empty when p ≤ q everywhere (then p = q, and nothing is
+/// ever rejected).
+pub fn residual(p: &[(u32, f32)], q: &[(u32, f32)]) -> Vec<(u32, f32)> {
+    let mut r: Vec<(u32, f32)> = p
+        .iter()
+        .map(|&(t, pt)| (t, (pt - prob_in(q, t)).max(0.0)))
+        .filter(|&(_, x)| x > 0.0)
+        .collect();
+    let total: f64 = r.iter().map(|&(_, x)| x as f64).sum();
+    r.iter_mut()
+        .for_each(|(_, x)| *x = (*x as f64 / total) as f32);
+    r.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    r
+}
+
+/// The inverse-CDF draw from `dist` at `u`: the token and its probability.
+fn draw(dist: &[(u32, f32)], u: f32) -> Option<(u32, f32)> {
+    let total: f64 = dist.iter().map(|&(_, p)| p as f64).sum();
+    let target = u as f64 * total;
+    let mut cum = 0.0f64;
+    dist.iter()
+        .find(|&&(_, p)| {
+            cum += p as f64;
+            cum > target
+        })
+        .or(dist.last())
+        .copied()
+}
+
+/// A drafted or residual token's distribution: the plain draw at its position was not what chose it.
+fn without_draw(mut d: Distribution) -> Distribution {
+    d.draw = None;
+    d
+}
