@@ -76,6 +76,18 @@ impl Tally {
         self.plain_ms += plain_ms * (accepted + 1) as f64;
     }
 
+    /// Adds another tally's rounds.
+    pub fn merge(&mut self, t: &Tally) {
+        self.rounds += t.rounds;
+        self.checked += t.checked;
+        self.accepted += t.accepted;
+        self.tokens += t.tokens;
+        self.round_ms += t.round_ms;
+        self.plain_ms += t.plain_ms;
+        self.draft_ms += t.draft_ms;
+        self.verify_ms += t.verify_ms;
+    }
+
     /// Kept drafted tokens over checked ones.
     pub fn acceptance(&self) -> f64 {
         ratio(self.accepted as f64, self.checked as f64)

@@ -276,6 +276,10 @@ pub struct BenchArgs {
     /// machine what a CPU with only AVX2 runs (the rest of the pass is the same code on both).
     #[arg(long, value_enum, default_value_t = KernelCap::Best)]
     pub isa: KernelCap,
+    /// With --draft: also decode -n tokens greedily with speculative decoding, against plain steps
+    /// in the same run.
+    #[command(flatten)]
+    pub draft: DraftArgs,
 }
 
 /// `bench --isa`: the fastest matmul kernel set a run may use.

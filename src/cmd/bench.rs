@@ -45,9 +45,12 @@ pub struct Report {
     pub decode_threads: usize,
     /// The SIMD kernels that ran (`avx512`, `avx2`, `scalar`): the CPU's best, or `--isa`'s cap.
     pub isa: String,
+    /// With `--draft`: plain against speculative decoding, measured in this run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speculative: Option<super::bench_draft::SpecBench>,
 }
 
-fn median_std(xs: &[f64]) -> (f64, f64) {
+pub(super) fn median_std(xs: &[f64]) -> (f64, f64) {
     let mut v = xs.to_vec();
     v.sort_by(|a, b| a.total_cmp(b));
     let med = if v.len() % 2 == 1 {
@@ -195,6 +198,16 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
     let decode_threads = model.decode_threads();
     drop(model);
 
+    let speculative = match args.draft.spec() {
+        Some(spec) => Some(super::bench_draft::measure(
+            path,
+            &spec,
+            args.draft.k(),
+            args.gen_len,
+            args.reps,
+        )?),
+        None => None,
+    };
     let step_overhead = step_overhead(path, args.reps)?;
     let max_prob_diff_fast_vs_exact = fast_vs_exact(path)?;
     Ok(Report {
@@ -207,6 +220,7 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
         peak_rss_mib: peak_rss_mib(),
         decode_threads,
         isa: Isa::best().name().to_string(),
+        speculative,
     })
 }
 
@@ -325,6 +339,9 @@ pub fn run(path: &Path, args: &BenchArgs) -> Result<()> {
             row.median_tok_s,
             l.efficiency * 100.0
         );
+    }
+    if let Some(b) = &r.speculative {
+        println!("\n{}", super::bench_draft::describe(b));
     }
     println!("\nsession step / bare forward: {:.3}x", r.step_overhead);
     println!(

@@ -3,6 +3,7 @@
 //! are all in `cli`. This is the top of the house: it may use every module below it.
 
 pub mod bench;
+pub mod bench_draft;
 pub mod compare;
 pub mod compare_ab;
 pub mod export;

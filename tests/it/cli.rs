@@ -359,6 +359,35 @@ fn bench_sets_decode_against_the_speed_of_light() {
     }
 }
 
+/// `bench --draft` measures plain and speculative decoding in one run, on the same greedy text.
+#[test]
+fn bench_with_a_draft_reports_both_rates_and_the_acceptance() {
+    let out = quick_bench(&[
+        "-n",
+        "12",
+        "--no-cache-lens",
+        "4",
+        "--draft",
+        "layers:20",
+        "--draft-k",
+        "4",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let b = &report["speculative"];
+    let num = |k: &str| b[k].as_f64().unwrap_or_else(|| panic!("{k} in {b}"));
+    assert_eq!(b["draft"], "layers:20");
+    assert!(num("plain_tok_s") > 0.0 && num("speculative_tok_s") > 0.0);
+    assert!((num("speedup") - num("speculative_tok_s") / num("plain_tok_s")).abs() < 1e-9);
+    assert!((0.0..=1.0).contains(&num("acceptance")));
+    let per_pass = num("tokens_per_target_pass");
+    assert!((1.0..=5.0).contains(&per_pass), "{per_pass}");
+    assert!(num("target_passes_per_token") <= 1.0, "{b}");
+    // 20 of 30 layers, and the whole output head.
+    let bytes = num("draft_bytes_ratio");
+    assert!(bytes > 20.0 / 30.0 && bytes < 0.9, "{bytes}");
+}
+
 /// `bench --isa` runs (and reports) the kernels it is capped at, with the same probabilities as the
 /// exact path; a kernel set the CPU lacks is refused with what it runs.
 #[test]

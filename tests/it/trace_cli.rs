@@ -146,3 +146,51 @@ fn a_bad_force_spec_is_a_clear_error() {
     assert!(!ok);
     assert!(err.contains("not a step number"), "{err}");
 }
+
+/// `trace --draft`: the same step token ids as without it (greedy), plus one round line per round
+/// with what was drafted, what was kept, p, q, min(1, p/q) and the costs; for a re-quantised draft
+/// and an early-exit one.
+#[test]
+fn a_trace_with_a_draft_writes_the_plain_steps_and_a_line_per_round() {
+    let base = ["--greedy", "--steps", "32", "--prompt", "1, 2, 3, 4, 5, 6,"];
+    let ids = |lines: &[Value]| -> Vec<u64> {
+        let steps = lines.iter().filter(|l| l["type"] == "step");
+        steps.map(|l| l["token"]["id"].as_u64().unwrap()).collect()
+    };
+    let (plain, err, ok) = trace(&base);
+    assert!(ok, "{err}");
+    for draft in ["q2_k", "layers:20"] {
+        let (lines, err, ok) = trace(&[&base[..], &["--draft", draft, "--draft-k", "4"]].concat());
+        assert!(ok, "{err}");
+        assert_eq!(ids(&lines), ids(&plain), "draft {draft}");
+        let rounds: Vec<&Value> = lines.iter().filter(|l| l["type"] == "round").collect();
+        assert!(!rounds.is_empty());
+        let mut steps_after = 0;
+        for r in &rounds {
+            assert_eq!(r["draft"], draft);
+            let drafted = r["drafted"].as_array().unwrap();
+            let accepted = r["accepted"].as_u64().unwrap() as usize;
+            assert!(drafted.len() <= 4 && accepted <= drafted.len());
+            for key in ["p", "q", "accept_prob", "verdicts"] {
+                assert_eq!(r[key].as_array().unwrap().len(), drafted.len(), "{key}");
+            }
+            for (i, a) in r["accept_prob"].as_array().unwrap().iter().enumerate() {
+                let (p, q) = (r["p"][i].as_f64().unwrap(), r["q"][i].as_f64().unwrap());
+                assert!((a.as_f64().unwrap() - (p / q).min(1.0)).abs() < 1e-6);
+            }
+            assert_eq!(r["tokens"].as_u64().unwrap() as usize, accepted + 1);
+            assert!(
+                r["draft_ms"].as_f64().unwrap() > 0.0 && r["verify_ms"].as_f64().unwrap() > 0.0
+            );
+            steps_after += accepted + 1;
+        }
+        // Every step but a lone last one came from a round.
+        assert!(steps_after >= 31, "{steps_after}");
+    }
+}
+
+#[test]
+fn a_trace_refuses_a_draft_with_forced_tokens() {
+    let (_, err, ok) = trace(&["--draft", "q4_0", "--force", "2:3"]);
+    assert!(!ok && err.contains("--force"), "{err}");
+}
