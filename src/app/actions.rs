@@ -91,6 +91,7 @@ impl App {
             }
             Action::ToggleHidden => self.toggle_hidden(),
             Action::TogglePredict => self.toggle_predict(),
+            Action::ToggleDraft => self.toggle_draft(),
             Action::TogglePresenter => {
                 self.presenter.on = !self.presenter.on;
                 let state = if self.presenter.on { "on" } else { "off" };
@@ -105,22 +106,22 @@ impl App {
     /// Handles the next side panel: in presenter mode one more panel or none, else the next of the
     /// panels in turn (the A/B panel only with a model B).
     fn next_panel(&mut self) {
-        let b = self.has_model_b();
+        let (b, d) = (self.has_model_b(), self.draft().is_some());
+        // The panels in turn; A/B only with a model B, the round only with a draft.
+        let after = |p: SidePanel| match p {
+            SidePanel::Attention => Some(SidePanel::Timing),
+            SidePanel::Timing => Some(SidePanel::Repetition),
+            SidePanel::Repetition if b => Some(SidePanel::ModelB),
+            SidePanel::Repetition | SidePanel::ModelB if d => Some(SidePanel::Round),
+            SidePanel::Repetition | SidePanel::ModelB | SidePanel::Round => None,
+        };
         if self.presenter.on {
             self.presenter.side = match self.presenter.side {
                 None => Some(SidePanel::Attention),
-                Some(SidePanel::Attention) => Some(SidePanel::Timing),
-                Some(SidePanel::Timing) => Some(SidePanel::Repetition),
-                Some(SidePanel::Repetition) if b => Some(SidePanel::ModelB),
-                Some(SidePanel::Repetition | SidePanel::ModelB) => None,
+                Some(p) => after(p),
             }
         } else {
-            self.screen.side = match self.screen.side {
-                SidePanel::Attention => SidePanel::Timing,
-                SidePanel::Timing => SidePanel::Repetition,
-                SidePanel::Repetition if b => SidePanel::ModelB,
-                SidePanel::Repetition | SidePanel::ModelB => SidePanel::Attention,
-            }
+            self.screen.side = after(self.screen.side).unwrap_or(SidePanel::Attention);
         }
     }
 

@@ -13,6 +13,7 @@ impl App {
             event,
             Event::Synced(_)
                 | Event::Stepped(_)
+                | Event::Rounded { .. }
                 | Event::Compared { view: Some(_), .. }
                 | Event::LessonStep(_)
         );
@@ -32,6 +33,7 @@ impl App {
                 self.on_compared(*comparison);
             }
             Event::Stepped(report) => self.on_stepped(report),
+            Event::Rounded { round, view } => self.on_rounded(*round, *view),
             Event::LessonStep(step) => lesson_compare = self.on_lesson_step(*step),
             Event::Tokenized { text, tokens } => {
                 if self.mode == Mode::ForceText && text == self.input.text() {

@@ -164,6 +164,8 @@ pub enum Action {
     TogglePredict,
     /// Presenter mode: large type, fewer panels (`ui/presenter.rs`).
     TogglePresenter,
+    /// Speculative rounds on/off (`app/speculative.rs`): a step press then drafts and checks.
+    ToggleDraft,
 }
 
 /// One row of the table.
@@ -211,6 +213,7 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Normal), &[P(K::Char('s'))], A::OpenSampler, "sampler settings"),
     b(In(M::Normal), &[P(K::Char('t'))], A::ToggleChain, "sampler chain stage by stage"),
     b(In(M::Normal), &[P(K::Char('v'))], A::ToggleKvCache, "KV cache on/off"),
+    b(In(M::Normal), &[P(K::Char('d'))], A::ToggleDraft, "speculative rounds on/off (--draft)"),
     b(In(M::Normal), &[P(K::Char('['))], A::PrevLayer, "attention: prev layer"),
     b(In(M::Normal), &[P(K::Char(']'))], A::NextLayer, "attention: next layer"),
     b(In(M::Normal), &[P(K::Char('{'))], A::PrevHead, "attention: prev head/mean"),
@@ -219,7 +222,7 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Normal), &[P(K::Char('>'))], A::NewerKeys, "attention: newer keys"),
     b(In(M::Normal), &[P(K::Char('x'))], A::OpenCompare, "compare with the path left"),
     b(In(M::Normal), &[P(K::Char('r'))], A::OpenReference, "reference vs free running"),
-    b(In(M::Normal), &[P(K::Tab)], A::NextPanel, "attention·timing·loops·A/B"),
+    b(In(M::Normal), &[P(K::Tab)], A::NextPanel, "attention·timing·loops·A/B·round"),
     b(In(M::Normal), &[P(K::Char('p'))], A::OpenPrompt, "edit prompt, prefill again"),
     b(In(M::Normal), &[P(K::Char('c'))], A::ToggleChat, "chat template on/off"),
     b(In(M::Normal), &[P(K::PageUp)], A::ScrollUp, "transcript: a page back (or the mouse wheel)"),

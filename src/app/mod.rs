@@ -30,6 +30,7 @@ pub mod sampler_panel;
 pub mod screen_map;
 mod selection;
 pub mod sessions;
+pub mod speculative;
 pub mod state;
 mod text;
 mod update;
@@ -99,6 +100,8 @@ pub enum SidePanel {
     Repetition,
     /// Model B beside model A (`ui/model_b.rs`); `Tab` offers it only when a model B is loaded.
     ModelB,
+    /// The newest speculative round (`ui/round.rs`); `Tab` offers it only when a draft is loaded.
+    Round,
 }
 
 /// What the engine is doing, for the spinner.
@@ -208,6 +211,8 @@ pub struct App {
     /// Predict-then-reveal and its score (`predict.rs`).
     pub predict: predict::Predict,
     pub presenter: Presenter,
+    /// Speculative rounds (`speculative.rs`).
+    pub speculative: speculative::Speculative,
     /// The user has been told the model ended its turn; the next step press goes past it.
     pub past_end_confirmed: bool,
     /// Step presses waiting for the step in flight (see `requests.rs`).
@@ -281,6 +286,7 @@ impl App {
             lesson: None,
             predict: predict::Predict::default(),
             presenter: Presenter::default(),
+            speculative: Default::default(),
             past_end_confirmed: false,
             queued_steps: 0,
             confirm: None,

@@ -98,7 +98,8 @@ impl App {
             return vec![];
         }
         self.past_end_confirmed = false;
-        self.request(Command::Step, "stepping")
+        let (cmd, label) = self.step_command();
+        self.request(cmd, label)
     }
 
     /// Sends a command that needs a reply, unless one is already in flight.

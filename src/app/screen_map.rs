@@ -18,6 +18,9 @@ pub struct Areas {
     pub repetition: Option<Rect>,
     /// The A/B panel (model B beside model A), when `Tab` chose it: in the attention panel's place.
     pub model_b: Option<Rect>,
+    /// The speculative round panel, when `Tab` or `d` chose it (a draft is loaded): in the attention
+    /// panel's place, or across the lower screen when it is small.
+    pub round: Option<Rect>,
     /// Two lines at the bottom: status and key hints (or the text being typed).
     pub status: Rect,
     /// Where panels that open over the screen go (branches, search hits; the sampler settings too,

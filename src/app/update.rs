@@ -116,7 +116,8 @@ impl App {
             | Action::ToggleHelp
             | Action::ToggleHidden
             | Action::TogglePredict
-            | Action::TogglePresenter => self.panel_action(action),
+            | Action::TogglePresenter
+            | Action::ToggleDraft => self.panel_action(action),
             Action::PrevLayer
             | Action::NextLayer
             | Action::PrevHead

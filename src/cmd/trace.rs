@@ -171,6 +171,7 @@ fn round_line(r: &crate::protocol::RoundReport) -> Value {
         "tokens": r.tokens(),
         "draft_passes": r.draft_passes,
         "draft_ms": r.draft_ms,
+        "draft_read": r.draft_read,
         "verify_positions": r.verify_positions,
         "verify_ms": r.verify_ms,
         "plain_ms": r.plain_ms,

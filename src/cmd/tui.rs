@@ -111,6 +111,7 @@ fn spawn_engine(
             kv_cache: true,
             twin,
             server: cli.model.server.options()?,
+            draft: cli.draft.spec().map(|d| (d, cli.draft.k())),
         },
         move |ev| {
             let _ = msg_tx.send(Msg::Engine(ev));

@@ -84,6 +84,9 @@ pub struct Proposals {
     pub tokens: Vec<Proposal>,
     /// Forward passes of the draft this round (one per drafted token).
     pub passes: usize,
+    /// Tokens the first of them read: 1, or more when the draft catches up on text it has not seen
+    /// (the prompt, or the last round's final token too).
+    pub read: usize,
     pub ms: f64,
 }
 
@@ -173,6 +176,7 @@ impl Draft {
             .take_while(|(a, b)| a == b)
             .count()
             .min(history.len() - 1);
+        self.fed.clear();
         let mut ids = history.to_vec();
         let opts = ForwardOptions::default();
         let mut logits = self.model.forward(&ids[common..], common, opts)?.logits;
@@ -202,6 +206,7 @@ impl Draft {
         Ok(Proposals {
             tokens,
             passes: k,
+            read: history.len() - common,
             ms: start.elapsed().as_secs_f64() * 1e3,
         })
     }

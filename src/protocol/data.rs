@@ -248,6 +248,9 @@ pub struct ModelInfo {
     /// logit lens and no head map, and `n_layer`/`n_head` are 0.
     #[serde(default)]
     pub served: Option<super::ServedInfo>,
+    /// The draft of speculative decoding, when one is loaded (`--draft`).
+    #[serde(default)]
+    pub draft: Option<super::DraftInfo>,
 }
 
 impl ModelInfo {

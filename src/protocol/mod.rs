@@ -6,7 +6,7 @@
 //!
 //! # The rule of one reply
 //! Every command but `Quit` and `Cancel` is answered by exactly one reply: a *closing* event
-//! (`Synced`, `Stepped`, `SearchResults`, `GuessScored`, `Compared`, `Inspected`, `Saved`,
+//! (`Synced`, `Stepped`, `Rounded`, `SearchResults`, `GuessScored`, `Compared`, `Inspected`, `Saved`,
 //! `LessonStep` or `Failed`), or, for `Tokenize`, one `Tokenized`: a preview asked for while text is typed, which holds
 //! no command in flight and so closes none. Before its reply a command may send *progress* events (`Prefilling`,
 //! `Forcing`), which change nothing. `tests/it/worker.rs` holds each command to its sequence below.
@@ -44,6 +44,10 @@ pub enum Command {
     Prefill { prompt: String, chat: bool },
     /// Commit the sampler's planned token, then run the next forward pass. Answered by one `Stepped`.
     Step,
+    /// One round of speculative decoding with the loaded draft (`--draft`): `k` drafted tokens, one
+    /// check by the model. Answered by one `Rounded`; or by `Failed` (no draft, a served model, no room
+    /// in the context), the session as it was.
+    Speculate { k: usize },
     /// Commit this token (a picked candidate or a search hit). Answered by one `Stepped`; it is marked
     /// forced only if it differs from what the sampler would have taken.
     Force { token_id: u32 },
@@ -120,6 +124,7 @@ impl Command {
             self,
             Command::Prefill { .. }
                 | Command::Step
+                | Command::Speculate { .. }
                 | Command::Force { .. }
                 | Command::ForceText { .. }
                 | Command::Rewind { .. }
@@ -153,6 +158,13 @@ pub enum Event {
     Synced(SessionView),
     /// One step: fold it into the previous view with `SessionView::apply`.
     Stepped(StepReport),
+    /// One speculative round, and the whole session after it (the view reads the round's last
+    /// token: one more pass of the model, which a server leaves to the next round's check and the
+    /// round's cost leaves out).
+    Rounded {
+        round: Box<RoundSteps>,
+        view: Box<SessionView>,
+    },
     /// The tokens `text` becomes, in order.
     Tokenized {
         text: String,
@@ -192,6 +204,7 @@ impl Event {
             self,
             Event::Synced(_)
                 | Event::Stepped(_)
+                | Event::Rounded { .. }
                 | Event::SearchResults { .. }
                 | Event::GuessScored(_)
                 | Event::Compared { .. }
@@ -222,6 +235,7 @@ pub enum Failure {
     Load,
     Prefill,
     Step,
+    Round,
     ForceText,
     Rewind,
     SwitchBranch,
@@ -246,6 +260,7 @@ impl Failure {
             Failure::Load => "could not load the model",
             Failure::Prefill => "could not read the prompt",
             Failure::Step => "could not step",
+            Failure::Round => "could not run a speculative round",
             Failure::ForceText => "could not force the text",
             Failure::Rewind => "could not rewind",
             Failure::SwitchBranch => "could not switch branch",
@@ -268,6 +283,7 @@ impl Failure {
         match cmd {
             Command::Prefill { .. } => Failure::Prefill,
             Command::Step | Command::Force { .. } => Failure::Step,
+            Command::Speculate { .. } => Failure::Round,
             Command::ForceText { .. } => Failure::ForceText,
             Command::Rewind { .. } => Failure::Rewind,
             Command::SwitchBranch { .. } => Failure::SwitchBranch,

@@ -4,6 +4,19 @@
 use super::{Distribution, PassReport, TokenRecord, TokenView};
 use serde::{Deserialize, Serialize};
 
+/// The loaded draft, as the screen names it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DraftInfo {
+    /// `q2_k`, `layers:20`, or a file's name.
+    pub label: String,
+    /// Tokens it proposes per round (`--draft-k`).
+    pub k: usize,
+    /// Its layers (the model's, or fewer for an early exit).
+    pub n_layer: usize,
+    /// Bytes of weights one draft pass reads over one pass of the model.
+    pub bytes_ratio: f64,
+}
+
 /// What the check said of one drafted token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -68,6 +81,8 @@ pub struct RoundReport {
     /// The draft's passes (one per drafted token) and their time.
     pub draft_passes: usize,
     pub draft_ms: f64,
+    /// Tokens the draft's first pass read: 1, or more when it caught up on text it had not seen.
+    pub draft_read: usize,
     /// The model's one checking pass: the positions it read, and its time.
     pub verify_positions: usize,
     pub verify_ms: f64,

@@ -51,6 +51,7 @@ fn presenter(app: &App, body: Rect, status: Rect) -> Areas {
         timing: pick(SidePanel::Timing),
         repetition: pick(SidePanel::Repetition),
         model_b: pick(SidePanel::ModelB),
+        round: pick(SidePanel::Round),
         status,
         overlay: distribution,
         sampler: distribution,
@@ -70,13 +71,15 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
             Layout::vertical([Constraint::Fill(1), Constraint::Length(18)]).areas(right);
         let loops = app.screen.side == SidePanel::Repetition;
         let b = app.screen.side == SidePanel::ModelB && app.has_model_b();
+        let round = app.screen.side == SidePanel::Round && app.draft().is_some();
         Areas {
             transcript,
             distribution,
-            attention: (!loops && !b).then_some(attention),
+            attention: (!loops && !b && !round).then_some(attention),
             timing: Some(timing),
             repetition: loops.then_some(attention),
             model_b: b.then_some(attention),
+            round: round.then_some(attention),
             status,
             overlay: attention,
             // Over the timing panel, which says nothing about sampling, when the loop is on screen.
@@ -90,12 +93,14 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
         let [distribution, side] =
             Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(lower);
         // The sampler chain needs a column per stage: it takes the whole width.
+        let round = app.screen.side == SidePanel::Round && app.draft().is_some();
         let (distribution, attention, timing, repetition, model_b) = match app.screen.side {
             _ if app.screen.show_chain => (lower, None, None, None, None),
+            SidePanel::Round if round => (distribution, None, None, None, None),
             SidePanel::Timing => (distribution, None, Some(side), None, None),
             SidePanel::Repetition => (distribution, None, None, Some(side), None),
             SidePanel::ModelB if app.has_model_b() => (distribution, None, None, None, Some(side)),
-            SidePanel::Attention | SidePanel::ModelB => {
+            SidePanel::Attention | SidePanel::ModelB | SidePanel::Round => {
                 (distribution, Some(side), None, None, None)
             }
         };
@@ -112,6 +117,7 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
             timing,
             repetition,
             model_b,
+            round: (round && !app.screen.show_chain).then_some(side),
             status,
             overlay: side,
             sampler,

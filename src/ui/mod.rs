@@ -19,6 +19,7 @@ pub mod overlays;
 pub mod predict;
 pub mod presenter;
 pub mod repetition;
+pub mod round;
 pub mod served;
 pub mod status;
 pub mod theme;
@@ -59,6 +60,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         (areas.timing, timing::draw as Panel),
         (areas.repetition, repetition::draw),
         (areas.model_b, model_b::draw),
+        (areas.round, round::draw),
     ] {
         match area {
             Some(a) if asking => narration::hidden_for_question(frame, clip(a), &theme),

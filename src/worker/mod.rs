@@ -5,13 +5,14 @@
 mod ab;
 mod ab_text;
 
+use crate::engine::draft::{Draft, DraftSpec};
 use crate::engine::forward::linear::MatmulPath;
 use crate::engine::load::{load_session, LoadOptions};
 use crate::engine::panic_text;
 use crate::engine::session::{Choice, Session, SessionOptions};
 use crate::engine::twin::{Twin, TwinSpec};
 use crate::lesson::Track;
-use crate::protocol::{Command, Event, Failure, LessonStepView, SamplerSettings};
+use crate::protocol::{Command, DraftInfo, Event, Failure, LessonStepView, SamplerSettings};
 pub use ab::AbTracker;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -35,6 +36,8 @@ pub struct EngineConfig {
     pub twin: Option<TwinSpec>,
     /// `--server`: step a served model instead of `model_path` (see `engine/served/`).
     pub server: Option<crate::engine::served::ServedOptions>,
+    /// The draft of speculative decoding (`--draft`) and its tokens per round, loaded after the model.
+    pub draft: Option<(DraftSpec, usize)>,
 }
 
 /// The front end's hold on the engine thread: where commands go, the cancel flag, and the thread to
@@ -136,7 +139,14 @@ fn load(config: &EngineConfig, send: &dyn Fn(Event)) -> Option<(Session, Option<
         l.map_err(anyhow::Error::from)
             .and_then(|a| load_b(config, send, a))
     }) {
-        Ok(Ok((session, info, ab))) => {
+        Ok(Ok((mut session, mut info, ab))) => {
+            if let Err(e) = load_draft(config, send, &mut session, &mut info) {
+                send(Event::Failed {
+                    what: Failure::Load,
+                    reason: e.to_string(),
+                });
+                return None;
+            }
             send(Event::Loaded(info));
             return Some((session, ab));
         }
@@ -178,11 +188,41 @@ fn load_b(
     ))
 }
 
+/// The draft, when the config names one, loaded once the model is; `info` then names it.
+fn load_draft(
+    config: &EngineConfig,
+    send: &dyn Fn(Event),
+    session: &mut Session,
+    info: &mut crate::protocol::ModelInfo,
+) -> anyhow::Result<()> {
+    let Some((spec, k)) = &config.draft else {
+        return Ok(());
+    };
+    if config.server.is_some() {
+        anyhow::bail!("--draft needs the model's own passes: drop --server, or drop --draft");
+    }
+    send(Event::Loading(format!("the draft: {}", spec.label())));
+    let draft = Draft::load(&config.model_path, spec, MatmulPath::Fast)
+        .map_err(|e| anyhow::anyhow!("the draft: {e}"))?;
+    let model_bytes = session
+        .local_model()
+        .map_or(1, |m| m.weight_bytes_per_token());
+    info.draft = Some(DraftInfo {
+        label: draft.label.clone(),
+        k: *k,
+        n_layer: draft.n_layer(),
+        bytes_ratio: draft.weight_bytes_per_token() as f64 / model_bytes as f64,
+    });
+    session.set_draft(Some(draft));
+    Ok(())
+}
+
 /// Puts model B's view of the current path on a closing event that carries the session's view or a
 /// step (`ab` stays `None` on the others).
 fn attach_ab(event: &mut Event, ab: &mut AbTracker, session: &mut Session) {
     let slot = match event {
         Event::Synced(v) => &mut v.ab,
+        Event::Rounded { view, .. } => &mut view.ab,
         Event::Stepped(r) => &mut r.ab,
         Event::LessonStep(l) => &mut l.view.ab,
         Event::Compared { view: Some(v), .. } => &mut v.ab,
@@ -270,6 +310,13 @@ fn handle(
     Ok(match cmd {
         Command::Prefill { prompt, chat } => prefill(session, &prompt, chat, cancel, send)?,
         Command::Step => Event::Stepped(session.step(Choice::Sample)?),
+        Command::Speculate { k } => {
+            let (round, view) = session.speculate_then_view(k)?;
+            Event::Rounded {
+                round: Box::new(round),
+                view: Box::new(view),
+            }
+        }
         Command::Force { token_id } => Event::Stepped(session.step(Choice::Force(token_id))?),
         Command::ForceText { text } => {
             session.force_text(&text, &mut |_, done, total| {

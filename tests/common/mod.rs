@@ -55,6 +55,7 @@ pub fn model_info() -> ModelInfo {
         load_ms: 412.0,
         windows: vec![],
         served: None,
+        draft: None,
     }
 }
 

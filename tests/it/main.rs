@@ -50,5 +50,6 @@ mod views_classroom;
 mod views_inspect;
 mod views_lab;
 mod views_panels;
+mod views_round;
 mod views_served;
 mod worker;

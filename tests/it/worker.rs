@@ -214,6 +214,7 @@ fn quitting_while_a_long_prompt_is_read_stops_it_at_the_next_chunk() {
         kv_cache: true,
         twin: None,
         server: None,
+        draft: None,
     };
     let engine = spawn(config, move |e| {
         let _ = tx.send(e);

@@ -64,6 +64,7 @@ pub fn open_served_session(
         load_ms: start.elapsed().as_secs_f64() * 1e3,
         windows: Vec::new(),
         served: Some(served),
+        draft: None,
     };
     let template = client.chat_template.clone();
     let backend = Backend::Served(Box::new(ServedModel::new(client, config, learnt)));

@@ -66,6 +66,21 @@ impl Session {
 
     #[doc(hidden)]
     pub fn speculate_with(&mut self, k: usize, rule: ResidualRule) -> Result<RoundSteps> {
+        self.atomically(|s| s.checked_round(k, rule))
+    }
+
+    /// A round, then the view of the session it leaves, as one edit (the view reads the round's last
+    /// token: one more pass of the model, outside the round's cost). The engine thread answers
+    /// `Speculate` through this, so its `Failed` leaves the session as it was.
+    pub fn speculate_then_view(&mut self, k: usize) -> Result<(RoundSteps, SessionView)> {
+        self.atomically(|s| {
+            let round = s.checked_round(k, ResidualRule::Published)?;
+            Ok((round, s.view()?))
+        })
+    }
+
+    /// A round inside an edit, once it is checked that one can run.
+    fn checked_round(&mut self, k: usize, rule: ResidualRule) -> Result<RoundSteps> {
         if self.model.is_served() {
             return Err(SessionError::NotServed(
                 "speculative decoding (a draft needs the model's own passes)",
@@ -75,12 +90,13 @@ impl Session {
         let room = self.model.config().context_length - self.path.len();
         let k = k.clamp(1, MAX_DRAFT_K).min(room - 1);
         let mut draft = self.draft.take().ok_or_else(|| {
-            SessionError::Internal("no draft loaded: pass --draft (q2_k, layers:20, …)".into())
+            SessionError::Internal(
+                "no draft loaded: start with --draft (q2_k, layers:20, …)".into(),
+            )
         })?;
-        let result = self.atomically(|s| {
-            let plain_ms = s.plain_ms()?;
-            s.round(&mut draft, k, plain_ms, rule)
-        });
+        let result = self
+            .plain_ms()
+            .and_then(|plain_ms| self.round(&mut draft, k, plain_ms, rule));
         self.draft = Some(draft);
         if result.is_ok() {
             self.rounds += 1;
@@ -88,7 +104,7 @@ impl Session {
         result
     }
 
-    /// One plain step's time at about this depth: the newest measured, or one bare pass now.
+    /// One plain step's time at about this depth: the newest measured, or bare passes now.
     fn plain_ms(&mut self) -> Result<f64> {
         let len = self.path.len();
         if let Some((ms, at)) = self.plain_step {
@@ -99,8 +115,14 @@ impl Session {
         if self.fed < len || !self.opts.kv_cache {
             self.feed()?;
         }
+        // The median of three bare passes: one alone may be the one the decode-thread trial slowed.
         let tip = self.nodes[*self.path.last().expect("checked")].token;
-        let ms = self.time_bare_forward(tip)?;
+        let mut times = [0.0; 3];
+        for t in &mut times {
+            *t = self.time_bare_forward(tip)?;
+        }
+        times.sort_by(f64::total_cmp);
+        let ms = times[1];
         self.plain_step = Some((ms, len));
         Ok(ms)
     }
@@ -185,6 +207,7 @@ impl Session {
             last: last.expect("set above"),
             draft_passes: proposals.passes,
             draft_ms: proposals.ms,
+            draft_read: proposals.read,
             verify_positions: pass.tokens_fed,
             verify_ms: pass.ms,
             plain_ms,

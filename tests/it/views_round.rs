@@ -1,0 +1,217 @@
+//! The speculative round on screen: `d` turns rounds on (only with a draft), a step press then asks
+//! for a round, and the round panel shows the drafted tokens with p, q and min(1, p/q), the residual
+//! the next token was drawn from, the round's cost beside plain steps, and the rounds so far.
+
+use crate::common;
+
+use common::*;
+use nexttoken::app::{App, Msg, SidePanel};
+use nexttoken::protocol::*;
+
+fn draft_info() -> DraftInfo {
+    DraftInfo {
+        label: "layers:20".into(),
+        k: 4,
+        n_layer: 20,
+        bytes_ratio: 0.77,
+    }
+}
+
+fn drafted(id: u32, text: &str, (p, q): (f32, f32), u: f32, verdict: Verdict) -> DraftedToken {
+    DraftedToken {
+        token: tv(id, text),
+        p,
+        q,
+        accept_prob: (p / q).min(1.0),
+        u,
+        verdict,
+        model_top: tv(13, "."),
+    }
+}
+
+/// A round after "… France is": " Paris" kept, " and" rejected, "." redrawn from the residual.
+fn round() -> RoundReport {
+    RoundReport {
+        round: 2,
+        draft: "layers:20".into(),
+        first_position: 5,
+        drafted: vec![
+            drafted(7042, " Paris", (0.78, 0.64), 0.41, Verdict::Accepted),
+            drafted(284, " and", (0.05, 0.31), 0.63, Verdict::Rejected),
+            drafted(260, " the", (0.12, 0.4), 0.2, Verdict::Unchecked),
+            drafted(3303, " city", (0.3, 0.5), 0.9, Verdict::Unchecked),
+        ],
+        accepted: 1,
+        last: RoundLast {
+            token: tv(13, "."),
+            end: RoundEnd::Residual,
+            prob: 0.55,
+            from: vec![
+                (tv(13, "."), 0.55),
+                (tv(28, ","), 0.3),
+                (tv(837, " which"), 0.15),
+            ],
+        },
+        draft_passes: 4,
+        draft_ms: 21.6,
+        draft_read: 6,
+        verify_positions: 4,
+        verify_ms: 16.9,
+        plain_ms: 8.2,
+        greedy: false,
+    }
+}
+
+/// The session after the round: " Paris" and "." on the path.
+fn after_round() -> (RoundSteps, SessionView) {
+    let mut view = prefilled();
+    let settings = SamplerSettings::default();
+    let steps: Vec<RoundStep> = [(7042, " Paris", 0.78), (13, ".", 0.4)]
+        .iter()
+        .enumerate()
+        .map(|(i, &(id, text, p))| RoundStep {
+            step: i,
+            committed: TokenRecord {
+                token: tv(id, text),
+                position: 5 + i,
+                source: Source::Sampled,
+                prob: p,
+                logprob: p.ln(),
+                rank: 0,
+                entropy: 1.2,
+            },
+            chosen_from: distribution(5 + i, &[(7042, " Paris", 0.78)], &settings, 0.4),
+        })
+        .collect();
+    view.tokens
+        .extend(steps.iter().map(|s| s.committed.clone()));
+    view.decode_ms = vec![19.25, 19.25];
+    view.decode_kv = vec![true, true];
+    let pass = view.last_pass.clone();
+    (
+        RoundSteps {
+            report: round(),
+            steps,
+            pass,
+        },
+        view,
+    )
+}
+
+fn app_with_draft(w: u16, h: u16) -> App {
+    let mut app = App::new(config(w, h));
+    let info = ModelInfo {
+        draft: Some(draft_info()),
+        ..model_info()
+    };
+    update(&mut app, Msg::Engine(Event::Loaded(info)));
+    update(&mut app, Msg::Engine(Event::Synced(prefilled())));
+    app
+}
+
+#[test]
+fn d_without_a_draft_says_how_to_load_one_and_the_step_stays_a_step() {
+    let mut app = ready_app(80, 24);
+    assert!(key(&mut app, 'd').is_empty());
+    let status = app.status.as_ref().unwrap().text.clone();
+    assert!(
+        status.contains("--draft") && status.contains("layers:N"),
+        "{status}"
+    );
+    assert_eq!(key(&mut app, ' '), vec![Command::Step]);
+    // Tab never offers the round panel without a draft.
+    for _ in 0..6 {
+        press(&mut app, nexttoken::app::Key::Tab);
+        assert_ne!(app.screen.side, SidePanel::Round);
+    }
+}
+
+#[test]
+fn with_a_draft_d_turns_rounds_on_and_a_step_press_asks_for_a_round() {
+    let mut app = app_with_draft(80, 24);
+    assert_eq!(key(&mut app, ' '), vec![Command::Step]);
+    update(
+        &mut app,
+        Msg::Engine(Event::Stepped(step_after_is(0, Source::Sampled, true, 9.0))),
+    );
+    key(&mut app, 'd');
+    assert!(app.speculative.on);
+    assert_eq!(app.screen.side, SidePanel::Round);
+    assert_eq!(key(&mut app, ' '), vec![Command::Speculate { k: 4 }]);
+    key(&mut app, 'd');
+    assert!(!app.speculative.on);
+    // The reply of the round in flight still lands; the next press is a plain step again.
+    let (r, view) = after_round();
+    update(
+        &mut app,
+        Msg::Engine(Event::Rounded {
+            round: Box::new(r),
+            view: Box::new(view),
+        }),
+    );
+    assert_eq!(key(&mut app, ' '), vec![Command::Step]);
+}
+
+#[test]
+fn a_round_on_screen_at_80x24_and_160x48() {
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut app = app_with_draft(w, h);
+        key(&mut app, 'd');
+        let (r, view) = after_round();
+        update(
+            &mut app,
+            Msg::Engine(Event::Rounded {
+                round: Box::new(r),
+                view: Box::new(view),
+            }),
+        );
+        assert!(app.round_on_path());
+        let screen = screen_text(&app);
+        let text = screen.join("\n");
+        for want in [
+            "Speculative round 3",
+            "⟨␣Paris⟩",
+            "✓ 1",
+            "✗ 2",
+            "· 3",
+            "max(0, p − q)",
+            "→ ⟨.⟩",
+        ] {
+            assert!(text.contains(want), "{w}x{h}: {want} missing\n{text}");
+        }
+        if w >= 160 {
+            for want in [
+                "0.78",
+                "0.64",
+                "1.00",
+                "0.16",
+                "rejected (model's top ⟨.⟩)",
+                "the first reading 6 tokens",
+                "0.43×",
+                "rounds pay above",
+            ] {
+                assert!(text.contains(want), "{w}x{h}: {want} missing\n{text}");
+            }
+        }
+        insta::assert_snapshot!(format!("round_{w}x{h}"), text);
+    }
+}
+
+#[test]
+fn a_rewound_round_says_it_is_no_longer_the_paths_end() {
+    let mut app = app_with_draft(160, 48);
+    key(&mut app, 'd');
+    let (r, view) = after_round();
+    update(
+        &mut app,
+        Msg::Engine(Event::Rounded {
+            round: Box::new(r),
+            view: Box::new(view),
+        }),
+    );
+    update(&mut app, Msg::Engine(Event::Synced(prefilled())));
+    assert!(!app.round_on_path());
+    assert!(screen_text(&app)
+        .join("\n")
+        .contains("no longer the path's end"));
+}
