@@ -295,6 +295,37 @@ fn model_b_steps_beside_model_a() {
     t.keys(&["q"]);
 }
 
+/// A speculative round in a real terminal, at 80x24: `d` turns rounds on, space runs one; the round
+/// panel shows each drafted token checked, the redraw or bonus, and the round's cost; the transcript
+/// grows by the round's tokens, and the step counter with it.
+#[test]
+fn a_speculative_round_in_a_real_terminal() {
+    let bin = env!("CARGO_BIN_EXE_nexttoken");
+    let cmd = format!(
+        "'{bin}' --model '{}' --prompt 'Monday, Tuesday, Wednesday,' --greedy --draft layers:20 --draft-k 4",
+        support::real_model().display()
+    );
+    let t = Tmux::start(&cmd, 80, 24);
+    t.wait_for("the prompt read", 120, |s| {
+        s.contains("press space to generate") && step_counter(s) == Some(0)
+    });
+    t.keys(&["d"]);
+    t.wait_for("rounds on", 10, |s| s.contains("rounds on: space drafts 4 with layers:20"));
+    t.keys(&["Space"]);
+    let s = t.wait_for("the first round", 60, |s| s.contains("Speculative round 1"));
+    let marks = s.lines().filter(|l| l.contains("✓ ") || l.contains("✗ ") || l.contains("· ")).count();
+    assert!(marks >= 4, "each drafted token is marked:\n{s}");
+    assert!(s.contains("drawn from"), "the round's last token and where it came from:\n{s}");
+    assert!(s.contains("plain:") && s.contains("×"), "the round's cost against plain steps:\n{s}");
+    // The status bar counts the round's tokens as steps: 1 to 5 of them.
+    let steps = step_counter(&s).unwrap();
+    assert!((1..=5).contains(&steps), "{steps} steps after one round:\n{s}");
+    t.keys(&["Space"]);
+    let s = t.wait_for("the second round", 60, |s| s.contains("Speculative round 2"));
+    assert!(s.contains("2 rounds:"), "the rounds so far:\n{s}");
+    t.keys(&["q"]);
+}
+
 /// The prompt's length in tokens, from the transcript's footer ("prompt 23 tokens · 0 generated").
 fn prompt_tokens(screen: &str) -> Option<usize> {
     screen.match_indices(" prompt ").find_map(|(at, m)| {

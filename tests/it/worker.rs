@@ -639,3 +639,35 @@ fn generate_keeps_the_steps_before_a_failure() {
     let r = s.generate(5, |_, _| true).unwrap();
     assert_eq!(r.len(), 1);
 }
+
+/// `Speculate` is answered by one `Rounded`, whose view is the engine's own view after the round;
+/// without a draft, or when the round's pass fails half-way, by one `Failed`, the session as it was.
+#[test]
+fn a_speculative_round_is_one_reply_and_a_failed_one_changes_nothing() {
+    use nexttoken::engine::draft::{Draft, DraftSpec};
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = session(&dir);
+    prefill(&mut s, "Hello");
+    let ev = events(&mut s, Command::Speculate { k: 3 });
+    let (what, reason) = failed(&ev);
+    assert_eq!(what, Failure::Round);
+    assert!(reason.contains("--draft"), "{reason}");
+    let path = tiny::write(dir.path());
+    let draft = Draft::load(&path, &DraftSpec::Layers(1), Default::default()).unwrap();
+    s.set_draft(Some(draft));
+    let before = s.view().unwrap();
+    let ev = events(&mut s, Command::Speculate { k: 3 });
+    let [Event::Rounded { round, view }] = &ev[..] else {
+        panic!("a round answered {ev:?}");
+    };
+    let generated = &view.tokens[before.tokens.len()..];
+    assert_eq!(generated.len(), round.steps.len());
+    assert_eq!(generated.len(), round.report.accepted + 1);
+    assert_eq!(**view, s.view().unwrap());
+    // A pass that fails half-way: the session is as it was.
+    let before = s.view().unwrap();
+    s.inject_fault(1);
+    let ev = events(&mut s, Command::Speculate { k: 3 });
+    assert_eq!(failed(&ev).0, Failure::Round);
+    assert_eq!(s.view().unwrap(), before);
+}
