@@ -5,7 +5,6 @@
 
 use crate::engine::forward::model::Model;
 use serde::Serialize;
-use std::time::Instant;
 
 /// A decode row's bytes and ceiling.
 #[derive(Debug, Clone, Serialize)]
@@ -22,30 +21,7 @@ pub struct SpeedOfLight {
     pub efficiency: f64,
 }
 
-/// Bytes of the buffer read to measure bandwidth: far past any last-level cache.
-const BUFFER_BYTES: usize = 512 << 20;
-
-/// Streaming read bandwidth in GB/s on `threads` threads: the best of three reads of a 512 MiB buffer,
-/// each thread summing its own slice.
-pub fn bandwidth_gb_s(threads: usize) -> f64 {
-    let words = vec![1u64; BUFFER_BYTES / 8];
-    let threads = threads.max(1);
-    let chunk = words.len().div_ceil(threads);
-    let mut best = f64::INFINITY;
-    for _ in 0..3 {
-        let t = Instant::now();
-        let total: u64 = std::thread::scope(|s| {
-            let handles: Vec<_> = words
-                .chunks(chunk)
-                .map(|part| s.spawn(move || part.iter().fold(0u64, |a, &w| a.wrapping_add(w))))
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
-        });
-        std::hint::black_box(total);
-        best = best.min(t.elapsed().as_secs_f64());
-    }
-    BUFFER_BYTES as f64 / best / 1e9
-}
+pub use crate::engine::machine::bandwidth_gb_s;
 
 /// The ceiling of a decode run of `n` tokens from KV depth `depth`, and how near `tok_s` came to it.
 pub fn of_decode(

@@ -149,6 +149,14 @@ impl Backend {
         }
     }
 
+    /// The local model, mutably (to measure this machine with it).
+    pub fn local_mut(&mut self) -> Option<&mut Model> {
+        match self {
+            Backend::Local(m) => Some(m),
+            Backend::Served(_) => None,
+        }
+    }
+
     /// Forward passes (requests, for a served model) since loading.
     pub fn forward_passes(&self) -> u64 {
         match self {

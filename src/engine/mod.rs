@@ -8,6 +8,7 @@ pub mod fetch;
 pub mod forward;
 pub mod gguf;
 pub mod load;
+pub mod machine;
 pub mod requant;
 pub mod sampler;
 pub mod served;

@@ -251,6 +251,46 @@ pub struct ModelInfo {
     /// The draft of speculative decoding, when one is loaded (`--draft`).
     #[serde(default)]
     pub draft: Option<super::DraftInfo>,
+    /// This machine's speed of light for this model, measured at load (`None` for a served model).
+    #[serde(default)]
+    pub machine: Option<MachineSpeed>,
+}
+
+/// What bounds a pass here: memory bandwidth for a one-token step (every weight and the KV cache at
+/// its depth stream from memory), arithmetic for a prefill. Measured once at load (`engine/machine.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineSpeed {
+    /// Streaming read bandwidth, GB/s.
+    pub bandwidth_gb_s: f64,
+    /// Bytes of weights a one-token pass reads (every matrix, the output head).
+    pub weight_bytes: usize,
+    /// Bytes of KV cache per cached position (keys and values, every layer, f32).
+    pub kv_bytes_per_position: usize,
+    /// FLOP of the matrices per token, and of attention per query per key.
+    pub matmul_flop_per_token: f64,
+    pub attention_flop_per_key: f64,
+    /// GFLOP/s of the model's own kernels on a pass of 64 tokens, the best of three.
+    pub peak_gflops: f64,
+}
+
+impl MachineSpeed {
+    /// Bytes a one-token pass at `position` reads: the weights, and the keys and values of every
+    /// earlier position.
+    pub fn step_bytes(&self, position: usize) -> (usize, usize) {
+        (self.weight_bytes, self.kv_bytes_per_position * position)
+    }
+
+    /// The fastest such a pass could be: its bytes over the bandwidth, in ms.
+    pub fn step_floor_ms(&self, position: usize) -> f64 {
+        let (w, kv) = self.step_bytes(position);
+        (w + kv) as f64 / (self.bandwidth_gb_s * 1e9) * 1e3
+    }
+
+    /// FLOP of a pass over `tokens` tokens from position `from`.
+    pub fn pass_flop(&self, tokens: usize, from: usize) -> f64 {
+        let keys: usize = (from..from + tokens).map(|p| p + 1).sum();
+        self.matmul_flop_per_token * tokens as f64 + self.attention_flop_per_key * keys as f64
+    }
 }
 
 impl ModelInfo {

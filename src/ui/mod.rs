@@ -12,6 +12,7 @@ pub mod help;
 pub mod layout;
 pub mod legend;
 pub mod lens;
+pub mod light;
 pub mod model_b;
 pub mod model_b_label;
 pub mod narration;

@@ -49,6 +49,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         return;
     };
     let mut text = stats_lines(s, wide, theme);
+    text.extend(super::light::lines(app, s, wide, theme));
     text.extend(super::served::timing_lines(&s.last_pass, theme));
     let [top, chart] =
         Layout::vertical([Constraint::Length(text.len() as u16), Constraint::Fill(1)]).areas(inner);

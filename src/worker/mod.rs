@@ -140,6 +140,11 @@ fn load(config: &EngineConfig, send: &dyn Fn(Event)) -> Option<(Session, Option<
             .and_then(|a| load_b(config, send, a))
     }) {
         Ok(Ok((mut session, mut info, ab))) => {
+            send(Event::Loading(
+                "measuring this machine: memory bandwidth and arithmetic".into(),
+            ));
+            let machine = session.measure_machine();
+            info.machine = machine.ok().flatten();
             if let Err(e) = load_draft(config, send, &mut session, &mut info) {
                 send(Event::Failed {
                     what: Failure::Load,

@@ -56,6 +56,7 @@ pub fn model_info() -> ModelInfo {
         windows: vec![],
         served: None,
         draft: None,
+        machine: None,
     }
 }
 

@@ -310,18 +310,34 @@ fn a_speculative_round_in_a_real_terminal() {
         s.contains("press space to generate") && step_counter(s) == Some(0)
     });
     t.keys(&["d"]);
-    t.wait_for("rounds on", 10, |s| s.contains("rounds on: space drafts 4 with layers:20"));
+    t.wait_for("rounds on", 10, |s| {
+        s.contains("rounds on: space drafts 4 with layers:20")
+    });
     t.keys(&["Space"]);
     let s = t.wait_for("the first round", 60, |s| s.contains("Speculative round 1"));
-    let marks = s.lines().filter(|l| l.contains("✓ ") || l.contains("✗ ") || l.contains("· ")).count();
+    let marks = s
+        .lines()
+        .filter(|l| l.contains("✓ ") || l.contains("✗ ") || l.contains("· "))
+        .count();
     assert!(marks >= 4, "each drafted token is marked:\n{s}");
-    assert!(s.contains("drawn from"), "the round's last token and where it came from:\n{s}");
-    assert!(s.contains("plain:") && s.contains("×"), "the round's cost against plain steps:\n{s}");
+    assert!(
+        s.contains("drawn from"),
+        "the round's last token and where it came from:\n{s}"
+    );
+    assert!(
+        s.contains("plain:") && s.contains("×"),
+        "the round's cost against plain steps:\n{s}"
+    );
     // The status bar counts the round's tokens as steps: 1 to 5 of them.
     let steps = step_counter(&s).unwrap();
-    assert!((1..=5).contains(&steps), "{steps} steps after one round:\n{s}");
+    assert!(
+        (1..=5).contains(&steps),
+        "{steps} steps after one round:\n{s}"
+    );
     t.keys(&["Space"]);
-    let s = t.wait_for("the second round", 60, |s| s.contains("Speculative round 2"));
+    let s = t.wait_for("the second round", 60, |s| {
+        s.contains("Speculative round 2")
+    });
     assert!(s.contains("2 rounds:"), "the rounds so far:\n{s}");
     t.keys(&["q"]);
 }

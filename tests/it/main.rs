@@ -38,6 +38,7 @@ mod sampler;
 mod sampler_panel;
 mod sessions;
 mod speculative;
+mod speed_of_light;
 mod text_editing;
 mod tokenizer;
 mod trace_cli;

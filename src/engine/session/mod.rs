@@ -280,6 +280,19 @@ impl Session {
         self.served = Some(info);
     }
 
+    /// This machine's speed of light for the local model (`None` when served): memory bandwidth and
+    /// the kernels' peak, measured now (about a second). The KV cache is emptied: call it before the
+    /// first prompt is read.
+    pub fn measure_machine(&mut self) -> Result<Option<MachineSpeed>> {
+        let threads = crate::engine::threads();
+        let speed = match self.model.local_mut() {
+            Some(m) => Some(crate::engine::machine::measure(m, threads)?),
+            None => None,
+        };
+        self.fed = 0;
+        Ok(speed)
+    }
+
     /// The local model (`None` when served), for what only it can do (the A/B twin).
     pub fn local_model(&self) -> Option<&Model> {
         self.model.local()

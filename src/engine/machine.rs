@@ -1,0 +1,87 @@
+//! The speed of light of this machine for this model: how fast memory streams (a decode step must
+//! read every weight and the KV cache at its depth, so no step beats those bytes over the bandwidth)
+//! and how fast the model's own kernels multiply when there is enough arithmetic per byte (a prefill).
+//! `bench` measures both in its own run; the TUI once at load, for the timing panel.
+
+use super::forward::model::Model;
+use crate::protocol::MachineSpeed;
+use std::time::Instant;
+
+/// Bytes of the buffer read to measure bandwidth: far past any last-level cache.
+const BUFFER_BYTES: usize = 512 << 20;
+/// Tokens of the pass that measures the kernels' peak: enough rows that the weights are reused.
+const PEAK_TOKENS: usize = 64;
+
+/// Streaming read bandwidth in GB/s on `threads` threads: the best of three reads of a 512 MiB buffer,
+/// each thread summing its own slice.
+pub fn bandwidth_gb_s(threads: usize) -> f64 {
+    let words = vec![1u64; BUFFER_BYTES / 8];
+    let threads = threads.max(1);
+    let chunk = words.len().div_ceil(threads);
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let t = Instant::now();
+        let total: u64 = std::thread::scope(|s| {
+            let handles: Vec<_> = words
+                .chunks(chunk)
+                .map(|part| s.spawn(move || part.iter().fold(0u64, |a, &w| a.wrapping_add(w))))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
+        });
+        std::hint::black_box(total);
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    BUFFER_BYTES as f64 / best / 1e9
+}
+
+impl Model {
+    /// Multiply-adds of the matrices one token goes through, counted as 2 FLOP each: every block's
+    /// projections and MLP, and the output head.
+    pub fn matmul_flop_per_token(&self) -> f64 {
+        let c = &self.config;
+        let attn =
+            c.n_embd * (c.n_head + 2 * c.n_kv_head) * c.head_dim + c.n_head * c.head_dim * c.n_embd;
+        let mlp = 3 * c.n_embd * c.n_ff;
+        2.0 * (c.n_layer * (attn + mlp) + c.n_embd * self.vocab_size) as f64
+    }
+
+    /// FLOP of attention for one query at `keys` keys: q·k and the weighted sum of v, every head.
+    pub fn attention_flop(&self, keys: usize) -> f64 {
+        let c = &self.config;
+        4.0 * (c.n_layer * c.n_head * c.head_dim * keys) as f64
+    }
+}
+
+/// The model's kernels at their fastest: GFLOP/s of the best of three passes over `PEAK_TOKENS`
+/// tokens (after one warm-up), `flop` each. The cache is empty afterwards.
+fn peak_gflops(model: &mut Model, flop: f64) -> candle_core::Result<f64> {
+    let vocab = model.vocab_size as u64;
+    let tokens: Vec<u32> = (0..PEAK_TOKENS as u64)
+        .map(|i| ((i * 2_654_435_761 + 12_345) % vocab) as u32)
+        .collect();
+    let mut best = f64::INFINITY;
+    for i in 0..4 {
+        model.cache.clear();
+        let ms = model.forward(&tokens, 0, Default::default())?.ms;
+        if i > 0 {
+            best = best.min(ms);
+        }
+    }
+    model.cache.clear();
+    Ok(flop / (best / 1e3) / 1e9)
+}
+
+/// Both figures for `model` on this machine, with what a step reads.
+pub fn measure(model: &mut Model, threads: usize) -> candle_core::Result<MachineSpeed> {
+    let c = &model.config;
+    let mut speed = MachineSpeed {
+        bandwidth_gb_s: bandwidth_gb_s(threads),
+        weight_bytes: model.weight_bytes_per_token(),
+        kv_bytes_per_position: 2 * c.n_layer * c.n_kv_head * c.head_dim * 4,
+        matmul_flop_per_token: model.matmul_flop_per_token(),
+        attention_flop_per_key: model.attention_flop(1),
+        peak_gflops: 0.0,
+    };
+    speed.peak_gflops = peak_gflops(model, speed.pass_flop(PEAK_TOKENS, 0))?;
+    Ok(speed)
+}

@@ -1,0 +1,83 @@
+//! The speed of light of the newest pass, for the timing panel: a one-token step must stream every
+//! weight and the KV cache at its depth from memory, so its floor is those bytes over this machine's
+//! measured bandwidth; a prefill (or a step with the cache off) does arithmetic on many tokens per
+//! weight read, so it is set against the kernels' measured peak GFLOP/s. Every figure comes from the
+//! model's shapes and the engine's clock (`engine/machine.rs`).
+
+use super::theme::Theme;
+use crate::app::App;
+use crate::fmt::ms;
+use crate::protocol::{MachineSpeed, SessionView};
+use ratatui::text::Line;
+
+/// The lines, or none for a served model (its passes run elsewhere: only the request time is known).
+pub fn lines(app: &App, s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>> {
+    let Some(m) = app.model.as_ref().and_then(|i| i.machine.as_ref()) else {
+        return vec![];
+    };
+    let position = s.tokens.len().saturating_sub(1).max(s.prompt_len);
+    let (w, kv) = m.step_bytes(position);
+    let floor = m.step_floor_ms(position);
+    let mb = |b: usize| b as f64 / 1e6;
+    let first = if wide {
+        format!(
+            "light: a step reads {:.1} MB (KV {:.1}) ≥ {} at {:.1} GB/s",
+            mb(w + kv),
+            mb(kv),
+            ms(floor),
+            m.bandwidth_gb_s
+        )
+    } else {
+        format!(
+            "step ≥ {}: {:.0} MB at {:.0} GB/s",
+            ms(floor),
+            mb(w + kv),
+            m.bandwidth_gb_s
+        )
+    };
+    let mut out = vec![Line::styled(first, theme.info)];
+    out.push(Line::styled(newest(app, s, m, floor, wide), theme.info));
+    out
+}
+
+/// The newest pass against its limit: a cached step against the bandwidth floor, a pass over many
+/// tokens against the peak arithmetic; a round's tokens say where their time is.
+fn newest(app: &App, s: &SessionView, m: &MachineSpeed, floor: f64, wide: bool) -> String {
+    let p = &s.prefill;
+    let prefill = gflops(m.pass_flop(p.tokens, 0), p.ms);
+    let read = if wide {
+        format!("prefill {prefill:.1} of {:.0} GFLOP/s peak", m.peak_gflops)
+    } else {
+        format!("read {:.0}% of peak", 100.0 * prefill / m.peak_gflops)
+    };
+    let last = &s.last_pass;
+    let stepped = s.tokens.len() > s.prompt_len;
+    let from_round = app.speculative.last.is_some() && app.round_on_path();
+    let write = match (stepped, from_round, last.kv_cache_on) {
+        (false, _, _) => return read,
+        (true, true, _) => "the last token came from a round (its panel)".to_string(),
+        (true, false, true) if last.tokens_fed == 1 => {
+            let pct = 100.0 * floor / last.ms.max(1e-9);
+            match wide {
+                true => format!("the last took {}: {pct:.0}% of light", ms(last.ms)),
+                false => format!("last {} = {pct:.0}%", ms(last.ms)),
+            }
+        }
+        (true, false, _) => {
+            let from = last.kv_len.saturating_sub(last.tokens_fed);
+            let g = gflops(m.pass_flop(last.tokens_fed, from), last.ms);
+            match wide {
+                true => format!(
+                    "the last re-read {} tokens: {g:.1} GFLOP/s",
+                    last.tokens_fed
+                ),
+                false => format!("re-read {:.0} GFLOP/s", g),
+            }
+        }
+    };
+    format!("{write} · {read}")
+}
+
+fn gflops(flop: f64, ms: f64) -> f64 {
+    flop / (ms.max(1e-9) / 1e3) / 1e9
+}

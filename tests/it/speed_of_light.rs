@@ -1,0 +1,85 @@
+//! The speed of light of every step: the engine measures this machine at load (bandwidth, the
+//! kernels' peak) and counts what a pass reads and computes from the model's shapes; the timing
+//! panel sets the newest step against the bandwidth floor and the prefill against the peak.
+
+use crate::common::*;
+use crate::support;
+use nexttoken::app::{Msg, SidePanel};
+use nexttoken::protocol::{Event, MachineSpeed, ModelInfo, Source};
+
+#[test]
+fn the_engine_counts_a_steps_bytes_and_flop_from_the_models_tensors() {
+    let path = support::real_model();
+    let mut f = std::fs::File::open(&path).unwrap();
+    let content = candle_core::quantized::gguf_file::Content::read(&mut f).unwrap();
+    // Every matrix but the embedding table once more as the tied output head (SmolLM2 ties them).
+    let matrices: usize = content
+        .tensor_infos
+        .values()
+        .filter(|t| t.shape.dims().len() == 2)
+        .map(|t| t.shape.elem_count())
+        .sum();
+    let mut s = support::real_session();
+    let m = s.measure_machine().unwrap().expect("a local model");
+    let flop = m.matmul_flop_per_token;
+    assert!(
+        (flop / (2.0 * matrices as f64) - 1.0).abs() < 0.01,
+        "{flop} against {matrices} weights"
+    );
+    let tensor_bytes =
+        std::fs::metadata(&path).unwrap().len() as f64 - content.tensor_data_offset as f64;
+    assert!((m.weight_bytes as f64 / tensor_bytes - 1.0).abs() < 0.15);
+    assert!(m.bandwidth_gb_s > 0.1 && m.peak_gflops > 0.1, "{m:?}");
+    // 30 layers, 3 KV heads of 64, keys and values in f32.
+    assert_eq!(m.kv_bytes_per_position, 2 * 30 * 3 * 64 * 4);
+    // The session reads a prompt afterwards as if nothing happened.
+    s.prefill_text("The capital of France is", false).unwrap();
+    assert_eq!(s.distribution().unwrap().planned.text, " Paris");
+}
+
+fn machine() -> MachineSpeed {
+    MachineSpeed {
+        bandwidth_gb_s: 20.0,
+        weight_bytes: 96_400_000,
+        kv_bytes_per_position: 46_080,
+        matmul_flop_per_token: 2.69e8,
+        attention_flop_per_key: 4.0 * 30.0 * 9.0 * 64.0,
+        peak_gflops: 40.0,
+    }
+}
+
+#[test]
+fn the_timing_panel_sets_the_newest_step_against_the_bandwidth_floor() {
+    let mut app = nexttoken::app::App::new(config(160, 48));
+    let info = ModelInfo {
+        machine: Some(machine()),
+        ..model_info()
+    };
+    update(&mut app, Msg::Engine(Event::Loaded(info)));
+    update(&mut app, Msg::Engine(Event::Synced(prefilled())));
+    let text = screen_text(&app).join("\n");
+    // Prefill: 5 tokens of 2.69e8 FLOP and 15 keys of attention in 21.4 ms.
+    let flop = 5.0 * 2.69e8 + 15.0 * 4.0 * 30.0 * 9.0 * 64.0;
+    let want = format!("prefill {:.1} of 40 GFLOP/s peak", flop / 0.0214 / 1e9);
+    assert!(text.contains(&want), "{want}\n{text}");
+    update(
+        &mut app,
+        Msg::Engine(Event::Stepped(step_after_is(0, Source::Sampled, true, 9.0))),
+    );
+    app.screen.side = SidePanel::Timing;
+    let text = screen_text(&app).join("\n");
+    // The step that fed position 5 read the weights and the 5 positions before it.
+    let floor = (96_400_000.0 + 5.0 * 46_080.0) / 20e9 * 1e3;
+    for want in [
+        format!(
+            "reads {:.1} MB (KV 0.2) ≥ {floor:.2} ms at 20.0 GB/s",
+            (96_400_000.0 + 5.0 * 46_080.0) / 1e6
+        ),
+        format!(
+            "the last took 9.00 ms: {:.0}% of light",
+            100.0 * floor / 9.0
+        ),
+    ] {
+        assert!(text.contains(&want), "{want}\n{text}");
+    }
+}
