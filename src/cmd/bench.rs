@@ -198,16 +198,7 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
     let decode_threads = model.decode_threads();
     drop(model);
 
-    let speculative = match args.draft.spec() {
-        Some(spec) => Some(super::bench_draft::measure(
-            path,
-            &spec,
-            args.draft.k(),
-            args.gen_len,
-            args.reps,
-        )?),
-        None => None,
-    };
+    let speculative = super::bench_draft::from_args(path, args)?;
     let step_overhead = step_overhead(path, args.reps)?;
     let max_prob_diff_fast_vs_exact = fast_vs_exact(path)?;
     Ok(Report {

@@ -80,6 +80,14 @@ fn speculative_run(s: &mut Session, n: usize, k: usize) -> Result<(usize, Tally)
     Ok((written, tally))
 }
 
+/// With `--draft`: the comparison, over `-n` tokens and `-r` runs.
+pub fn from_args(path: &Path, args: &crate::cli::BenchArgs) -> Result<Option<SpecBench>> {
+    let Some(spec) = args.draft.spec() else {
+        return Ok(None);
+    };
+    measure(path, &spec, args.draft.k(), args.gen_len, args.reps).map(Some)
+}
+
 pub fn measure(
     path: &Path,
     spec: &DraftSpec,

@@ -137,27 +137,69 @@ impl Session {
         let l = self.path.len();
         let breakers = self.dry_breakers();
         let proposals = draft.propose(&self.tokens(), k, &self.settings, &breakers)?;
-        let Checked {
-            rows,
-            pass,
-            attention,
-        } = self.verify(&proposals)?;
-        let greedy = self.settings.is_greedy();
+        let checked = self.verify(&proposals)?;
+        let (mut drafted, steps, last) = self.walk(&proposals, &checked.rows, rule)?;
+        let accepted = steps.len() - 1;
+        let history = &self.tokens()[..l];
+        for i in drafted.len()..proposals.tokens.len() {
+            let row = checked.rows[l + i - 1].clone().expect("the check read it");
+            drafted.push(self.unchecked(history, &proposals, i, &row, &breakers));
+        }
+        self.settle_caches(l + accepted);
+        // The check's attention rows of the positions the text kept (a rejected draft's are dropped).
+        let kept = checked.attention.below(l + accepted);
+        self.keep_attention_rows(&kept, checked.pass.ms);
+        self.last_attention = Arc::new(kept);
+        let report = RoundReport {
+            round: self.rounds,
+            draft: draft.label.clone(),
+            first_position: l,
+            drafted,
+            accepted,
+            last,
+            draft_passes: proposals.passes,
+            draft_ms: proposals.ms,
+            draft_read: proposals.read,
+            verify_positions: checked.pass.tokens_fed,
+            verify_ms: checked.pass.ms,
+            plain_ms,
+            greedy: self.settings.is_greedy(),
+        };
+        let share = report.ms() / steps.len() as f64;
+        for s in &steps {
+            let node = self.path[s.committed.position];
+            self.nodes[node].pass = Some((share, self.opts.kv_cache));
+        }
+        Ok(RoundSteps {
+            report,
+            steps,
+            pass: checked.pass,
+        })
+    }
+
+    /// The check, token by token: each drafted token kept with probability min(1, p/q) and written;
+    /// at the first rejection the last token is drawn from the residual, else the bonus from p.
+    /// Returns the checked drafts, the steps written and how the round ended.
+    fn walk(
+        &mut self,
+        proposals: &Proposals,
+        rows: &[Option<Arc<Vec<f32>>>],
+        rule: ResidualRule,
+    ) -> Result<(Vec<DraftedToken>, Vec<RoundStep>, RoundLast)> {
+        let l = self.path.len();
         let seed = self.settings.seed;
-        let mut drafted = Vec::with_capacity(k);
-        let mut steps = Vec::with_capacity(k + 1);
-        let mut last = None;
+        let mut drafted = Vec::with_capacity(proposals.tokens.len());
+        let mut steps = Vec::with_capacity(proposals.tokens.len() + 1);
         for (i, d) in proposals.tokens.iter().enumerate() {
             let (out, logits, dist) = self.described()?;
             let p = prob_in(&out.kept, d.token);
-            let accept_prob = accept_prob(p, d.q);
             let u = sampler::uniform(seed ^ ACCEPT_SALT, l + i);
-            let kept = u < accept_prob;
+            let kept = u < accept_prob(p, d.q);
             drafted.push(DraftedToken {
                 token: self.vocab.view(d.token),
                 p,
                 q: d.q,
-                accept_prob,
+                accept_prob: accept_prob(p, d.q),
                 u,
                 verdict: if kept {
                     Verdict::Accepted
@@ -174,55 +216,18 @@ impl Session {
                 let u = sampler::uniform(seed, l + i);
                 let (token, prob) = draw(&from, u).unwrap_or((out.kept[0].0, 1.0));
                 steps.push(self.write(token, &out, &logits, without_draw(dist), None)?);
-                last = Some(self.round_last(token, RoundEnd::Residual, prob, &from));
-                break;
+                let last = self.round_last(token, RoundEnd::Residual, prob, &from);
+                return Ok((drafted, steps, last));
             }
             let row = rows.get(l + i).cloned().flatten();
             steps.push(self.write(d.token, &out, &logits, without_draw(dist), row)?);
         }
-        let accepted = steps.len() - usize::from(last.is_some());
-        if last.is_none() {
-            // Every drafted token kept: the bonus is the plain draw from p at the next position.
-            let (out, logits, dist) = self.described()?;
-            let token = out.planned;
-            steps.push(self.write(token, &out, &logits, dist, None)?);
-            last = Some(self.round_last(token, RoundEnd::Bonus, out.planned_prob, &out.kept));
-        }
-        let history = &self.tokens()[..l];
-        for i in drafted.len()..proposals.tokens.len() {
-            let row = rows[l + i - 1].clone().expect("the check read it");
-            drafted.push(self.unchecked(history, &proposals, i, &row, &breakers));
-        }
-        self.settle_caches(l + accepted);
-        // The check's attention rows of the positions the text kept (a rejected draft's are dropped).
-        let kept = attention.below(l + accepted);
-        self.keep_attention_rows(&kept, pass.ms);
-        self.last_attention = Arc::new(kept);
-        let report = RoundReport {
-            round: self.rounds,
-            draft: draft.label.clone(),
-            first_position: l,
-            drafted,
-            accepted,
-            last: last.expect("set above"),
-            draft_passes: proposals.passes,
-            draft_ms: proposals.ms,
-            draft_read: proposals.read,
-            verify_positions: pass.tokens_fed,
-            verify_ms: pass.ms,
-            plain_ms,
-            greedy,
-        };
-        let share = report.ms() / steps.len() as f64;
-        for s in &steps {
-            let node = self.path[s.committed.position];
-            self.nodes[node].pass = Some((share, self.opts.kv_cache));
-        }
-        Ok(RoundSteps {
-            report,
-            steps,
-            pass,
-        })
+        // Every drafted token kept: the bonus is the plain draw from p at the next position.
+        let (out, logits, dist) = self.described()?;
+        let token = out.planned;
+        steps.push(self.write(token, &out, &logits, dist, None)?);
+        let last = self.round_last(token, RoundEnd::Bonus, out.planned_prob, &out.kept);
+        Ok((drafted, steps, last))
     }
 
     /// The model's check: one pass over the tokens its cache lacks (the last round's final token, if
