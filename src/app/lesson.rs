@@ -149,7 +149,13 @@ impl App {
         self.screen.last_choice = None;
         let mut compare = false;
         let revealing = run.answer.is_some();
-        let panels: Vec<PanelSpec> = run.tui.iter().map(|TuiAction::Panel(spec)| *spec).collect();
+        let mut panels = Vec::new();
+        for action in &run.tui {
+            match action {
+                TuiAction::Panel(spec) => panels.push(*spec),
+                TuiAction::Round(r) => self.take_round(r),
+            }
+        }
         for spec in &panels {
             compare |= self.open_panel(*spec);
         }
@@ -311,6 +317,7 @@ impl App {
                 }
             }
             Panel::Timing => side(self, SidePanel::Timing),
+            Panel::Round => side(self, SidePanel::Round),
             Panel::Repetition => side(self, SidePanel::Repetition),
             Panel::Chain => {
                 self.screen.show_chain = true;

@@ -16,9 +16,10 @@ pub struct Speculative {
 }
 
 impl App {
-    /// The draft the engine loaded (`--draft`), if any.
+    /// The draft the engine loaded (`--draft`, or a lesson's `draft`), if any.
     pub fn draft(&self) -> Option<&DraftInfo> {
-        self.model.as_ref()?.draft.as_ref()
+        let in_session = self.session.as_ref().and_then(|s| s.draft.as_ref());
+        in_session.or(self.model.as_ref().and_then(|m| m.draft.as_ref()))
     }
 
     /// Whether the newest round's tokens are still the end of the path on screen (a rewind or a
@@ -66,14 +67,7 @@ impl App {
     /// at a special token, as after a step.
     pub(super) fn on_rounded(&mut self, round: RoundSteps, view: SessionView) {
         self.adopt(view);
-        let r = round.report;
-        self.speculative.tally.add(
-            r.drafted.len(),
-            r.accepted,
-            (r.draft_ms, r.verify_ms),
-            r.plain_ms,
-        );
-        self.speculative.last = Some(r);
+        self.take_round(&round.report);
         self.past_end_confirmed = false;
         self.selection.candidate = 0;
         let special = round
@@ -84,6 +78,15 @@ impl App {
             self.autoplay.on = false;
             self.say(format!("autoplay stopped at {}", s.committed.token.text));
         }
+    }
+
+    /// A round a lesson step ran: on screen and in the tally, as one the user ran.
+    pub(super) fn take_round(&mut self, r: &RoundReport) {
+        let times = (r.draft_ms, r.verify_ms);
+        self.speculative
+            .tally
+            .add(r.drafted.len(), r.accepted, times, r.plain_ms);
+        self.speculative.last = Some(r.clone());
         self.show_round_panel();
     }
 

@@ -95,6 +95,8 @@ pub struct Draft {
     pub label: String,
     /// For a re-quantised draft: the types its matrices got (`RequantReport::summary`).
     pub detail: Option<String>,
+    /// Tokens it proposes per round, unless a round asks for another number.
+    pub k: usize,
     /// Tokens in the draft's KV cache.
     fed: Vec<u32>,
 }
@@ -140,8 +142,15 @@ impl Draft {
             model,
             label: spec.label(),
             detail,
+            k: DEFAULT_DRAFT_K,
             fed: Vec::new(),
         })
+    }
+
+    /// The same draft proposing `k` tokens per round (1 to 16).
+    pub fn with_k(mut self, k: usize) -> Self {
+        self.k = k.clamp(1, MAX_DRAFT_K);
+        self
     }
 
     /// The draft's layers (for a screen to say what it runs).

@@ -4,7 +4,7 @@ use super::parse::{parse, LessonError};
 use crate::protocol::lesson::format::Lesson;
 
 /// Name and text of each built-in lesson, in teaching order.
-pub const BUILTINS: [(&str, &str); 7] = [
+pub const BUILTINS: [(&str, &str); 9] = [
     (
         "typewriter",
         include_str!("../../assets/lessons/typewriter.toml"),
@@ -29,6 +29,14 @@ pub const BUILTINS: [(&str, &str); 7] = [
     (
         "attention",
         include_str!("../../assets/lessons/attention.toml"),
+    ),
+    (
+        "speed-of-light",
+        include_str!("../../assets/lessons/speed-of-light.toml"),
+    ),
+    (
+        "speculative-decoding",
+        include_str!("../../assets/lessons/speculative-decoding.toml"),
     ),
 ];
 

@@ -6,7 +6,7 @@
 //! | file | owns |
 //! |---|---|
 //! | `parse.rs` | TOML into a `Lesson`; [`LessonError`] names the file, line, column and field |
-//! | `builtin.rs` | the seven built-in lessons, compiled in from `assets/lessons/` |
+//! | `builtin.rs` | the nine built-in lessons, compiled in from `assets/lessons/` |
 //! | `play.rs` | stepping with the stop rules (end of text, `autoplay`'s conditions), an action as a report line |
 //! | `run.rs` | the [`Runner`]: a step's actions as calls on the engine's `Session` (shared with the TUI) |
 //! | `track.rs` | a lesson open in the TUI, on the engine thread: the next step, or a replay to any step |

@@ -142,7 +142,11 @@ pub fn parse(name: &str, file: &str, text: &str) -> Result<Lesson, LessonError> 
 fn needs_prompt(a: &Action) -> bool {
     !matches!(
         a,
-        Action::Sampler(_) | Action::Panel(_) | Action::Ask(_) | Action::KvCache(_)
+        Action::Sampler(_)
+            | Action::Panel(_)
+            | Action::Ask(_)
+            | Action::KvCache(_)
+            | Action::Draft(_)
     )
 }
 
@@ -161,6 +165,8 @@ fn key_of(a: &Action) -> &'static str {
         Action::Branch(_) => "branch",
         Action::Panel(_) => "panel",
         Action::KvCache(_) => "kv_cache",
+        Action::Draft(_) => "draft",
+        Action::Rounds(_) => "rounds",
         Action::Ask(_) => "ask",
         Action::Expect(_) => "expect",
     }
@@ -175,6 +181,13 @@ fn check_action(a: &Action) -> Result<(), (&'static str, String)> {
             .map_err(|e| ("sampler", field_names(&e))),
         Action::Expect(e) => e.problem().map_or(Ok(()), |m| Err(("expect", m))),
         Action::Ask(q) => q.problem().map_or(Ok(()), |m| Err(("ask", m))),
+        Action::Draft(d) => match (crate::engine::draft::DraftSpec::parse(&d.name), d.k) {
+            (Err(m), _) => Err(("draft", m)),
+            (_, Some(k)) if !(1..=crate::engine::draft::MAX_DRAFT_K).contains(&k) => {
+                Err(("k", format!("{k}: a round drafts 1 to 16 tokens")))
+            }
+            _ => Ok(()),
+        },
         Action::Force(t) | Action::ForceText(t) | Action::Prompt(t) | Action::Chat(t)
             if t.is_empty() =>
         {

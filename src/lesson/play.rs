@@ -90,7 +90,42 @@ pub fn describe(a: &Action) -> String {
         Action::Branch(BranchTarget::Index(i)) => format!("branch {i}"),
         Action::Panel(p) => format!("panel {:?}", p.panel).to_lowercase(),
         Action::KvCache(on) => format!("kv_cache {on}"),
+        Action::Draft(d) => format!("draft {:?}", d.name),
+        Action::Rounds(n) => format!("rounds {}", n.0),
         Action::Ask(q) => format!("ask {:?} ({})", q.text, q.kind_name()),
         Action::Expect(_) => "expect".into(),
     }
+}
+
+/// Runs `n` speculative rounds with the loaded draft, each handed to the TUI's round panel; stops at
+/// an end of text, where plain stepping would. Says what they wrote and how many drafts were kept.
+pub fn rounds(
+    session: &mut Session,
+    n: usize,
+    tui: &mut Vec<crate::protocol::lesson::report::TuiAction>,
+) -> Result<String, String> {
+    let k = session
+        .draft_info()
+        .map(|d| d.k)
+        .ok_or("no draft loaded: add `{ draft = \"layers:20\" }` before the rounds")?;
+    let (mut kept, mut checked, mut ids) = (0, 0, Vec::new());
+    for _ in 0..n {
+        let r = session
+            .speculate_within(k, usize::MAX)
+            .map_err(|e| e.to_string())?;
+        kept += r.report.accepted;
+        checked += (r.report.accepted + 1).min(r.report.drafted.len());
+        ids.extend(r.steps.iter().map(|s| s.committed.token.id));
+        tui.push(crate::protocol::lesson::report::TuiAction::Round(Box::new(
+            r.report,
+        )));
+        if ids.last().is_some_and(|&t| session.is_eos(t)) {
+            break;
+        }
+    }
+    Ok(format!(
+        "{n} round(s): {kept} of {checked} checked drafts kept, {} tokens: {:?}",
+        ids.len(),
+        session.text_of(&ids)
+    ))
 }

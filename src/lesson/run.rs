@@ -242,6 +242,16 @@ impl Runner {
                 tui.push(TuiAction::Panel(*p));
                 Ok(Acted::Line(Status::TuiOnly, String::new()))
             }
+            Action::Draft(d) => {
+                let spec = crate::engine::draft::DraftSpec::parse(&d.name)?;
+                let k = d.k.unwrap_or(crate::engine::draft::DEFAULT_DRAFT_K);
+                session.load_draft(&spec, k).map_err(err)?;
+                done(format!(
+                    "draft {} loaded, {k} tokens per round",
+                    spec.label()
+                ))
+            }
+            Action::Rounds(n) => done(super::play::rounds(session, n.0 as usize, tui)?),
             Action::Ask(_) => Ok(Acted::Line(Status::TuiOnly, String::new())),
             Action::Expect(e) => Ok(Acted::Checks(expect::evaluate(session, e, self.previous)?)),
         }

@@ -220,6 +220,9 @@ pub struct SessionView {
     /// to take back; empty for a tree read from a prompt. The app keeps the answers given since.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<super::ClassAnswer>,
+    /// The draft of speculative decoding loaded in the session (`--draft`, or a lesson's `draft`).
+    #[serde(default)]
+    pub draft: Option<super::DraftInfo>,
 }
 
 /// Facts about the loaded model.

@@ -218,7 +218,7 @@ fn load_draft(
         n_layer: draft.n_layer(),
         bytes_ratio: draft.weight_bytes_per_token() as f64 / model_bytes as f64,
     });
-    session.set_draft(Some(draft));
+    session.set_draft(Some(draft.with_k(*k)));
     Ok(())
 }
 

@@ -314,6 +314,7 @@ pub fn prefilled() -> SessionView {
         ab: None,
         last_choice: None,
         answers: vec![],
+        draft: None,
     }
 }
 

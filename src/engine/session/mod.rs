@@ -185,6 +185,8 @@ pub struct Session {
     draft: Option<super::draft::Draft>,
     /// Speculative rounds run in this session.
     rounds: usize,
+    /// The rounds since the draft was loaded, added up (`speculate.rs`).
+    tally: crate::analysis::speculation::Tally,
     /// The newest plain one-token step of the model: its time, and the path's length after it. A
     /// round compares its cost with it.
     plain_step: Option<(f64, usize)>,
@@ -237,6 +239,7 @@ impl Session {
             served: None,
             draft: None,
             rounds: 0,
+            tally: Default::default(),
             plain_step: None,
             prefill: PrefillReport {
                 tokens: 0,

@@ -31,6 +31,11 @@ pub(super) struct SaveState {
 type Result<T> = std::result::Result<T, Error>;
 
 impl Session {
+    /// The model's file, when the session was loaded from one.
+    pub fn model_file(&self) -> Option<PathBuf> {
+        self.save.model_file.clone()
+    }
+
     /// The files this session runs on, recorded in a saved session (`load_session` calls this).
     pub fn set_model_file(&mut self, model: &Path, tokenizer: Option<&Path>) {
         self.save = SaveState {

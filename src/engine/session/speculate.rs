@@ -11,7 +11,8 @@
 //! the new drafts (one pass for both), as a server does. Both KV caches keep only the kept prefix.
 
 use super::{Result, Session, SessionError, ATTENTION_KEEP};
-use crate::engine::draft::{Draft, Proposals, MAX_DRAFT_K};
+use crate::analysis::speculation::Tally;
+use crate::engine::draft::{Draft, DraftSpec, Proposals, MAX_DRAFT_K};
 use crate::engine::forward::model::{AttentionRows, ForwardOptions};
 use crate::engine::sampler::{self, ChainOutput};
 use crate::protocol::*;
@@ -43,9 +44,43 @@ pub enum ResidualRule {
 }
 
 impl Session {
-    /// Loads (or, with `None`, drops) the draft that `speculate` uses.
+    /// Loads (or, with `None`, drops) the draft that `speculate` uses; the tally starts again.
     pub fn set_draft(&mut self, draft: Option<Draft>) {
         self.draft = draft;
+        self.tally = Tally::default();
+    }
+
+    /// Loads the draft `spec` of this session's own model file, proposing `k` tokens per round; a
+    /// draft of the same name already loaded is kept (a lesson replayed does not load it again).
+    pub fn load_draft(&mut self, spec: &DraftSpec, k: usize) -> Result<()> {
+        if self.draft.as_ref().is_some_and(|d| d.label == spec.label()) {
+            let draft = self.draft.take().map(|d| d.with_k(k));
+            self.set_draft(draft);
+            return Ok(());
+        }
+        let path = self.model_file().ok_or_else(|| {
+            SessionError::NotServed("a draft (it is made from the model's own file)")
+        })?;
+        let draft = Draft::load(&path, spec, Default::default())?;
+        self.set_draft(Some(draft.with_k(k)));
+        Ok(())
+    }
+
+    /// The rounds since the draft was loaded, added up.
+    pub fn tally(&self) -> &Tally {
+        &self.tally
+    }
+
+    /// The loaded draft as the screen names it.
+    pub fn draft_info(&self) -> Option<DraftInfo> {
+        let d = self.draft.as_ref()?;
+        let model = self.model.local().map_or(1, |m| m.weight_bytes_per_token());
+        Some(DraftInfo {
+            label: d.label.clone(),
+            k: d.k,
+            n_layer: d.n_layer(),
+            bytes_ratio: d.weight_bytes_per_token() as f64 / model as f64,
+        })
     }
 
     /// The loaded draft's name.
@@ -98,8 +133,12 @@ impl Session {
             .plain_ms()
             .and_then(|plain_ms| self.round(&mut draft, k, plain_ms, rule));
         self.draft = Some(draft);
-        if result.is_ok() {
+        if let Ok(r) = &result {
             self.rounds += 1;
+            let r = &r.report;
+            let times = (r.draft_ms, r.verify_ms);
+            self.tally
+                .add(r.drafted.len(), r.accepted, times, r.plain_ms);
         }
         result
     }

@@ -175,6 +175,7 @@ impl Session {
                 .last()
                 .and_then(|&n| self.nodes[n].chosen.as_deref().cloned()),
             answers: self.loaded_answers().to_vec(),
+            draft: self.draft_info(),
         })
     }
 }

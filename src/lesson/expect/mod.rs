@@ -8,10 +8,12 @@
 //! | `path.rs` | the current path against the previous branch: divergence, different text |
 //! | `cost.rs` | the session view: tokens fed, timings, text, prompt length |
 //! | `attention.rs` | the newest position's attention in one head |
+//! | `speed.rs` | speculative rounds' acceptance, the bytes a step reads |
 
 mod attention;
 mod cost;
 mod path;
+mod speed;
 
 pub use crate::protocol::lesson::{AttentionExpect, Check, Expect};
 pub use cost::decode_growth;
@@ -75,6 +77,7 @@ pub fn evaluate(
     loop_checks(session, e, &mut out);
     path::check(session, e, previous, &mut out)?;
     cost::check(session, e, &mut out)?;
+    speed::check(session, e, &mut out)?;
     Ok(out.0)
 }
 

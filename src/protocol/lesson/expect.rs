@@ -76,6 +76,16 @@ pub struct Expect {
     pub prompt_tokens_above: Option<usize>,
     /// The newest position's attention in one head.
     pub attention: Option<AttentionExpect>,
+    /// Of the drafted tokens checked since the draft was loaded, the share the model kept is above
+    /// / below this (0 to 1).
+    pub acceptance_above: Option<f64>,
+    pub acceptance_below: Option<f64>,
+    /// A one-token step reads at least this share of the model file's weight bytes (the speed of
+    /// light: every weight, every step).
+    pub step_reads_model_above: Option<f64>,
+    /// The last one-token step took at least its floor (its bytes over this machine's bandwidth,
+    /// measured now), within the measurement's noise (`true`), or beat it (`false`).
+    pub step_slower_than_light: Option<bool>,
 }
 
 /// Fewest decode steps `decode_growth_above` / `decode_growth_below` compare (two per third).

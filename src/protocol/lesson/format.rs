@@ -93,6 +93,11 @@ pub enum Action {
     Panel(PanelSpec),
     /// Turn the KV cache on or off.
     KvCache(bool),
+    /// Load a draft for speculative decoding: `draft = "layers:20"`, or `draft = { name = "q8_0",
+    /// k = 6 }` (k drafted tokens per round, 1 to 16, 4 unless given).
+    Draft(DraftAction),
+    /// Run this many speculative rounds with the loaded draft (stops early at an end of text).
+    Rounds(Count),
     /// A question for the class: the actions before it run when the step opens, the ones after it
     /// when the answer is revealed; then the model's answer is computed (`question.rs`).
     Ask(super::question::Question),
@@ -225,6 +230,28 @@ impl<'de> Deserialize<'de> for BranchTarget {
     }
 }
 
+/// A draft to load: its name (as `--draft` takes it) and the tokens it proposes per round.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DraftAction {
+    pub name: String,
+    pub k: Option<usize>,
+}
+
+impl<'de> Deserialize<'de> for DraftAction {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Name(String),
+            Table { name: String, k: Option<usize> },
+        }
+        Ok(match Raw::deserialize(d)? {
+            Raw::Name(name) => DraftAction { name, k: None },
+            Raw::Table { name, k } => DraftAction { name, k },
+        })
+    }
+}
+
 /// The panels a lesson may open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -237,6 +264,8 @@ pub enum Panel {
     Branches,
     Sampler,
     Distribution,
+    /// The newest speculative round.
+    Round,
 }
 
 /// `panel = "timing"`, or `panel = { name = "attention", layer = 3, head = 5 }` (counted from 1 in

@@ -8,6 +8,8 @@ use super::question::{ModelAnswer, Question};
 #[derive(Debug, Clone, PartialEq)]
 pub enum TuiAction {
     Panel(PanelSpec),
+    /// A speculative round the step ran, for the round panel (boxed: a round carries its drafts).
+    Round(Box<crate::protocol::RoundReport>),
 }
 
 /// How one action went.
