@@ -215,3 +215,37 @@ fn a_rewound_round_says_it_is_no_longer_the_paths_end() {
         .join("\n")
         .contains("no longer the path's end"));
 }
+
+/// Rounds a lesson step ran reach the round panel and its tally, with the draft the session names.
+#[test]
+fn rounds_a_lesson_ran_are_shown_and_added_up() {
+    use nexttoken::lesson::{StepRun, TuiAction};
+    let mut app = ready_app(160, 48);
+    let (_, mut view) = after_round();
+    view.draft = Some(draft_info());
+    let run = StepRun {
+        index: 1,
+        outcomes: vec![],
+        tui: vec![
+            TuiAction::Round(Box::new(round())),
+            TuiAction::Round(Box::new(round())),
+        ],
+        question: None,
+        answer: None,
+    };
+    let step = LessonStepView {
+        run,
+        replayed: 0,
+        earlier_failure: None,
+        view,
+    };
+    update(&mut app, Msg::Engine(Event::LessonStep(Box::new(step))));
+    assert_eq!(app.draft().map(|d| d.label.as_str()), Some("layers:20"));
+    assert_eq!(app.screen.side, SidePanel::Round);
+    assert_eq!(app.speculative.tally.rounds, 2);
+    let text = screen_text(&app).join("\n");
+    assert!(
+        text.contains("so far 2 rounds: 50% of checked drafts kept"),
+        "{text}"
+    );
+}
