@@ -16,6 +16,7 @@ mod dry;
 mod fate;
 mod penalties;
 mod row;
+pub mod sparse;
 
 pub use dry::{
     apply_dry, dry_on, dry_penalties, dry_penalty, dry_repeats, DryBreakers, MAX_BREAKER_BYTES,

@@ -9,6 +9,7 @@
 //! it was, so a front end can promise "the session is unchanged" after a failure.
 
 mod atomic;
+mod draft_slot;
 mod edit;
 mod feed;
 mod generate;

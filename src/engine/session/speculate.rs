@@ -11,9 +11,9 @@
 //! the new drafts (one pass for both), as a server does. Both KV caches keep only the kept prefix.
 
 use super::{Result, Session, SessionError, ATTENTION_KEEP};
-use crate::analysis::speculation::Tally;
-use crate::engine::draft::{Draft, DraftSpec, Proposals, MAX_DRAFT_K};
+use crate::engine::draft::{Draft, Proposals, MAX_DRAFT_K};
 use crate::engine::forward::model::{AttentionRows, ForwardOptions};
+use crate::engine::sampler::sparse::{accept_prob, draw, prob_in, residual};
 use crate::engine::sampler::{self, ChainOutput};
 use crate::protocol::*;
 use std::sync::Arc;
@@ -44,55 +44,6 @@ pub enum ResidualRule {
 }
 
 impl Session {
-    /// Loads (or, with `None`, drops) the draft that `speculate` uses; the tally starts again.
-    pub fn set_draft(&mut self, draft: Option<Draft>) {
-        self.draft = draft;
-        self.tally = Tally::default();
-    }
-
-    /// Loads the draft `spec` of this session's own model file, proposing `k` tokens per round; a
-    /// draft of the same name already loaded is kept (a lesson replayed does not load it again).
-    pub fn load_draft(&mut self, spec: &DraftSpec, k: usize) -> Result<()> {
-        if self.draft.as_ref().is_some_and(|d| d.label == spec.label()) {
-            let draft = self.draft.take().map(|d| d.with_k(k));
-            self.set_draft(draft);
-            return Ok(());
-        }
-        let path = self.model_file().ok_or_else(|| {
-            SessionError::NotServed("a draft (it is made from the model's own file)")
-        })?;
-        let draft = Draft::load(&path, spec, Default::default())?;
-        self.set_draft(Some(draft.with_k(k)));
-        Ok(())
-    }
-
-    /// The rounds since the draft was loaded, added up.
-    pub fn tally(&self) -> &Tally {
-        &self.tally
-    }
-
-    /// The loaded draft as the screen names it.
-    pub fn draft_info(&self) -> Option<DraftInfo> {
-        let d = self.draft.as_ref()?;
-        let model = self.model.local().map_or(1, |m| m.weight_bytes_per_token());
-        Some(DraftInfo {
-            label: d.label.clone(),
-            k: d.k,
-            n_layer: d.n_layer(),
-            bytes_ratio: d.weight_bytes_per_token() as f64 / model as f64,
-        })
-    }
-
-    /// The loaded draft's name.
-    pub fn draft_label(&self) -> Option<&str> {
-        self.draft.as_ref().map(|d| d.label.as_str())
-    }
-
-    /// The loaded draft, for what a screen says of it.
-    pub fn draft(&self) -> Option<&Draft> {
-        self.draft.as_ref()
-    }
-
     /// One round with `k` drafted tokens (1 to 16; fewer where the context ends). Atomic: on failure
     /// the session is as it was.
     pub fn speculate(&mut self, k: usize) -> Result<RoundSteps> {
@@ -406,51 +357,6 @@ impl Session {
                 .collect(),
         }
     }
-}
-
-/// min(1, p/q): the chance the check keeps a token the draft drew with probability q.
-fn accept_prob(p: f32, q: f32) -> f32 {
-    if q > 0.0 {
-        (p / q).min(1.0)
-    } else {
-        1.0
-    }
-}
-
-/// A distribution's probability of `token` (0 when it is cut).
-fn prob_in(dist: &[(u32, f32)], token: u32) -> f32 {
-    dist.iter()
-        .find(|(t, _)| *t == token)
-        .map_or(0.0, |&(_, p)| p)
-}
-
-/// max(0, p − q), normalised, best first; empty when p ≤ q everywhere (then p = q, and nothing is
-/// ever rejected).
-pub fn residual(p: &[(u32, f32)], q: &[(u32, f32)]) -> Vec<(u32, f32)> {
-    let mut r: Vec<(u32, f32)> = p
-        .iter()
-        .map(|&(t, pt)| (t, (pt - prob_in(q, t)).max(0.0)))
-        .filter(|&(_, x)| x > 0.0)
-        .collect();
-    let total: f64 = r.iter().map(|&(_, x)| x as f64).sum();
-    r.iter_mut()
-        .for_each(|(_, x)| *x = (*x as f64 / total) as f32);
-    r.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    r
-}
-
-/// The inverse-CDF draw from `dist` at `u`: the token and its probability.
-fn draw(dist: &[(u32, f32)], u: f32) -> Option<(u32, f32)> {
-    let total: f64 = dist.iter().map(|&(_, p)| p as f64).sum();
-    let target = u as f64 * total;
-    let mut cum = 0.0f64;
-    dist.iter()
-        .find(|&&(_, p)| {
-            cum += p as f64;
-            cum > target
-        })
-        .or(dist.last())
-        .copied()
 }
 
 /// A drafted or residual token's distribution: the plain draw at its position was not what chose it.
