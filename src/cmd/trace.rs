@@ -5,7 +5,7 @@ use crate::analysis;
 use crate::cli::force::{parse_forces, ForceSpec};
 use crate::cli::{AttentionMode, TraceArgs};
 use crate::engine::session::{Choice, Session};
-use crate::protocol::{Distribution, Inspection, Source, TokenRecord, TokenView};
+use crate::protocol::{Distribution, Inspection, Source, StepReport, TokenRecord, TokenView};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -78,14 +78,7 @@ fn plain(
         }
         let tokens = session.tokens();
         for (report, attn) in reports.iter().zip(attns) {
-            let mut line = step_line(
-                report.step,
-                &report.committed,
-                &report.chosen_from,
-                args.top_k,
-            );
-            add_pass(&mut line, &report.pass);
-            line["attention"] = attn;
+            let mut line = report_line(report, args.top_k, attn);
             if report.step == step {
                 add_inspection(&mut line, args, &inspected, report.committed.token.id)?;
             } else if args.logit_lens || args.head_map {
@@ -112,14 +105,7 @@ fn speculative(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> 
         let left = args.steps - step;
         if left == 1 {
             let report = session.step(Choice::Sample)?;
-            let mut line = step_line(
-                report.step,
-                &report.committed,
-                &report.chosen_from,
-                args.top_k,
-            );
-            add_pass(&mut line, &report.pass);
-            line["attention"] = attention(session, args.attention);
+            let line = report_line(&report, args.top_k, attention(session, args.attention));
             writeln!(out, "{line}")?;
             break;
         }
@@ -177,6 +163,14 @@ fn round_line(r: &crate::protocol::RoundReport) -> Value {
         "plain_ms": r.plain_ms,
         "greedy": r.greedy,
     })
+}
+
+/// A plain step's line: the token, its distribution, its pass and the attention read after it.
+fn report_line(r: &StepReport, top_k: usize, attention: Value) -> Value {
+    let mut line = step_line(r.step, &r.committed, &r.chosen_from, top_k);
+    add_pass(&mut line, &r.pass);
+    line["attention"] = attention;
+    line
 }
 
 /// A step's pass: its time and the KV cache after it.

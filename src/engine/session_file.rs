@@ -40,6 +40,13 @@ pub struct SavedSession {
     /// without any, older ones included.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<ClassAnswer>,
+    /// The speculative rounds run since the prompt was read, oldest first (absent without any).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<crate::protocol::RoundReport>,
+    /// The speed of light of the machine that ran it, as measured when the model loaded (absent when
+    /// it was not measured: `trace`, a served model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<crate::protocol::MachineSpeed>,
 }
 
 impl SavedSession {

@@ -46,6 +46,7 @@ pub fn render(h: &Handout) -> String {
     steps(&mut o, h);
     branches(&mut o, &h.branches);
     timings(&mut o, h);
+    speculation(&mut o, h);
     let _ = writeln!(
         o,
         "<footer>Made by <code>nexttoken export</code> from <code>{}</code> (saved by {}).</footer>\n</body>\n</html>",
@@ -383,5 +384,33 @@ fn timings(o: &mut String, h: &Handout) {
     for p in super::timing_text::sentences(t, |s| format!("<b>{s}</b>")) {
         let _ = writeln!(o, "<p>{p}</p>");
     }
+    for p in super::rounds_text::light_sentences(h.saved, t) {
+        let _ = writeln!(o, "<p>{}</p>", escape(&p));
+    }
     o.push_str("<p class=\"note\">Decode figures cover every generated token of the tree that had a pass of its own.</p>\n</section>\n");
+}
+
+fn speculation(o: &mut String, h: &Handout) {
+    use super::rounds_text::{round_rows, rounds_summary, ROUND_COLUMNS};
+    let Some(summary) = rounds_summary(h.saved) else {
+        return;
+    };
+    o.push_str("<section id=\"rounds\">\n<h2>Speculative decoding</h2>\n");
+    let _ = writeln!(
+        o,
+        "<p>{}</p>\n<table class=\"rounds\">\n<thead><tr>",
+        escape(&summary)
+    );
+    for c in ROUND_COLUMNS {
+        let _ = write!(o, "<th>{}</th>", escape(c));
+    }
+    o.push_str("</tr></thead>\n<tbody>\n");
+    for row in round_rows(h.saved) {
+        o.push_str("<tr>");
+        for c in row {
+            let _ = write!(o, "<td>{}</td>", escape(&c));
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</tbody>\n</table>\n</section>\n");
 }

@@ -133,6 +133,7 @@ pub fn render(h: &Handout) -> String {
     steps(&mut o, h);
     branches(&mut o, h);
     timings(&mut o, h);
+    speculation(&mut o, h);
     let _ = writeln!(
         o,
         "\n---\nMade by `nexttoken export` from {} (saved by {}).",
@@ -304,5 +305,22 @@ fn timings(o: &mut String, h: &Handout) {
     }
     for p in super::timing_text::sentences(t, |s| format!("**{s}**")) {
         let _ = writeln!(o, "\n{p}");
+    }
+    for p in super::rounds_text::light_sentences(h.saved, t) {
+        let _ = writeln!(o, "\n{}", escape(&p));
+    }
+}
+
+fn speculation(o: &mut String, h: &Handout) {
+    use super::rounds_text::{round_rows, rounds_summary, ROUND_COLUMNS};
+    let Some(summary) = rounds_summary(h.saved) else {
+        return;
+    };
+    let _ = writeln!(o, "\n## Speculative decoding\n\n{}\n", escape(&summary));
+    let _ = writeln!(o, "| {} |", ROUND_COLUMNS.join(" | "));
+    let _ = writeln!(o, "|{}", "---|".repeat(ROUND_COLUMNS.len()));
+    for row in round_rows(h.saved) {
+        let cells: Vec<String> = row.iter().map(|c| escape(c)).collect();
+        let _ = writeln!(o, "| {} |", cells.join(" | "));
     }
 }

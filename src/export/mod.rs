@@ -6,6 +6,7 @@ pub mod facts;
 pub mod html;
 pub mod markdown;
 pub mod replay;
+pub mod rounds_text;
 pub mod timing_text;
 
 use crate::engine::session_file::{self, SavedSession};

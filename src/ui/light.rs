@@ -12,6 +12,13 @@ use ratatui::text::Line;
 
 /// The lines, or none for a served model (its passes run elsewhere: only the request time is known).
 pub fn lines(app: &App, s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>> {
+    if app.model.as_ref().is_some_and(|i| i.served.is_some()) {
+        let text = match wide {
+            true => "light: unknown: a served model's passes run on its server",
+            false => "light: unknown (served)",
+        };
+        return vec![Line::styled(text, theme.dim)];
+    }
     let Some(m) = app.model.as_ref().and_then(|i| i.machine.as_ref()) else {
         return vec![];
     };

@@ -661,3 +661,39 @@ fn the_class_answers_are_in_both_formats_when_there_are_any() {
     assert!(html.contains("<h2>The class's answers</h2>"));
     assert!(html.contains("<td class=\"num\">step 3</td><td>What comes next?</td><td><code>&#39;&lt;dog&gt;&#39;</code></td>"));
 }
+
+/// A session that ran speculative rounds on a measured machine: the saved file keeps the rounds and
+/// the machine, and the handout shows both, in HTML and in Markdown.
+#[test]
+fn the_handout_shows_the_rounds_and_the_speed_of_light() {
+    use nexttoken::engine::draft::DraftSpec;
+    let mut s = support::real_session();
+    let machine = s.measure_machine().unwrap().unwrap();
+    s.set_settings(nexttoken::protocol::SamplerSettings {
+        greedy: true,
+        ..Default::default()
+    });
+    s.prefill_text("1, 2, 3, 4, 5, 6,", false).unwrap();
+    s.load_draft(&DraftSpec::Layers(26), 4).unwrap();
+    let rounds: Vec<_> = (0..2).map(|_| s.speculate(4).unwrap().report).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    nexttoken::engine::session_file::write(&path, &s.to_saved().unwrap()).unwrap();
+    let saved = nexttoken::engine::session_file::read(&path).unwrap();
+    assert_eq!(saved.rounds, rounds);
+    assert_eq!(saved.machine.as_ref(), Some(&machine));
+    for format in [Format::Md, Format::Html] {
+        let page = render(&saved, "s.json", format);
+        let bandwidth = format!("{:.1} GB/s", machine.bandwidth_gb_s);
+        for want in [
+            "Speculative decoding",
+            "2 rounds with the draft layers:26",
+            "✓ ",
+            "bonus from p",
+            &bandwidth,
+            "GFLOP/s",
+        ] {
+            assert!(page.contains(want), "{format:?}: {want} missing\n{page}");
+        }
+    }
+}

@@ -98,6 +98,19 @@ fn after_round() -> (RoundSteps, SessionView) {
     )
 }
 
+/// An app with a draft, rounds turned on, and the round after "… France is" folded in.
+fn app_after_round(w: u16, h: u16) -> App {
+    let mut app = app_with_draft(w, h);
+    key(&mut app, 'd');
+    let (r, view) = after_round();
+    let rounded = Event::Rounded {
+        round: Box::new(r),
+        view: Box::new(view),
+    };
+    update(&mut app, Msg::Engine(rounded));
+    app
+}
+
 fn app_with_draft(w: u16, h: u16) -> App {
     let mut app = App::new(config(w, h));
     let info = ModelInfo {
@@ -155,16 +168,7 @@ fn with_a_draft_d_turns_rounds_on_and_a_step_press_asks_for_a_round() {
 #[test]
 fn a_round_on_screen_at_80x24_and_160x48() {
     for (w, h) in [(80, 24), (160, 48)] {
-        let mut app = app_with_draft(w, h);
-        key(&mut app, 'd');
-        let (r, view) = after_round();
-        update(
-            &mut app,
-            Msg::Engine(Event::Rounded {
-                round: Box::new(r),
-                view: Box::new(view),
-            }),
-        );
+        let app = app_after_round(w, h);
         assert!(app.round_on_path());
         let screen = screen_text(&app);
         let text = screen.join("\n");
@@ -199,16 +203,7 @@ fn a_round_on_screen_at_80x24_and_160x48() {
 
 #[test]
 fn a_rewound_round_says_it_is_no_longer_the_paths_end() {
-    let mut app = app_with_draft(160, 48);
-    key(&mut app, 'd');
-    let (r, view) = after_round();
-    update(
-        &mut app,
-        Msg::Engine(Event::Rounded {
-            round: Box::new(r),
-            view: Box::new(view),
-        }),
-    );
+    let mut app = app_after_round(160, 48);
     update(&mut app, Msg::Engine(Event::Synced(prefilled())));
     assert!(!app.round_on_path());
     assert!(screen_text(&app)

@@ -68,6 +68,11 @@ fn the_main_screen_says_what_a_served_model_cannot_show_and_how_much_it_knows() 
         screen.contains("server's own times: prompt 12.2"),
         "{screen}"
     );
+    // Its speed of light is not ours to measure: the panel says so instead of a floor.
+    assert!(
+        screen.contains("light: unknown: a served model's passes run on its server"),
+        "{screen}"
+    );
     // The same screen for a local model says none of it.
     let local = text(&ready_app(160, 48));
     assert!(!local.contains("served model") && !local.contains("across the network"));

@@ -57,9 +57,11 @@ impl Session {
         self.check_prompt(ids)?;
         let old_nodes = std::mem::take(&mut self.nodes);
         let result = self.atomically(|s| s.read_prompt(ids, progress));
-        if result.is_err() {
+        match result {
             // `atomically` dropped what the prefill added (its checkpoint saw an empty tree).
-            self.nodes = old_nodes;
+            Err(_) => self.nodes = old_nodes,
+            // The rounds were run on the old tree.
+            Ok(_) => self.round_log.clear(),
         }
         result
     }

@@ -188,6 +188,10 @@ pub struct Session {
     rounds: usize,
     /// The rounds since the draft was loaded, added up (`speculate.rs`).
     tally: crate::analysis::speculation::Tally,
+    /// Every round since the prompt was read, for the saved session and the handout.
+    round_log: Vec<RoundReport>,
+    /// This machine's speed of light, once measured (`measure_machine`), for the handout.
+    machine: Option<MachineSpeed>,
     /// The newest plain one-token step of the model: its time, and the path's length after it. A
     /// round compares its cost with it.
     plain_step: Option<(f64, usize)>,
@@ -241,6 +245,8 @@ impl Session {
             draft: None,
             rounds: 0,
             tally: Default::default(),
+            round_log: Vec::new(),
+            machine: None,
             plain_step: None,
             prefill: PrefillReport {
                 tokens: 0,
@@ -294,6 +300,7 @@ impl Session {
             None => None,
         };
         self.fed = 0;
+        self.machine = speed.clone();
         Ok(speed)
     }
 

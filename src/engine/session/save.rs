@@ -132,6 +132,8 @@ impl Session {
             current: *self.path.last().expect("not empty"),
             nodes,
             answers: Vec::new(),
+            rounds: self.round_log.clone(),
+            machine: self.machine.clone(),
         })
     }
 
@@ -217,6 +219,10 @@ impl Session {
             .filter_map(|n| Some((n.id, (n.token, n.parent, n.chosen_from.clone()?))))
             .collect();
         self.save.answers = saved.answers.clone();
+        self.round_log = saved.rounds.clone();
+        if self.machine.is_none() {
+            self.machine = saved.machine.clone();
+        }
         Ok(warning)
     }
 

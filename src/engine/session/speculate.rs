@@ -90,6 +90,7 @@ impl Session {
             let times = (r.draft_ms, r.verify_ms);
             self.tally
                 .add(r.drafted.len(), r.accepted, times, r.plain_ms);
+            self.round_log.push(r.clone());
         }
         result
     }

@@ -1,0 +1,121 @@
+//! The handout's speculative rounds and speed of light: the rows and sentences both formats lay out
+//! (HTML and Markdown only escape them). Every figure is from the saved session: the rounds as the
+//! engine reported them, the machine as it was measured when the model loaded.
+
+use super::facts::Timings;
+use crate::analysis::speculation::Tally;
+use crate::engine::session_file::SavedSession;
+use crate::fmt::{ms, quoted_token};
+use crate::protocol::{RoundEnd, Verdict};
+
+/// The rounds table's header.
+pub const ROUND_COLUMNS: [&str; 5] = [
+    "round",
+    "from step",
+    "drafted: ✓ kept, ✗ rejected, · not checked",
+    "last token",
+    "round against plain steps",
+];
+
+/// One row per round, oldest first.
+pub fn round_rows(saved: &SavedSession) -> Vec<[String; 5]> {
+    saved
+        .rounds
+        .iter()
+        .map(|r| {
+            let drafted: Vec<String> = r
+                .drafted
+                .iter()
+                .map(|d| {
+                    let mark = match d.verdict {
+                        Verdict::Accepted => "✓",
+                        Verdict::Rejected => "✗",
+                        Verdict::Unchecked => "·",
+                    };
+                    format!("{mark} {}", quoted_token(&d.token))
+                })
+                .collect();
+            let how = match r.last.end {
+                RoundEnd::Residual => "redrawn from max(0, p − q)",
+                RoundEnd::Bonus => "bonus from p",
+            };
+            [
+                (r.round + 1).to_string(),
+                (r.first_position + 1)
+                    .saturating_sub(saved.prompt_len)
+                    .to_string(),
+                drafted.join(" "),
+                format!("{} ({how})", quoted_token(&r.last.token)),
+                format!(
+                    "{} for {} token(s); plain {} ({:.2}×)",
+                    ms(r.ms()),
+                    r.tokens(),
+                    ms(r.plain_equivalent_ms()),
+                    r.plain_equivalent_ms() / r.ms()
+                ),
+            ]
+        })
+        .collect()
+}
+
+/// The rounds added up, in one paragraph; `None` without rounds.
+pub fn rounds_summary(saved: &SavedSession) -> Option<String> {
+    let first = saved.rounds.first()?;
+    let mut t = Tally::default();
+    for r in &saved.rounds {
+        t.add(
+            r.drafted.len(),
+            r.accepted,
+            (r.draft_ms, r.verify_ms),
+            r.plain_ms,
+        );
+    }
+    Some(format!(
+        "{} rounds with the draft {}: {:.0}% of the checked drafts kept, {:.2} tokens per pass of the \
+         model, {:.2}× the speed of plain steps on the machine that ran it. Each round's tokens are \
+         the model's own (under greedy exactly plain greedy's); the decode timings include them, each \
+         at its round's time shared among its tokens.",
+        t.rounds,
+        first.draft,
+        t.acceptance() * 100.0,
+        t.tokens_per_pass(),
+        t.speedup()
+    ))
+}
+
+/// The speed of light of a step and of the prefill, in sentences; empty when the machine was not
+/// measured.
+pub fn light_sentences(saved: &SavedSession, t: &Timings) -> Vec<String> {
+    let Some(m) = &saved.machine else {
+        return vec![];
+    };
+    let position = saved.nodes.len().max(saved.prompt_len);
+    let floor = m.step_floor_ms(position);
+    let (w, kv) = m.step_bytes(position);
+    let mut out = vec![format!(
+        "Memory streamed at {:.1} GB/s on the machine that ran this. A one-token step reads every \
+         weight ({:.1} MB) and the KV cache at its depth (up to {:.1} MB here), so no step could take \
+         less than {}.",
+        m.bandwidth_gb_s,
+        w as f64 / 1e6,
+        kv as f64 / 1e6,
+        ms(floor)
+    )];
+    if let Some(d) = &t.cached {
+        out.push(format!(
+            "The median cached step took {}: {:.0}% of that speed of light.",
+            ms(d.median_ms),
+            100.0 * floor / d.median_ms.max(1e-9)
+        ));
+    }
+    if t.prefill_ms > 0.0 {
+        let gflops = m.pass_flop(t.prefill_tokens, 0) / (t.prefill_ms / 1e3) / 1e9;
+        out.push(format!(
+            "Reading the prompt did {gflops:.1} GFLOP/s against the {:.0} GFLOP/s the model's kernels \
+             reach at their best: a prefill uses each weight for every prompt token, so it is bound by \
+             arithmetic, not memory.",
+            m.peak_gflops
+        ));
+    }
+    out
+}
