@@ -4,6 +4,7 @@
 
 pub mod facts;
 pub mod html;
+mod html_costs;
 pub mod markdown;
 pub mod replay;
 pub mod rounds_text;

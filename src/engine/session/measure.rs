@@ -1,0 +1,39 @@
+//! Measuring with the session's model: this machine's speed of light (at load), and one bare pass
+//! (what `bench` and a speculative round set their costs against).
+
+use super::{Result, Session};
+use crate::protocol::MachineSpeed;
+
+impl Session {
+    /// This machine's speed of light for the local model (`None` when served): memory bandwidth and
+    /// the kernels' peak, measured now (about a second). The KV cache is emptied: call it before the
+    /// first prompt is read.
+    pub fn measure_machine(&mut self) -> Result<Option<MachineSpeed>> {
+        let threads = crate::engine::threads();
+        let speed = match self.model.local_mut() {
+            Some(m) => Some(crate::engine::machine::measure(m, threads)?),
+            None => None,
+        };
+        self.fed = 0;
+        self.machine = speed.clone();
+        Ok(speed)
+    }
+
+    /// Times one bare forward pass of `token` at the tip's position, outside the tree (for `bench`: the
+    /// cost a step adds over the model alone). The session is unchanged: the next step re-feeds the tip.
+    pub fn time_bare_forward(&mut self, token: u32) -> Result<f64> {
+        let pos = self.path.len();
+        self.fed = self.fed.min(pos);
+        let index_pos = self.fed;
+        let mut tokens: Vec<u32> = self.path[index_pos..]
+            .iter()
+            .map(|&n| self.nodes[n].token)
+            .collect();
+        tokens.push(token);
+        let out = self.model.forward(&tokens, index_pos, Default::default())?;
+        // The cache now holds the bare token at `pos`: only the path before it is still fed.
+        self.fed = pos;
+        self.model.cache_truncate(pos);
+        Ok(out.ms)
+    }
+}
