@@ -45,6 +45,8 @@ pub struct Report {
     pub decode_threads: usize,
     /// The SIMD kernels that ran (`avx512`, `avx2`, `scalar`): the CPU's best, or `--isa`'s cap.
     pub isa: String,
+    /// GFLOP/s of the model's own kernels on a 64-token pass (compute-bound), the best of three.
+    pub peak_gflops: f64,
     /// With `--draft`: plain against speculative decoding, measured in this run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub speculative: Option<super::bench_draft::SpecBench>,
@@ -160,7 +162,9 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
         })?);
     }
     let toks = tokens(n, vocab);
-    let bandwidth = super::speed_of_light::bandwidth_gb_s(crate::engine::threads());
+    // This machine's limits, measured in the same run: the bandwidth and the kernels' peak.
+    let machine = crate::engine::machine::measure(&mut model, crate::engine::threads())?;
+    let bandwidth = machine.bandwidth_gb_s;
     for &depth in &args.depths {
         // The prompt already in the cache is read untimed; then `n` decodes from its end.
         let prompt = tokens(depth, vocab);
@@ -186,15 +190,7 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
         row.speed_of_light = Some(light);
         rows.push(row);
     }
-    // Without the cache a step re-reads the whole sequence: its cost grows with length.
-    for &len in &args.no_cache_lens {
-        let toks = tokens(len, vocab);
-        rows.push(measure(&format!("tg@{len} no-kv"), 1, args.reps, || {
-            model.cache.clear();
-            model.forward(&toks, 0, none)?;
-            Ok(())
-        })?);
-    }
+    rows.extend(no_cache_rows(&mut model, args)?);
     let decode_threads = model.decode_threads();
     drop(model);
 
@@ -211,8 +207,24 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
         peak_rss_mib: peak_rss_mib(),
         decode_threads,
         isa: Isa::best().name().to_string(),
+        peak_gflops: machine.peak_gflops,
         speculative,
     })
+}
+
+/// Without the cache a step re-reads the whole sequence: its cost grows with length.
+fn no_cache_rows(model: &mut Model, args: &BenchArgs) -> Result<Vec<Row>> {
+    let vocab = model.vocab_size;
+    let mut rows = Vec::new();
+    for &len in &args.no_cache_lens {
+        let toks = tokens(len, vocab);
+        rows.push(measure(&format!("tg@{len} no-kv"), 1, args.reps, || {
+            model.cache.clear();
+            model.forward(&toks, 0, ForwardOptions::default())?;
+            Ok(())
+        })?);
+    }
+    Ok(rows)
 }
 
 /// A session step (chain, commit, forward with attention capture, report) against a bare forward of one
@@ -331,6 +343,10 @@ pub fn run(path: &Path, args: &BenchArgs) -> Result<()> {
             l.efficiency * 100.0
         );
     }
+    println!(
+        "\nthe model's kernels peak at {:.1} GFLOP/s here (a 64-token pass, the best of three): a prefill's ceiling",
+        r.peak_gflops
+    );
     if let Some(b) = &r.speculative {
         println!("\n{}", super::bench_draft::describe(b));
     }

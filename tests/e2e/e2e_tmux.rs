@@ -194,8 +194,12 @@ fn a_lesson_in_presenter_mode_steps_to_the_loop() {
     );
     let t = Tmux::start(&cmd, 100, 30);
     // The first step: its narration, its question hiding the distribution, the large-type panel.
+    // The narration shows as soon as the lesson opens; the step itself has run once the engine is
+    // no longer opening it.
     let s = t.wait_for("the lesson's first step", 120, |s| {
-        s.contains("step 1 of 5") && s.contains("What will the model write first?")
+        s.contains("step 1 of 5")
+            && s.contains("What will the model write first?")
+            && !s.contains("opening the lesson")
     });
     assert!(s.contains("Always the most likely word"), "{s}");
     assert!(s.contains("Chosen token"), "presenter mode:\n{s}");

@@ -334,6 +334,20 @@ fn bench_sets_decode_against_the_speed_of_light() {
     )
     .unwrap();
     let kv_at = |pos: usize| 2 * c.n_layer * c.n_kv_head * c.head_dim * pos * 4;
+    // The kernels' peak, measured in the same run, is above what a memory-bound decode step computes
+    // (at least 2 FLOP per weight, and the model has over 100 M of them).
+    let peak = report["peak_gflops"].as_f64().unwrap();
+    let tg = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["test"] == "tg4")
+        .unwrap();
+    let decode_gflops = tg["median_tok_s"].as_f64().unwrap() * 2.0 * 100e6 / 1e9;
+    assert!(
+        peak > decode_gflops,
+        "peak {peak} GFLOP/s, decode {decode_gflops}"
+    );
     for row in report["rows"].as_array().unwrap() {
         let test = row["test"].as_str().unwrap();
         let light = &row["speed_of_light"];
