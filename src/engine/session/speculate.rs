@@ -106,14 +106,13 @@ impl Session {
         if self.fed < len || !self.opts.kv_cache {
             self.feed()?;
         }
-        // The median of three bare passes: one alone may be the one the decode-thread trial slowed.
+        // The fastest of three bare passes: the first passes try each decode thread count
+        // (`quant/decode_threads.rs`), and a pass on the count that loses is no plain step.
         let tip = self.nodes[*self.path.last().expect("checked")].token;
-        let mut times = [0.0; 3];
-        for t in &mut times {
-            *t = self.time_bare_forward(tip)?;
+        let mut ms = f64::INFINITY;
+        for _ in 0..3 {
+            ms = ms.min(self.time_bare_forward(tip)?);
         }
-        times.sort_by(f64::total_cmp);
-        let ms = times[1];
         self.plain_step = Some((ms, len));
         Ok(ms)
     }
