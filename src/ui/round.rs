@@ -78,6 +78,9 @@ fn round_lines(
     for (i, t) in r.drafted.iter().enumerate() {
         lines.push(drafted_row(i, t, r.greedy, wide, width, theme));
     }
+    if !wide {
+        lines.extend(why_rejected(r, width, theme));
+    }
     lines.extend(last_line(r, width, theme));
     lines.extend(cost_lines(r, wide, width, theme));
     lines.extend(tally_lines(
@@ -177,6 +180,25 @@ fn drafted_row(
         Span::styled(token, theme.dim),
         Span::styled(rest, theme.text),
     ])
+}
+
+/// Where the table has no u column: the draw that rejected a token it would likely have kept.
+fn why_rejected(r: &RoundReport, width: usize, theme: &Theme) -> Option<Line<'static>> {
+    let (i, t) = r
+        .drafted
+        .iter()
+        .enumerate()
+        .find(|(_, t)| t.verdict == Verdict::Rejected)?;
+    let text = if r.greedy {
+        format!(
+            "✗ {}: the model's top is {}",
+            i + 1,
+            quoted_token(&t.model_top)
+        )
+    } else {
+        format!("✗ {}: u {:.2} ≥ keep {:.2}", i + 1, t.u, t.accept_prob)
+    };
+    Some(Line::styled(fit(&text, width), theme.dim))
 }
 
 fn verdict_words(t: &DraftedToken) -> String {
