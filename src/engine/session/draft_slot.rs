@@ -4,6 +4,7 @@
 use super::{Result, Session, SessionError};
 use crate::analysis::speculation::Tally;
 use crate::engine::draft::{Draft, DraftSpec};
+use crate::engine::forward::linear::MatmulPath;
 use crate::protocol::DraftInfo;
 
 impl Session {
@@ -24,7 +25,7 @@ impl Session {
         let path = self.model_file().ok_or_else(|| {
             SessionError::NotServed("a draft (it is made from the model's own file)")
         })?;
-        let draft = Draft::load(&path, spec, Default::default())?;
+        let draft = Draft::load(&path, spec, MatmulPath::Fast)?;
         self.set_draft(Some(draft.with_k(k)));
         Ok(())
     }
