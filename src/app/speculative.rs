@@ -16,10 +16,9 @@ pub struct Speculative {
 }
 
 impl App {
-    /// The draft the engine loaded (`--draft`, or a lesson's `draft`), if any.
+    /// The draft the session has loaded (`--draft`, or a lesson's `draft`), if any.
     pub fn draft(&self) -> Option<&DraftInfo> {
-        let in_session = self.session.as_ref().and_then(|s| s.draft.as_ref());
-        in_session.or(self.model.as_ref().and_then(|m| m.draft.as_ref()))
+        self.session.as_ref()?.draft.as_ref()
     }
 
     /// Whether the newest round's tokens are still the end of the path on screen (a rewind or a
@@ -82,10 +81,7 @@ impl App {
 
     /// A round a lesson step ran: on screen and in the tally, as one the user ran.
     pub(super) fn take_round(&mut self, r: &RoundReport) {
-        let times = (r.draft_ms, r.verify_ms);
-        self.speculative
-            .tally
-            .add(r.drafted.len(), r.accepted, times, r.plain_ms);
+        r.add_to(&mut self.speculative.tally);
         self.speculative.last = Some(r.clone());
         self.show_round_panel();
     }

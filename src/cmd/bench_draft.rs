@@ -4,7 +4,7 @@
 use crate::analysis::speculation::{break_even_acceptance, Tally};
 use crate::engine::draft::{Draft, DraftSpec};
 use crate::engine::load::{load_session, LoadOptions};
-use crate::engine::session::Session;
+use crate::engine::session::{Session, Written};
 use crate::protocol::SamplerSettings;
 use anyhow::Result;
 use serde::Serialize;
@@ -55,27 +55,14 @@ fn session(path: &Path) -> Result<Session> {
 fn speculative_run(s: &mut Session, n: usize, k: usize) -> Result<(usize, Tally)> {
     let mut tally = Tally::default();
     let mut written = 0;
-    while written < n {
-        if n - written == 1 {
-            s.step(crate::engine::session::Choice::Sample)?;
-            written += 1;
-            break;
-        }
-        let r = s.speculate_within(k, n - written)?;
-        let rep = &r.report;
-        tally.add(
-            rep.drafted.len(),
-            rep.accepted,
-            (rep.draft_ms, rep.verify_ms),
-            rep.plain_ms,
-        );
-        written += r.steps.len();
-        if r.steps
-            .last()
-            .is_some_and(|st| s.is_eos(st.committed.token.id))
-        {
-            break;
-        }
+    for w in s.write_in_rounds(n, k)? {
+        written += match w {
+            Written::Round(r) => {
+                r.report.add_to(&mut tally);
+                r.steps.len()
+            }
+            Written::Step(_) => 1,
+        };
     }
     Ok((written, tally))
 }

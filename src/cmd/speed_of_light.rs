@@ -21,8 +21,6 @@ pub struct SpeedOfLight {
     pub efficiency: f64,
 }
 
-pub use crate::engine::machine::bandwidth_gb_s;
-
 /// The ceiling of a decode run of `n` tokens from KV depth `depth`, and how near `tok_s` came to it.
 pub fn of_decode(
     model: &Model,

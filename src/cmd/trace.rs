@@ -4,7 +4,7 @@
 use crate::analysis;
 use crate::cli::force::{parse_forces, ForceSpec};
 use crate::cli::{AttentionMode, TraceArgs};
-use crate::engine::session::{Choice, Session};
+use crate::engine::session::{Choice, Session, Written};
 use crate::protocol::{Distribution, Inspection, Source, StepReport, TokenRecord, TokenView};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
@@ -100,20 +100,19 @@ fn plain(
 /// Speculative decoding: one round line per round, then a step line for each token it wrote (the
 /// same fields as a plain step's; `decode_ms` is the round's time shared among its tokens).
 fn speculative(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> Result<()> {
-    let mut step = 0;
-    while step < args.steps {
-        let left = args.steps - step;
-        if left == 1 {
-            let report = session.step(Choice::Sample)?;
-            let line = report_line(&report, args.top_k, attention(session, args.attention));
-            writeln!(out, "{line}")?;
-            break;
-        }
-        let round = session.speculate_within(args.draft.k(), left)?;
+    let written = session.write_in_rounds(args.steps, args.draft.k())?;
+    let tokens = session.tokens();
+    for w in written {
+        let round = match w {
+            Written::Step(report) => {
+                let line = report_line(&report, args.top_k, attention(session, args.attention));
+                writeln!(out, "{line}")?;
+                continue;
+            }
+            Written::Round(round) => round,
+        };
         writeln!(out, "{}", round_line(&round.report))?;
         let share = round.report.ms() / round.report.tokens() as f64;
-        let tokens = session.tokens();
-        let mut ended = false;
         for s in &round.steps {
             let mut line = step_line(s.step, &s.committed, &s.chosen_from, args.top_k);
             add_pass(&mut line, &round.pass);
@@ -122,11 +121,6 @@ fn speculative(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> 
             let upto = &tokens[..=s.committed.position];
             line["repetition"] = json!(analysis::tip_cycle(upto));
             writeln!(out, "{line}")?;
-            ended |= session.is_eos(s.committed.token.id);
-        }
-        step += round.steps.len();
-        if ended {
-            break;
         }
     }
     Ok(())

@@ -65,7 +65,6 @@ pub fn load_session(
         load_ms: 0.0,
         windows: (0..c.n_layer).map(|l| c.window(l)).collect(),
         served: None,
-        draft: None,
         machine: None,
     };
     let mut session = Session::new(model, vocab, chat_template, settings, opts);

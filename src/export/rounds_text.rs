@@ -62,14 +62,7 @@ pub fn round_rows(saved: &SavedSession) -> Vec<[String; 5]> {
 pub fn rounds_summary(saved: &SavedSession) -> Option<String> {
     let first = saved.rounds.first()?;
     let mut t = Tally::default();
-    for r in &saved.rounds {
-        t.add(
-            r.drafted.len(),
-            r.accepted,
-            (r.draft_ms, r.verify_ms),
-            r.plain_ms,
-        );
-    }
+    saved.rounds.iter().for_each(|r| r.add_to(&mut t));
     Some(format!(
         "{} rounds with the draft {}: {:.0}% of the checked drafts kept, {:.2} tokens per pass of the \
          model, {:.2}× the speed of plain steps on the machine that ran it. Each round's tokens are \

@@ -108,13 +108,12 @@ pub fn rounds(
         .draft_info()
         .map(|d| d.k)
         .ok_or("no draft loaded: add `{ draft = \"layers:20\" }` before the rounds")?;
-    let (mut kept, mut checked, mut ids) = (0, 0, Vec::new());
+    let (mut tally, mut ids) = (crate::analysis::speculation::Tally::default(), Vec::new());
     for _ in 0..n {
         let r = session
             .speculate_within(k, usize::MAX)
             .map_err(|e| e.to_string())?;
-        kept += r.report.accepted;
-        checked += (r.report.accepted + 1).min(r.report.drafted.len());
+        r.report.add_to(&mut tally);
         ids.extend(r.steps.iter().map(|s| s.committed.token.id));
         tui.push(crate::protocol::lesson::report::TuiAction::Round(Box::new(
             r.report,
@@ -124,7 +123,9 @@ pub fn rounds(
         }
     }
     Ok(format!(
-        "{n} round(s): {kept} of {checked} checked drafts kept, {} tokens: {:?}",
+        "{n} round(s): {} of {} checked drafts kept, {} tokens: {:?}",
+        tally.accepted,
+        tally.checked,
         ids.len(),
         session.text_of(&ids)
     ))

@@ -251,9 +251,6 @@ pub struct ModelInfo {
     /// logit lens and no head map, and `n_layer`/`n_head` are 0.
     #[serde(default)]
     pub served: Option<super::ServedInfo>,
-    /// The draft of speculative decoding, when one is loaded (`--draft`).
-    #[serde(default)]
-    pub draft: Option<super::DraftInfo>,
     /// This machine's speed of light for this model, measured at load (`None` for a served model).
     #[serde(default)]
     pub machine: Option<MachineSpeed>,

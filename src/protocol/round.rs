@@ -109,6 +109,12 @@ impl RoundReport {
     pub fn plain_equivalent_ms(&self) -> f64 {
         self.plain_ms * self.tokens() as f64
     }
+
+    /// Adds this round to a running tally.
+    pub fn add_to(&self, t: &mut crate::analysis::speculation::Tally) {
+        let times = (self.draft_ms, self.verify_ms);
+        t.add(self.drafted.len(), self.accepted, times, self.plain_ms);
+    }
 }
 
 /// One token a round wrote, as a step: what was committed and the model's distribution it was chosen

@@ -9,7 +9,7 @@ use crate::engine::load::{load_session, LoadOptions};
 use crate::engine::panic_text;
 use crate::engine::session::{Session, SessionOptions};
 use crate::engine::twin::{Twin, TwinSpec};
-use crate::protocol::{DraftInfo, Event, Failure};
+use crate::protocol::{Event, Failure};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub(super) fn load(
@@ -54,7 +54,7 @@ pub(super) fn load(
             ));
             let machine = session.measure_machine();
             info.machine = machine.ok().flatten();
-            if let Err(e) = load_draft(config, send, &mut session, &mut info) {
+            if let Err(e) = load_draft(config, send, &mut session) {
                 send(Event::Failed {
                     what: Failure::Load,
                     reason: e.to_string(),
@@ -102,12 +102,11 @@ fn load_b(
     ))
 }
 
-/// The draft, when the config names one, loaded once the model is; `info` then names it.
+/// The draft, when the config names one, loaded once the model is (every view names it).
 fn load_draft(
     config: &EngineConfig,
     send: &dyn Fn(Event),
     session: &mut Session,
-    info: &mut crate::protocol::ModelInfo,
 ) -> anyhow::Result<()> {
     let Some((spec, k)) = &config.draft else {
         return Ok(());
@@ -118,15 +117,6 @@ fn load_draft(
     send(Event::Loading(format!("the draft: {}", spec.label())));
     let draft = Draft::load(&config.model_path, spec, MatmulPath::Fast)
         .map_err(|e| anyhow::anyhow!("the draft: {e}"))?;
-    let model_bytes = session
-        .local_model()
-        .map_or(1, |m| m.weight_bytes_per_token());
-    info.draft = Some(DraftInfo {
-        label: draft.label.clone(),
-        k: *k,
-        n_layer: draft.n_layer(),
-        bytes_ratio: draft.weight_bytes_per_token() as f64 / model_bytes as f64,
-    });
     session.set_draft(Some(draft.with_k(*k)));
     Ok(())
 }

@@ -55,7 +55,6 @@ pub fn model_info() -> ModelInfo {
         load_ms: 412.0,
         windows: vec![],
         served: None,
-        draft: None,
         machine: None,
     }
 }

@@ -7,7 +7,7 @@ use crate::support::{self, tiny};
 use nexttoken::engine::draft::{Draft, DraftSpec};
 use nexttoken::engine::forward::linear::MatmulPath;
 use nexttoken::engine::load::{load_session, LoadOptions};
-use nexttoken::engine::session::{Choice, ResidualRule, Session};
+use nexttoken::engine::session::{Choice, ResidualRule, Session, Written};
 use nexttoken::protocol::{RoundEnd, SamplerSettings, Verdict};
 use std::path::Path;
 
@@ -36,17 +36,13 @@ fn greedy() -> SamplerSettings {
 fn speculative_ids(s: &mut Session, prompt: &str, n: usize, k: usize) -> Vec<u32> {
     s.prefill_text(prompt, false).unwrap();
     let mut ids = Vec::new();
-    while ids.len() < n {
-        let left = n - ids.len();
-        if left == 1 {
-            ids.push(s.step(Choice::Sample).unwrap().committed.token.id);
-            break;
-        }
-        let round = s.speculate_within(k, left).unwrap();
-        assert!(round.steps.len() <= left && round.steps.len() <= k + 1);
-        ids.extend(round.steps.iter().map(|st| st.committed.token.id));
-        if s.is_eos(*ids.last().unwrap()) {
-            break;
+    for w in s.write_in_rounds(n, k).unwrap() {
+        match w {
+            Written::Round(round) => {
+                assert!(round.steps.len() <= k + 1);
+                ids.extend(round.steps.iter().map(|st| st.committed.token.id));
+            }
+            Written::Step(r) => ids.push(r.committed.token.id),
         }
     }
     ids
@@ -89,6 +85,36 @@ fn under_greedy_every_draft_writes_plain_greedys_text_on_the_real_model() {
             assert_eq!(s.tokens()[s.prompt_len()..], want[..]);
         }
     }
+}
+
+/// A round that writes past the model's end of turn is cut back to it (the tokens after stay as a
+/// branch): the text stops where plain stepping stops.
+#[test]
+fn a_round_past_the_end_of_text_stops_where_plain_stepping_stops() {
+    let model = support::real_model();
+    // The model as its own draft: every guess is kept, the end of turn and what follows it too.
+    let mut s = with_draft(&model, &model.display().to_string(), greedy());
+    let prompt = "What is 2+2? Answer with one number.";
+    s.prefill_text(prompt, true).unwrap();
+    let plain: Vec<u32> = s
+        .generate(40, |_, _| false)
+        .unwrap()
+        .iter()
+        .map(|r| r.committed.token.id)
+        .collect();
+    assert!(
+        s.is_eos(*plain.last().unwrap()) && plain.len() < 40,
+        "{plain:?}"
+    );
+    s.prefill_text(prompt, true).unwrap();
+    let mut ids = Vec::new();
+    while !ids.last().is_some_and(|&t| s.is_eos(t)) {
+        // k 8: the last round drafts past the end of turn.
+        let round = s.speculate_within(8, 40).unwrap();
+        ids.extend(round.steps.iter().map(|st| st.committed.token.id));
+    }
+    assert_eq!(ids, plain);
+    assert_eq!(s.tokens()[s.prompt_len()..], plain[..]);
 }
 
 #[test]

@@ -87,6 +87,7 @@ fn after_round() -> (RoundSteps, SessionView) {
         .extend(steps.iter().map(|s| s.committed.clone()));
     view.decode_ms = vec![19.25, 19.25];
     view.decode_kv = vec![true, true];
+    view.draft = Some(draft_info());
     let pass = view.last_pass.clone();
     (
         RoundSteps {
@@ -113,12 +114,12 @@ fn app_after_round(w: u16, h: u16) -> App {
 
 fn app_with_draft(w: u16, h: u16) -> App {
     let mut app = App::new(config(w, h));
-    let info = ModelInfo {
+    update(&mut app, Msg::Engine(Event::Loaded(model_info())));
+    let view = SessionView {
         draft: Some(draft_info()),
-        ..model_info()
+        ..prefilled()
     };
-    update(&mut app, Msg::Engine(Event::Loaded(info)));
-    update(&mut app, Msg::Engine(Event::Synced(prefilled())));
+    update(&mut app, Msg::Engine(Event::Synced(view)));
     app
 }
 
@@ -208,7 +209,12 @@ fn a_round_on_screen_at_80x24_and_160x48() {
 #[test]
 fn a_rewound_round_says_it_is_no_longer_the_paths_end() {
     let mut app = app_after_round(160, 48);
-    update(&mut app, Msg::Engine(Event::Synced(prefilled())));
+    // Rewound: the engine's view (the draft still loaded) no longer ends with the round's tokens.
+    let rewound = SessionView {
+        draft: Some(draft_info()),
+        ..prefilled()
+    };
+    update(&mut app, Msg::Engine(Event::Synced(rewound)));
     assert!(!app.round_on_path());
     assert!(screen_text(&app)
         .join("\n")
@@ -220,8 +226,7 @@ fn a_rewound_round_says_it_is_no_longer_the_paths_end() {
 fn rounds_a_lesson_ran_are_shown_and_added_up() {
     use nexttoken::lesson::{StepRun, TuiAction};
     let mut app = ready_app(160, 48);
-    let (_, mut view) = after_round();
-    view.draft = Some(draft_info());
+    let (_, view) = after_round();
     let run = StepRun {
         index: 1,
         outcomes: vec![],

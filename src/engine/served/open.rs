@@ -64,7 +64,6 @@ pub fn open_served_session(
         load_ms: start.elapsed().as_secs_f64() * 1e3,
         windows: Vec::new(),
         served: Some(served),
-        draft: None,
         machine: None,
     };
     let template = client.chat_template.clone();

@@ -6,6 +6,14 @@
 use super::{Choice, Result, Session};
 use crate::protocol::{RoundSteps, Source, StepReport};
 
+/// What writing in rounds wrote: a round, or one plain step for a last token alone.
+// A round is the common case; boxing it would only add noise.
+#[allow(clippy::large_enum_variant)]
+pub enum Written {
+    Round(RoundSteps),
+    Step(StepReport),
+}
+
 impl Session {
     /// Whether the token this step committed ends the text: an end-of-text token the sampler chose. A
     /// forced end of text is the user's choice and does not stop generation.
@@ -50,5 +58,31 @@ impl Session {
             }
         }
         Ok(round)
+    }
+
+    /// Writes up to `n` tokens in speculative rounds of `k` drafts, stopping where plain stepping
+    /// stops (an end of text the sampler chose); a last token alone is one plain step. Each round is
+    /// its own edit: a failure keeps the rounds before it.
+    pub fn write_in_rounds(&mut self, n: usize, k: usize) -> Result<Vec<Written>> {
+        let (mut out, mut written) = (Vec::new(), 0);
+        while written < n {
+            let (w, last) = if n - written == 1 {
+                let r = self.step(Choice::Sample)?;
+                (Written::Step(r), None)
+            } else {
+                let round = self.speculate_within(k, n - written)?;
+                let last = round.steps.last().map(|s| s.committed.token.id);
+                (Written::Round(round), last)
+            };
+            written += match &w {
+                Written::Round(r) => r.steps.len(),
+                Written::Step(_) => 1,
+            };
+            out.push(w);
+            if last.is_some_and(|t| self.is_eos(t)) {
+                break;
+            }
+        }
+        Ok(out)
     }
 }

@@ -5,6 +5,11 @@ use super::{Result, Session};
 use crate::protocol::MachineSpeed;
 
 impl Session {
+    /// This machine's speed of light, if `measure_machine` ran (or a loaded file carried it).
+    pub fn machine(&self) -> Option<&MachineSpeed> {
+        self.machine.as_ref()
+    }
+
     /// This machine's speed of light for the local model (`None` when served): memory bandwidth and
     /// the kernels' peak, measured now (about a second). The KV cache is emptied: call it before the
     /// first prompt is read.

@@ -21,6 +21,7 @@ mod save;
 mod speculate;
 mod view;
 
+pub use generate::Written;
 pub use inspect::LENS_TOP;
 pub use speculate::ResidualRule;
 pub use view::NewestAttention;

@@ -86,11 +86,8 @@ impl Session {
         self.draft = Some(draft);
         if let Ok(r) = &result {
             self.rounds += 1;
-            let r = &r.report;
-            let times = (r.draft_ms, r.verify_ms);
-            self.tally
-                .add(r.drafted.len(), r.accepted, times, r.plain_ms);
-            self.round_log.push(r.clone());
+            r.report.add_to(&mut self.tally);
+            self.round_log.push(r.report.clone());
         }
         result
     }

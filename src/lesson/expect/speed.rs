@@ -71,11 +71,15 @@ fn against_light(session: &mut Session) -> Result<(String, bool), String> {
         .local_model()
         .ok_or("a served model: nothing to measure here")?;
     let bytes = model.weight_bytes_per_token() + model.kv_bytes_at(view.tokens.len() - 1);
-    let bandwidth = crate::engine::machine::bandwidth_gb_s(crate::engine::threads());
+    // Measured at load in the TUI; the headless checker measures it here, once per check.
+    let bandwidth = match session.machine() {
+        Some(m) => m.bandwidth_gb_s,
+        None => crate::engine::machine::bandwidth_gb_s(crate::engine::threads()),
+    };
     let floor = bytes as f64 / (bandwidth * 1e9) * 1e3;
     let efficiency = floor / pass.ms;
     let seen = format!(
-        "the step took {:.2} ms; {:.1} MB over the {bandwidth:.1} GB/s measured now is {floor:.2} ms ({:.0}% of light)",
+        "the step took {:.2} ms; {:.1} MB over the {bandwidth:.1} GB/s measured on this machine is {floor:.2} ms ({:.0}% of light)",
         pass.ms,
         bytes as f64 / 1e6,
         efficiency * 100.0

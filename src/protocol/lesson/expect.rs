@@ -84,7 +84,7 @@ pub struct Expect {
     /// light: every weight, every step).
     pub step_reads_model_above: Option<f64>,
     /// The last one-token step took at least its floor (its bytes over this machine's bandwidth,
-    /// measured now), within the measurement's noise (`true`), or beat it (`false`).
+    /// measured at load in the app, else when the check runs), within the measurement's noise (`true`), or beat it (`false`).
     pub step_slower_than_light: Option<bool>,
 }
 
