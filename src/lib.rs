@@ -31,6 +31,7 @@
 
 pub mod analysis;
 pub mod app;
+pub mod class;
 pub mod cli;
 pub mod cmd;
 pub mod engine;

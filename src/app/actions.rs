@@ -90,6 +90,8 @@ impl App {
                 self.screen.help_scroll = 0;
             }
             Action::ToggleHidden => self.toggle_hidden(),
+            Action::ToggleJoinCard => self.toggle_join_card(),
+            Action::ToggleBoard => self.toggle_board(),
             Action::TogglePredict => self.toggle_predict(),
             Action::ToggleDraft => self.toggle_draft(),
             Action::TogglePresenter => {
@@ -106,14 +108,22 @@ impl App {
     /// Handles the next side panel: in presenter mode one more panel or none, else the next of the
     /// panels in turn (the A/B panel only with a model B).
     fn next_panel(&mut self) {
-        let (b, d) = (self.has_model_b(), self.draft().is_some());
-        // The panels in turn; A/B only with a model B, the round only with a draft.
+        let (b, d, c) = (
+            self.has_model_b(),
+            self.draft().is_some(),
+            self.class.is_some(),
+        );
+        // The panels in turn; A/B only with a model B, the round only with a draft, the class only
+        // in class mode.
         let after = |p: SidePanel| match p {
             SidePanel::Attention => Some(SidePanel::Timing),
             SidePanel::Timing => Some(SidePanel::Repetition),
             SidePanel::Repetition if b => Some(SidePanel::ModelB),
             SidePanel::Repetition | SidePanel::ModelB if d => Some(SidePanel::Round),
-            SidePanel::Repetition | SidePanel::ModelB | SidePanel::Round => None,
+            SidePanel::Repetition | SidePanel::ModelB | SidePanel::Round if c => {
+                Some(SidePanel::Class)
+            }
+            SidePanel::Repetition | SidePanel::ModelB | SidePanel::Round | SidePanel::Class => None,
         };
         if self.presenter.on {
             self.presenter.side = match self.presenter.side {

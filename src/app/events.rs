@@ -20,6 +20,8 @@ impl App {
         let mut lesson_compare = false;
         match event {
             Event::Loading(what) => self.busy = Busy::Loading(what),
+            // For class mode's room (the terminal loop hands it over): nothing of the app's.
+            Event::Vocabulary(_) => return vec![],
             Event::Loaded(info) => return self.on_loaded(info),
             Event::Prefilling { done, total } => self.on_prefilling(done, total),
             Event::Forcing { done, total } => {
@@ -50,6 +52,7 @@ impl App {
                 return vec![];
             }
             Event::GuessScored(score) => self.on_guess_scored(*score),
+            Event::TokensRanked(ranks) => self.on_ranked(*ranks),
             Event::Inspected(ins) => self.on_inspected(*ins),
             Event::Saved { path, bytes } => self.say(format!(
                 "saved the session to {} ({:.1} KB)",

@@ -1,5 +1,6 @@
 //! The one keymap table: which key does what in which mode. It drives both dispatch and the help screen.
 
+pub use super::action::Action;
 pub use super::keys::Key;
 
 /// What the screen is doing; decides which bindings are live.
@@ -73,101 +74,6 @@ pub enum Pattern {
     Digit,
 }
 
-/// Everything a key can ask for. `App::update` turns an action into state changes and `Command`s.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    Quit,
-    Step,
-    ToggleAutoplay,
-    Faster,
-    Slower,
-    Up,
-    Down,
-    Accept,
-    /// Force the candidate with this 1-based number.
-    Pick(u8),
-    OpenSearch,
-    OpenForceText,
-    Rewind,
-    /// Rewind to where the current path last forked from another branch.
-    RewindToFork,
-    /// Stop reading a long prompt.
-    Cancel,
-    OpenBranches,
-    OpenSampler,
-    ToggleChain,
-    ToggleKvCache,
-    PrevLayer,
-    NextLayer,
-    PrevHead,
-    NextHead,
-    NextPanel,
-    OpenPrompt,
-    ToggleChat,
-    ToggleHelp,
-    /// Transcript: a page back, a page forward, the start, the newest line.
-    ScrollUp,
-    ScrollDown,
-    ScrollTop,
-    ScrollBottom,
-    /// Leave the current panel or text input.
-    Close,
-    /// Submit the text being typed.
-    Submit,
-    /// Text boxes: delete the character before the cursor.
-    DeleteChar,
-    /// Text boxes: delete the character at the cursor.
-    DeleteForward,
-    /// Text boxes: delete from the start of the line to the cursor.
-    DeleteToLineStart,
-    /// Text boxes: delete the word before the cursor.
-    DeleteWordBack,
-    CursorLeft,
-    CursorRight,
-    /// Text boxes: the start and the end of the cursor's line.
-    LineStart,
-    LineEnd,
-    /// The prompt editor: a line break at the cursor.
-    NewLine,
-    /// Search: list the hits by match or by probability.
-    ToggleHitOrder,
-    /// Attention: scroll the key columns back to older keys, or forward to the newest.
-    OlderKeys,
-    NewerKeys,
-    /// Compare the path on screen with the path left last (the nearest fork).
-    OpenCompare,
-    /// Branch list: compare the path on screen with the selected branch.
-    CompareBranch,
-    /// Type a reference continuation: teacher-force it, then run free from the same start.
-    OpenReference,
-    /// Rewind to just before the generated token at this position (a click on the transcript).
-    RewindTo(usize),
-    /// Sampler panel: change the selected setting down or up.
-    Decrease,
-    Increase,
-    ResetSampler,
-    /// Save the session to a file in the current folder (`app/sessions.rs`).
-    SaveSession,
-    /// The logit lens and the head map (`app/inspect.rs`): open them, look again at the tip, and
-    /// cycle the score that shades the map.
-    OpenLens,
-    OpenHeadMap,
-    Reinspect,
-    NextScore,
-    /// A lesson (`app/lesson.rs`): the next or previous lesson step, and back to the lesson's state
-    /// after exploring.
-    NextLessonStep,
-    PrevLessonStep,
-    BackToLesson,
-    /// Predict-then-reveal (`app/predict.rs`): hide or reveal the distribution, predict mode on/off.
-    ToggleHidden,
-    TogglePredict,
-    /// Presenter mode: large type, fewer panels (`ui/presenter.rs`).
-    TogglePresenter,
-    /// Speculative rounds on/off (`app/speculative.rs`): a step press then drafts and checks.
-    ToggleDraft,
-}
-
 /// One row of the table.
 #[derive(Debug, Clone, Copy)]
 pub struct Binding {
@@ -214,6 +120,9 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Normal), &[P(K::Char('t'))], A::ToggleChain, "sampler chain stage by stage"),
     b(In(M::Normal), &[P(K::Char('v'))], A::ToggleKvCache, "KV cache on/off"),
     b(In(M::Normal), &[P(K::Char('d'))], A::ToggleDraft, "speculative rounds on/off"),
+    b(In(M::Normal), &[P(K::Char('C'))], A::ClassSamples, "class mode: force the class's guess"),
+    b(In(M::Normal), &[P(K::Char('J'))], A::ToggleJoinCard, "class mode: the join card (QR code)"),
+    b(In(M::Normal), &[P(K::Char('W'))], A::ToggleBoard, "class mode: leaderboard on/off"),
     b(In(M::Normal), &[P(K::Char('['))], A::PrevLayer, "attention: prev layer"),
     b(In(M::Normal), &[P(K::Char(']'))], A::NextLayer, "attention: next layer"),
     b(In(M::Normal), &[P(K::Char('{'))], A::PrevHead, "attention: prev head/mean"),

@@ -16,7 +16,9 @@
 //! `update` performs no I/O and reads no clock: time arrives inside [`Msg::Tick`]. The help screen is
 //! generated from the same keymap table, so it cannot drift from what the keys do.
 
+mod action;
 mod actions;
+pub mod class;
 pub mod editor;
 mod events;
 pub mod inspect;
@@ -69,6 +71,8 @@ pub enum Msg {
     Wheel {
         up: bool,
     },
+    /// From the class's web server (`--class`): a join, a count of guesses, the closed guesses.
+    Class(crate::protocol::class::ClassMsg),
     /// What the views measured of the state as it is now ([`ScreenMap`]): sent by the terminal loop
     /// after every other message but the clock's tick. It changes nothing but the map, and asks nothing of the engine.
     Measured(ScreenMap),
@@ -102,6 +106,9 @@ pub enum SidePanel {
     ModelB,
     /// The newest speculative round (`ui/round.rs`); `Tab` offers it only when a draft is loaded.
     Round,
+    /// The class (`ui/class.rs`): who has joined and guessed, the class beside the model at the
+    /// reveal; `Tab` offers it only in class mode.
+    Class,
 }
 
 /// What the engine is doing, for the spinner.
@@ -213,6 +220,8 @@ pub struct App {
     pub presenter: Presenter,
     /// Speculative rounds (`speculative.rs`).
     pub speculative: speculative::Speculative,
+    /// Class mode: the students on their own devices (`class.rs`).
+    pub class: Option<class::Class>,
     /// The user has been told the model ended its turn; the next step press goes past it.
     pub past_end_confirmed: bool,
     /// Step presses waiting for the step in flight (see `requests.rs`).
@@ -225,22 +234,6 @@ pub struct App {
 }
 
 impl App {
-    /// Classroom modes from the command line: presenter mode, predict mode, and the entropy above
-    /// which predict mode pauses for the class (`None`: the default).
-    pub fn with_classroom(
-        mut self,
-        presenter: bool,
-        predict: bool,
-        pause_above: Option<f32>,
-    ) -> App {
-        self.presenter.on |= presenter;
-        self.predict.on |= predict;
-        if let Some(level) = pause_above {
-            self.predict.pause_above = level;
-        }
-        self
-    }
-
     pub fn new(config: AppConfig) -> Self {
         Self {
             model: None,
@@ -287,6 +280,7 @@ impl App {
             predict: predict::Predict::default(),
             presenter: Presenter::default(),
             speculative: Default::default(),
+            class: None,
             past_end_confirmed: false,
             queued_steps: 0,
             confirm: None,

@@ -21,6 +21,8 @@ pub struct Areas {
     /// The speculative round panel, when `Tab` or `d` chose it (a draft is loaded): in the attention
     /// panel's place, or across the lower screen when it is small.
     pub round: Option<Rect>,
+    /// The class panel (class mode), when `Tab` chose it: where the round panel would go.
+    pub class: Option<Rect>,
     /// Two lines at the bottom: status and key hints (or the text being typed).
     pub status: Rect,
     /// Where panels that open over the screen go (branches, search hits; the sampler settings too,

@@ -20,6 +20,9 @@ impl App {
         if cmds.is_empty() {
             cmds = self.continue_lesson();
         }
+        if cmds.is_empty() {
+            cmds = self.rank_class();
+        }
         cmds
     }
 
@@ -33,6 +36,7 @@ impl App {
             }
             Msg::Tick { now_ms } => self.on_tick(now_ms),
             Msg::Engine(event) => self.on_event(event),
+            Msg::Class(msg) => self.on_class(msg),
             // One edit for the whole paste: a search asks once, not once per character.
             Msg::Paste(text) if self.mode.is_text_input() => self.paste(&text),
             Msg::Paste(_) => vec![],
@@ -117,7 +121,10 @@ impl App {
             | Action::ToggleHidden
             | Action::TogglePredict
             | Action::TogglePresenter
-            | Action::ToggleDraft => self.panel_action(action),
+            | Action::ToggleDraft
+            | Action::ToggleJoinCard
+            | Action::ToggleBoard => self.panel_action(action),
+            Action::ClassSamples => self.class_samples(),
             Action::PrevLayer
             | Action::NextLayer
             | Action::PrevHead

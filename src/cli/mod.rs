@@ -69,6 +69,14 @@ pub struct ClassroomArgs {
     /// type and wide bars.
     #[arg(long)]
     pub presenter: bool,
+    /// Class mode (docs/CLASS.md): every student guesses the next token from their own device. Serves
+    /// the page on ADDR (127.0.0.1:7878 when none: this machine only; 0.0.0.0:PORT lets the room
+    /// in) and turns predict mode on.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:7878", conflicts_with = "server")]
+    pub class: Option<String>,
+    /// With --class: at most this many students join.
+    #[arg(long, value_name = "N", default_value_t = 200, requires = "class", value_parser = clap::value_parser!(u16).range(1..=2000))]
+    pub class_max: u16,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -5,7 +5,7 @@ use crate::analysis;
 use crate::cli::force::{parse_forces, ForceSpec};
 use crate::cli::{AttentionMode, TraceArgs};
 use crate::engine::session::{Choice, Session, Written};
-use crate::protocol::{Distribution, Inspection, Source, StepReport, TokenRecord, TokenView};
+use crate::protocol::{Distribution, Inspection, StepReport, TokenRecord, TokenView};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -191,7 +191,7 @@ fn step_line(step: usize, c: &TokenRecord, d: &Distribution, top_k: usize) -> Va
         "position": c.position,
         "token": c.token,
         "source": c.source,
-        "forced": c.source == Source::Forced,
+        "forced": c.source.by_hand(),
         "prob": c.prob,
         "logprob": c.logprob,
         "rank": c.rank,

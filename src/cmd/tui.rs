@@ -2,6 +2,7 @@
 //! event loop that feeds `Msg`s to `App::update`, sends its `Command`s to the engine, and redraws.
 
 use crate::app::{App, AppConfig, Key, Msg, ThemeKind};
+use crate::class::ClassHandle;
 use crate::cli::{Cli, Theme};
 use crate::engine::twin::TwinSpec;
 use crate::protocol::{Command, Event, Failure, SamplerSettings};
@@ -36,15 +37,19 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
     // Input and engine events arrive on one channel, so the loop waits on a single receiver. The engine
     // sends on it directly (no forwarding thread).
     let (msg_tx, msg_rx) = mpsc::channel::<Msg>();
+    let class = start_class(cli, &msg_tx)?;
     let engine = spawn_engine(cli, model_path, settings.clone(), twin, msg_tx.clone())?;
 
     let guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
     let size = terminal.size()?;
     let mut app = new_app(cli, lesson, settings, size.width, size.height);
+    if let Some(c) = &class {
+        app = app.with_class(c.card().clone());
+    }
     let stop = Arc::new(AtomicBool::new(false));
     spawn_input_thread(msg_tx, stop.clone());
-    let result = event_loop(&mut terminal, &mut app, &msg_rx, &engine);
+    let result = event_loop(&mut terminal, &mut app, &msg_rx, &engine, class.as_ref());
     stop.store(true, Ordering::Relaxed);
     drop(guard);
     // The engine finishes the command in hand (at most one step) and ends; a prompt being read is
@@ -112,6 +117,7 @@ fn spawn_engine(
             twin,
             server: cli.model.server.options()?,
             draft: cli.draft.spec().map(|d| (d, cli.draft.k())),
+            vocabulary: cli.classroom.class.is_some(),
         },
         move |ev| {
             let _ = msg_tx.send(Msg::Engine(ev));
@@ -153,11 +159,28 @@ fn new_app(
 }
 
 /// Draw, wait for messages (or the next tick), fold them through `App::update`, send the commands.
+/// Class mode's web server (`--class`), started before the screen so a port in use is a clear error.
+fn start_class(cli: &Cli, msg_tx: &Sender<Msg>) -> anyhow::Result<Option<ClassHandle>> {
+    let Some(addr) = &cli.classroom.class else {
+        return Ok(None);
+    };
+    let tx = std::sync::Mutex::new(msg_tx.clone());
+    let notify = Box::new(move |m| {
+        let _ = tx.lock().map(|tx| tx.send(Msg::Class(m)));
+    });
+    Ok(Some(ClassHandle::start(
+        addr,
+        usize::from(cli.classroom.class_max),
+        notify,
+    )?))
+}
+
 fn event_loop(
     terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
     app: &mut App,
     msg_rx: &Receiver<Msg>,
     engine: &worker::EngineHandle,
+    class: Option<&ClassHandle>,
 ) -> anyhow::Result<()> {
     let start = Instant::now();
     let mut last_tick = Instant::now();
@@ -178,7 +201,16 @@ fn event_loop(
         }
         let mut queue = std::collections::VecDeque::from(msgs);
         while let Some(msg) = queue.pop_front() {
-            for cmd in update(app, msg) {
+            match (class, &msg) {
+                (Some(c), Msg::Engine(Event::Vocabulary(table))) => c.set_vocabulary(table.to_vec()),
+                (Some(c), Msg::Engine(Event::Loaded(info))) => c.set_model(&info.name),
+                _ => {}
+            }
+            let cmds = update(app, msg);
+            if let (Some(c), Some(stage)) = (class, app.class_stage()) {
+                c.publish(stage);
+            }
+            for cmd in cmds {
                 if engine.send(cmd).is_err() && !app.quit {
                     let gone = Event::Failed {
                         what: Failure::Engine,

@@ -4,7 +4,7 @@
 
 pub use super::replay::{shell_quote, trace_command, Replay};
 use crate::engine::session_file::{SavedNode, SavedSession};
-use crate::protocol::{ClassAnswer, Source, TokenKind};
+use crate::protocol::{ClassAnswer, TokenKind};
 
 /// The probability bands a token is coloured by, most likely first: the TUI's transcript steps
 /// (`ui::theme::PROB_STEPS`); below the last step is the fifth band.
@@ -167,7 +167,7 @@ pub fn branches(saved: &SavedSession, replay: &Replay) -> Vec<Branch> {
             .map_or(0, |i| i + 1 - saved.prompt_len);
         let records = generated.iter().map(|&n| &saved.nodes[n].record);
         let logprobs: Vec<(f64, bool)> = records
-            .map(|r| (r.logprob as f64, r.source == Source::Forced))
+            .map(|r| (r.logprob as f64, r.source.by_hand()))
             .collect();
         let total: f64 = logprobs.iter().map(|x| x.0).sum();
         let unforced: Vec<f64> = logprobs.iter().filter(|x| !x.1).map(|x| x.0).collect();

@@ -162,7 +162,7 @@ fn answers(o: &mut String, h: &Handout) {
 fn forced_count(steps: &[&SavedNode]) -> usize {
     steps
         .iter()
-        .filter(|n| n.record.source == Source::Forced)
+        .filter(|n| n.record.source.by_hand())
         .count()
 }
 
@@ -197,6 +197,7 @@ fn source_name(source: Source) -> &'static str {
         Source::Sampled => "sampled",
         Source::Greedy => "greedy",
         Source::Forced => "forced",
+        Source::Class => "the class's choice",
     }
 }
 
@@ -216,7 +217,7 @@ fn text(o: &mut String, h: &Handout) {
         // Counted from 1, as the screen counts; the session file keeps 0-based positions.
         let step = i + 1;
         let r = &n.record;
-        let forced = r.source == Source::Forced;
+        let forced = r.source.by_hand();
         let mut class = format!("tok gen b{}", band(r.prob));
         if forced {
             class.push_str(" forced");
@@ -285,7 +286,7 @@ fn steps(o: &mut String, h: &Handout) {
         // Counted from 1, as the screen counts; the session file keeps 0-based positions.
         let step = i + 1;
         let r = &n.record;
-        let forced = r.source == Source::Forced;
+        let forced = r.source.by_hand();
         let source = if forced {
             format!("<b class=\"flag\">{FORCED_MARK}</b> forced")
         } else {

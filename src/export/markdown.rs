@@ -68,6 +68,7 @@ fn source_name(n: &SavedNode) -> String {
         Source::Sampled => "sampled".into(),
         Source::Greedy => "greedy".into(),
         Source::Forced => format!("{FORCED_MARK} forced"),
+        Source::Class => format!("{FORCED_MARK} the class's choice"),
     }
 }
 
@@ -85,7 +86,7 @@ pub fn render(h: &Handout) -> String {
     let forced = h
         .steps
         .iter()
-        .filter(|n| n.record.source == Source::Forced)
+        .filter(|n| n.record.source.by_hand())
         .count();
     let facts = [
         (
@@ -156,7 +157,7 @@ fn text(o: &mut String, h: &Handout) {
     t.push_str(" ▶ ");
     for n in &h.steps {
         let tok = &n.record.token;
-        if n.record.source == Source::Forced {
+        if n.record.source.by_hand() {
             // The token's leading spaces stay outside the mark, so that `**` opens after a space.
             let shown = quoted_token(tok);
             let inner = shown.trim_start_matches('⟨').trim_end_matches('⟩');

@@ -69,7 +69,7 @@ pub fn trace_command(
     let before_last = records.len().saturating_sub(1);
     let special = records[..before_last]
         .iter()
-        .find(|r| r.token.kind == TokenKind::Special && r.source != Source::Forced);
+        .find(|r| r.token.kind == TokenKind::Special && !r.source.by_hand());
     if let Some(r) = special {
         return Err(format!(
             "the path goes on after the special token {}, where `trace` stops if it ends the sequence",
@@ -100,7 +100,7 @@ pub fn trace_command(
     }
     flag("steps", Some(records.len().to_string()));
     for (step, r) in records.iter().enumerate() {
-        if r.source == Source::Forced {
+        if r.source.by_hand() {
             flag("force", Some(force_spec(step, &r.token, replay)));
         }
     }

@@ -108,6 +108,16 @@ pub enum Source {
     Greedy,
     /// Chosen by the user: a picked candidate, a vocabulary search hit, or typed text (teacher forcing).
     Forced,
+    /// Chosen by the class (class mode, `C`): its most popular guess, forced.
+    Class,
+}
+
+impl Source {
+    /// Whether a person chose the token (the user or the class), not the sampler: what the views mark
+    /// as forced and what a stop rule and a replay treat as a deliberate choice.
+    pub fn by_hand(self) -> bool {
+        matches!(self, Source::Forced | Source::Class)
+    }
 }
 
 /// A token that is part of the current path, with how surprised the model was by it.
@@ -185,6 +195,9 @@ pub struct BranchInfo {
     /// The branch's own text from the fork on (empty for the current path), line breaks kept.
     pub after_fork: String,
     pub current: bool,
+    /// How many of its generated tokens the class chose (class mode, `C`).
+    #[serde(default)]
+    pub class_choices: usize,
 }
 
 /// The whole visible state of the session after a change that is not a single step (prefill, rewind,

@@ -6,14 +6,15 @@
 //!
 //! # The rule of one reply
 //! Every command but `Quit` and `Cancel` is answered by exactly one reply: a *closing* event
-//! (`Synced`, `Stepped`, `Rounded`, `SearchResults`, `GuessScored`, `Compared`, `Inspected`, `Saved`,
-//! `LessonStep` or `Failed`), or, for `Tokenize`, one `Tokenized`: a preview asked for while text is typed, which holds
+//! (`Synced`, `Stepped`, `Rounded`, `SearchResults`, `GuessScored`, `TokensRanked`, `Compared`, `Inspected`,
+//! `Saved`, `LessonStep` or `Failed`), or, for `Tokenize`, one `Tokenized`: a preview asked for while text is typed, which holds
 //! no command in flight and so closes none. Before its reply a command may send *progress* events (`Prefilling`,
 //! `Forcing`), which change nothing. `tests/it/worker.rs` holds each command to its sequence below.
 
 mod ab;
 mod answers;
 mod attention;
+pub mod class;
 mod data;
 mod fold;
 mod inspect;
@@ -72,6 +73,14 @@ pub enum Command {
     /// greedy continuation of the same length. Answered by one `GuessScored`; the session is unchanged (its
     /// tip, tree, reports and KV cache), or by `Failed` (empty text, no room in the context).
     ScoreGuess { text: String },
+    /// Rank the class's guesses (class mode, at the reveal): each token's raw probability and rank at
+    /// `position` of the current path, beside the model's ten likeliest there. Answered by one
+    /// `TokensRanked`; the session is unchanged. Or `Failed` (a position off the path, a bad id).
+    RankTokens { position: usize, tokens: Vec<u32> },
+    /// Commit this token as the class's choice (class mode, `C`): its most popular guess. Answered by
+    /// one `Stepped`; the token is marked as the class's (`Source::Class`) even where the sampler
+    /// would have taken it too.
+    ClassChoice { token_id: u32 },
     /// Compare the paths to two leaves (`BranchInfo::id`; A first) step by step over the whole
     /// vocabulary. Answered by one `Compared` without a view: the session is unchanged.
     Compare { a: usize, b: usize },
@@ -126,6 +135,7 @@ impl Command {
                 | Command::Step
                 | Command::Speculate { .. }
                 | Command::Force { .. }
+                | Command::ClassChoice { .. }
                 | Command::ForceText { .. }
                 | Command::Rewind { .. }
                 | Command::SwitchBranch { .. }
@@ -142,6 +152,10 @@ impl Command {
 pub enum Event {
     /// Progress while the model loads ("reading the weights"); `Loaded` or `Failed` follows.
     Loading(String),
+    /// The model's whole vocabulary as the screen shows it, sent once during the load when the
+    /// config asks (`EngineConfig::vocabulary`: class mode's room looks guesses up in it). Progress:
+    /// it changes nothing in the app.
+    Vocabulary(std::sync::Arc<Vec<TokenView>>),
     Loaded(ModelInfo),
     /// `done` of a prompt's `total` tokens have been read (progress before `Synced`; first with
     /// `done` 0).
@@ -176,6 +190,8 @@ pub enum Event {
     },
     /// The class's guess, scored (boxed: a list of tokens twice).
     GuessScored(Box<GuessScore>),
+    /// The class's guesses ranked (`RankTokens`).
+    TokensRanked(Box<class::TokenRanks>),
     /// Two paths compared; `view` is the whole session when the command changed it (`Reference`).
     Compared {
         comparison: Box<Comparison>,
@@ -207,6 +223,7 @@ impl Event {
                 | Event::Rounded { .. }
                 | Event::SearchResults { .. }
                 | Event::GuessScored(_)
+                | Event::TokensRanked(_)
                 | Event::Compared { .. }
                 | Event::Inspected(_)
                 | Event::Saved { .. }
@@ -282,7 +299,7 @@ impl Failure {
     pub fn of(cmd: &Command) -> Failure {
         match cmd {
             Command::Prefill { .. } => Failure::Prefill,
-            Command::Step | Command::Force { .. } => Failure::Step,
+            Command::Step | Command::Force { .. } | Command::ClassChoice { .. } => Failure::Step,
             Command::Speculate { .. } => Failure::Round,
             Command::ForceText { .. } => Failure::ForceText,
             Command::Rewind { .. } => Failure::Rewind,
@@ -290,7 +307,7 @@ impl Failure {
             Command::SetSampler(_) => Failure::Settings,
             Command::SetKvCache { .. } => Failure::KvCache,
             Command::Search { .. } | Command::Tokenize { .. } => Failure::Search,
-            Command::ScoreGuess { .. } => Failure::Guess,
+            Command::ScoreGuess { .. } | Command::RankTokens { .. } => Failure::Guess,
             Command::Compare { .. } => Failure::Compare,
             Command::Reference { .. } => Failure::Reference,
             Command::Inspect { .. } => Failure::Inspect,

@@ -108,10 +108,19 @@ fn row(
         fork,
     );
     let style = if selected { theme.selected } else { theme.text };
-    Line::from(vec![
+    let mut spans = vec![
         Span::styled(head, style),
         Span::styled(format!("  {:>8.2}", b.mean_logprob), theme.dim),
-    ])
+    ];
+    if b.class_choices > 0 {
+        let mark = crate::fmt::FORCED_MARK;
+        let text = match b.class_choices {
+            1 => format!("  {mark} the class chose a token"),
+            n => format!("  {mark} the class chose {n} tokens"),
+        };
+        spans.push(Span::styled(text, theme.forced));
+    }
+    Line::from(spans)
 }
 
 /// The generated step at which a branch leaves the current path, counted from 1: its first token of

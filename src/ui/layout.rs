@@ -52,6 +52,7 @@ fn presenter(app: &App, body: Rect, status: Rect) -> Areas {
         repetition: pick(SidePanel::Repetition),
         model_b: pick(SidePanel::ModelB),
         round: pick(SidePanel::Round),
+        class: pick(SidePanel::Class),
         status,
         overlay: distribution,
         sampler: distribution,
@@ -72,14 +73,16 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
         let loops = app.screen.side == SidePanel::Repetition;
         let b = app.screen.side == SidePanel::ModelB && app.has_model_b();
         let round = app.screen.side == SidePanel::Round && app.draft().is_some();
+        let class = app.screen.side == SidePanel::Class && app.class.is_some();
         Areas {
             transcript,
             distribution,
-            attention: (!loops && !b && !round).then_some(attention),
+            attention: (!loops && !b && !round && !class).then_some(attention),
             timing: Some(timing),
             repetition: loops.then_some(attention),
             model_b: b.then_some(attention),
             round: round.then_some(attention),
+            class: class.then_some(attention),
             status,
             overlay: attention,
             // Over the timing panel, which says nothing about sampling, when the loop is on screen.
@@ -94,13 +97,15 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
             Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(lower);
         // The sampler chain needs a column per stage: it takes the whole width.
         let round = app.screen.side == SidePanel::Round && app.draft().is_some();
+        let class = app.screen.side == SidePanel::Class && app.class.is_some();
         let (distribution, attention, timing, repetition, model_b) = match app.screen.side {
             _ if app.screen.show_chain => (lower, None, None, None, None),
             SidePanel::Round if round => (distribution, None, None, None, None),
+            SidePanel::Class if class => (distribution, None, None, None, None),
             SidePanel::Timing => (distribution, None, Some(side), None, None),
             SidePanel::Repetition => (distribution, None, None, Some(side), None),
             SidePanel::ModelB if app.has_model_b() => (distribution, None, None, None, Some(side)),
-            SidePanel::Attention | SidePanel::ModelB | SidePanel::Round => {
+            SidePanel::Attention | SidePanel::ModelB | SidePanel::Round | SidePanel::Class => {
                 (distribution, Some(side), None, None, None)
             }
         };
@@ -118,6 +123,7 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
             repetition,
             model_b,
             round: (round && !app.screen.show_chain).then_some(side),
+            class: (class && !app.screen.show_chain).then_some(side),
             status,
             overlay: side,
             sampler,

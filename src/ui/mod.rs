@@ -4,6 +4,7 @@ pub mod attention;
 pub mod attention_grid;
 pub mod branches;
 pub mod chain;
+pub mod class;
 pub mod compare;
 mod compare_chart;
 pub mod distribution;
@@ -62,6 +63,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         (areas.repetition, repetition::draw),
         (areas.model_b, model_b::draw),
         (areas.round, round::draw),
+        (areas.class, class::draw),
     ] {
         match area {
             Some(a) if asking => narration::hidden_for_question(frame, clip(a), &theme),
@@ -101,6 +103,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Mode::Lens => lens::draw(frame, clip(below_narration), app, &theme),
         Mode::HeadMap => head_map::draw(frame, clip(below_narration), app, &theme),
         Mode::Normal | Mode::ForceText | Mode::Reference | Mode::Answer => {}
+    }
+    if app.class.as_ref().is_some_and(|c| c.show_card) && app.mode == Mode::Normal {
+        class::card(frame, clip(above_status), app, &theme);
     }
 }
 

@@ -50,6 +50,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     };
     let how = match record.source {
         Source::Forced => "FORCED by hand",
+        Source::Class => "CHOSEN by the class",
         Source::Greedy => "greedy: the top choice",
         Source::Sampled => "sampled: a random draw",
         Source::Prompt => "prompt",

@@ -201,7 +201,7 @@ fn chunks(session: &SessionView, theme: &Theme) -> Vec<Chunk> {
             (_, Source::Prompt) => theme.prompt,
             _ => theme.prob(t.prob),
         };
-        if t.source == Source::Forced {
+        if t.source.by_hand() {
             style = style.patch(theme.forced);
         }
         style = theme.token_bg(i).patch(style);
@@ -217,7 +217,7 @@ fn chunks(session: &SessionView, theme: &Theme) -> Vec<Chunk> {
         let at = Some(i);
         // A newline inside a token shows as ↵ and then really breaks the line.
         let mut text = visible(&t.token.text);
-        if t.source == Source::Forced {
+        if t.source.by_hand() {
             // The flag goes after the token's leading spaces, against its own first character, so it
             // cannot be read as marking the word before.
             let lead = text.len() - text.trim_start_matches(' ').len();
@@ -352,6 +352,7 @@ fn info_line(app: &App, theme: &Theme) -> Line<'static> {
     };
     let (label, style) = match t.source {
         Source::Forced => (format!("{FORCED_MARK} forced"), theme.forced),
+        Source::Class => (format!("{FORCED_MARK} the class's choice"), theme.forced),
         Source::Greedy => ("greedy".to_string(), theme.planned),
         _ => ("sampled".to_string(), theme.planned),
     };

@@ -61,6 +61,9 @@ pub(super) fn load(
                 });
                 return None;
             }
+            if config.vocabulary {
+                send(Event::Vocabulary(std::sync::Arc::new(session.vocabulary())));
+            }
             send(Event::Loaded(info));
             return Some((session, ab));
         }

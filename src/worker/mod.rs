@@ -14,6 +14,9 @@ use crate::lesson::Track;
 use crate::protocol::{Command, Event, Failure, LessonStepView, SamplerSettings};
 pub use ab::AbTracker;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// How many of the model's likeliest tokens a class reveal shows beside the class's guesses.
+const CLASS_TOP: usize = 10;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
@@ -37,6 +40,8 @@ pub struct EngineConfig {
     pub server: Option<crate::engine::served::ServedOptions>,
     /// The draft of speculative decoding (`--draft`) and its tokens per round, loaded after the model.
     pub draft: Option<(DraftSpec, usize)>,
+    /// Send the whole vocabulary (`Event::Vocabulary`) before `Loaded`: class mode's room needs it.
+    pub vocabulary: bool,
 }
 
 /// The front end's hold on the engine thread: where commands go, the cancel flag, and the thread to
@@ -206,6 +211,12 @@ fn handle(
             }
         }
         Command::Force { token_id } => Event::Stepped(session.step(Choice::Force(token_id))?),
+        Command::ClassChoice { token_id } => {
+            Event::Stepped(session.step(Choice::Class(token_id))?)
+        }
+        Command::RankTokens { position, tokens } => Event::TokensRanked(Box::new(
+            session.rank_tokens(position, &tokens, CLASS_TOP)?,
+        )),
         Command::ForceText { text } => {
             session.force_text(&text, &mut |_, done, total| {
                 send(Event::Forcing { done, total })

@@ -18,6 +18,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("ui", &["app", "protocol", "analysis", "fmt"]),
     ("export", &["engine", "protocol", "analysis", "fmt"]),
     ("cli", &["engine", "protocol", "export"]),
+    ("class", &["protocol"]),
 ];
 
 /// Outside crates that only some layers may name: the terminal stays out of the engine's side, the
@@ -26,26 +27,41 @@ const FORBIDDEN_CRATES: &[(&str, &[&str])] = &[
     (
         "ratatui",
         &[
-            "analysis", "protocol", "fmt", "engine", "lesson", "worker", "export",
+            "analysis", "protocol", "fmt", "engine", "lesson", "worker", "export", "class",
         ],
     ),
     (
         "crossterm",
         &[
-            "analysis", "protocol", "fmt", "engine", "lesson", "worker", "export", "ui",
+            "analysis", "protocol", "fmt", "engine", "lesson", "worker", "export", "ui", "class",
+        ],
+    ),
+    // The web server's stack stays in the room (`class`): nothing else waits on a socket.
+    (
+        "axum",
+        &[
+            "analysis", "protocol", "fmt", "engine", "lesson", "worker", "export", "ui", "app",
+            "cli",
+        ],
+    ),
+    (
+        "tokio",
+        &[
+            "analysis", "protocol", "fmt", "engine", "lesson", "worker", "export", "ui", "app",
+            "cli",
         ],
     ),
     (
         "candle_core",
-        &["analysis", "protocol", "fmt", "app", "ui", "export", "cli"],
+        &["analysis", "protocol", "fmt", "app", "ui", "export", "cli", "class"],
     ),
     (
         "candle_nn",
-        &["analysis", "protocol", "fmt", "app", "ui", "export", "cli"],
+        &["analysis", "protocol", "fmt", "app", "ui", "export", "cli", "class"],
     ),
     (
         "tokenizers",
-        &["analysis", "protocol", "fmt", "app", "ui", "export", "cli"],
+        &["analysis", "protocol", "fmt", "app", "ui", "export", "cli", "class"],
     ),
 ];
 

@@ -118,7 +118,7 @@ impl Session {
     /// Commits one token (the planned one, or a forced one), then runs the forward pass that feeds it.
     pub fn step(&mut self, choice: Choice) -> Result<StepReport> {
         self.check_room(1)?;
-        if let Choice::Force(t) = choice {
+        if let Choice::Force(t) | Choice::Class(t) = choice {
             self.check_token(t)?;
         }
         self.atomically(|s| s.commit(choice))
@@ -182,9 +182,10 @@ impl Session {
         // deviations are marked as forced.
         let token = match choice {
             Choice::Sample => out.planned,
-            Choice::Force(t) => t,
+            Choice::Force(t) | Choice::Class(t) => t,
         };
         let source = match out.draw {
+            _ if matches!(choice, Choice::Class(_)) => Source::Class,
             _ if token != out.planned => Source::Forced,
             None => Source::Greedy,
             Some(_) => Source::Sampled,

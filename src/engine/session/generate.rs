@@ -4,7 +4,7 @@
 //! [`Session::generate`].
 
 use super::{Choice, Result, Session};
-use crate::protocol::{RoundSteps, Source, StepReport};
+use crate::protocol::{RoundSteps, StepReport};
 
 /// What writing in rounds wrote: a round, or one plain step for a last token alone.
 // A round is the common case; boxing it would only add noise.
@@ -18,7 +18,7 @@ impl Session {
     /// Whether the token this step committed ends the text: an end-of-text token the sampler chose. A
     /// forced end of text is the user's choice and does not stop generation.
     pub fn ends_text(&self, r: &StepReport) -> bool {
-        self.is_eos(r.committed.token.id) && r.committed.source != Source::Forced
+        self.is_eos(r.committed.token.id) && !r.committed.source.by_hand()
     }
 
     /// Steps up to `n` times with the sampler; stops early when a step [`ends_text`](Self::ends_text),

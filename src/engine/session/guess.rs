@@ -51,6 +51,38 @@ impl Session {
         })
     }
 
+    /// Ranks the class's guesses (class mode) at `position` of the current path: each token's raw
+    /// probability (temperature 1) and 0-based rank there, the model's `top` likeliest and the
+    /// entropy. Reads the logits stored on the path (one pass if they were dropped); the session is
+    /// unchanged.
+    pub fn rank_tokens(
+        &mut self,
+        position: usize,
+        tokens: &[u32],
+        top: usize,
+    ) -> Result<crate::protocol::class::TokenRanks> {
+        if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= self.model.vocab_size()) {
+            return Err(SessionError::BadToken(bad));
+        }
+        let row = self.logits_at(position)?;
+        let entropy = if self.model.is_served() {
+            // Log-probabilities of the top candidates only (the rest are -inf).
+            let known = row.iter().filter(|l| l.is_finite());
+            -known.map(|l| l.exp() * l).sum::<f32>()
+        } else {
+            sampler::lse_entropy(&row).1
+        };
+        Ok(crate::protocol::class::TokenRanks {
+            position,
+            tokens: tokens.iter().map(|&t| self.guess_token(&row, t)).collect(),
+            top: sampler::top_n(&row, top)
+                .into_iter()
+                .map(|t| self.guess_token(&row, t))
+                .collect(),
+            entropy,
+        })
+    }
+
     /// The ids `text` becomes as a continuation: no BOS, even where the tokenizer adds one.
     fn continuation_ids(&self, text: &str) -> Result<Vec<u32>> {
         let mut ids = self.vocab.encode(text)?;

@@ -7,7 +7,7 @@ use super::edit::common_prefix;
 use super::{Result, Session, SessionError};
 use crate::analysis::{Divergence, LogProbs};
 use crate::engine::forward::model::ForwardOptions;
-use crate::protocol::{AlignedStep, Comparison, PathSummary, PathToken, Source, REJOIN_MIN_STEPS};
+use crate::protocol::{AlignedStep, Comparison, PathSummary, PathToken, REJOIN_MIN_STEPS};
 use std::sync::Arc;
 
 impl Session {
@@ -168,7 +168,7 @@ impl Session {
         let lp = l.logprob(n.token);
         PathToken {
             token: self.vocab.view(n.token),
-            forced: n.record.source == Source::Forced,
+            forced: n.record.source.by_hand(),
             prob: lp.exp(),
             logprob: lp,
             rank: l.rank(n.token),

@@ -71,6 +71,8 @@ pub enum Choice {
     Sample,
     /// A token the user chose.
     Force(u32),
+    /// The class's most popular guess (class mode): marked as the class's choice.
+    Class(u32),
 }
 
 #[derive(Debug, Clone)]
@@ -278,6 +280,11 @@ impl Session {
     }
 
     /// Whether the model is served (`--server`): no attention, no logit lens, no head map.
+    /// Every id of the vocabulary as the screen shows it (class mode's room looks guesses up in it).
+    pub fn vocabulary(&self) -> Vec<crate::protocol::TokenView> {
+        self.vocab.table()
+    }
+
     pub fn is_served(&self) -> bool {
         self.model.is_served()
     }

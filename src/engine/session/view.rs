@@ -118,6 +118,10 @@ impl Session {
                     before_fork: self.tail_text(&path[..fork], 30),
                     after_fork: self.head_text(&path[fork..], 40),
                     current: path == self.path,
+                    class_choices: generated
+                        .iter()
+                        .filter(|&&n| self.nodes[n].record.source == Source::Class)
+                        .count(),
                 }
             })
             .collect()

@@ -92,6 +92,11 @@ impl Vocab {
             })
     }
 
+    /// Every id as the screen shows it, in id order (empty for a served model's vocabulary).
+    pub fn table(&self) -> Vec<TokenView> {
+        self.views.clone()
+    }
+
     /// The text of a run of ids, special tokens included. Invalid UTF-8 becomes U+FFFD.
     pub fn decode(&self, ids: &[u32]) -> String {
         let bytes: Vec<u8> = ids.iter().flat_map(|&id| self.token_bytes(id)).collect();

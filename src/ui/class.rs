@@ -1,0 +1,215 @@
+//! The class panel (`--class`): how to join, how many have guessed (never what) while the question is
+//! open, and at the reveal the class's guesses beside the model's probability of each, the two
+//! entropies, the share that guessed the model's pick, the log-probabilities each way, and the
+//! leaderboard. The join card (`J`) shows the QR code large.
+
+use super::layout::centered;
+use super::theme::Theme;
+use crate::app::{App, ThemeKind};
+use crate::fmt::{bar, fit, pad, pct, quoted_token};
+use crate::protocol::class::{ClassPoll, JoinCard};
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+use ratatui::Frame;
+
+/// Leaderboard rows shown at most.
+const BOARD: usize = 5;
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let Some(class) = &app.class else {
+        return;
+    };
+    let block = Block::bordered()
+        .border_style(theme.border)
+        .title(Span::styled(
+            format!(" Class · join code {} ", class.card.code),
+            theme.title,
+        ))
+        .title_bottom(Line::styled(" C class samples · J join · W board ", theme.key).right_aligned());
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = inner.width as usize;
+    let students = class.roster.len();
+    let mut lines = vec![Line::from(vec![
+        Span::styled(fit(&class.card.url, width.saturating_sub(14)), theme.key),
+        Span::styled(format!("  {students} joined"), theme.text),
+    ])];
+    let pos = app.session.as_ref().map(|s| s.next.position);
+    if let Some(poll) = app.class_poll() {
+        lines.extend(reveal_lines(poll, width, theme));
+        if !class.hide_board {
+            lines.extend(board_lines(app, width, theme));
+        }
+    } else if class.closed.is_some() {
+        lines.push(Line::styled("Scoring the class's guesses…", theme.dim));
+    } else if app.awaiting_guess() {
+        let count = class.guessed.filter(|g| Some(g.0) == pos).map_or(0, |g| g.1);
+        lines.push(Line::styled(
+            format!("{count} of {students} have guessed"),
+            theme.text,
+        ));
+        let frac = count as f32 / students.max(1) as f32;
+        lines.push(Line::styled(bar(frac, width.min(40)), theme.bar));
+        lines.push(Line::styled(
+            "What they guessed stays hidden until the reveal (h).",
+            theme.dim,
+        ));
+        let room = inner.height as usize > lines.len() + class.card.qr.len();
+        if room && qr_width(&class.card) <= width {
+            lines.extend(qr_lines(&class.card, app.screen.theme));
+        }
+    } else {
+        lines.push(Line::styled(
+            "No question at this step: the class guesses where the distribution is hidden.",
+            theme.dim,
+        ));
+    }
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
+
+/// The class beside the model at the reveal.
+fn reveal_lines(poll: &ClassPoll, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let n = poll.guesses();
+    let mut lines = vec![];
+    let Some(top) = poll.model_top1() else {
+        return lines;
+    };
+    if n == 0 {
+        lines.push(Line::styled("Nobody guessed this one.", theme.dim));
+    } else {
+        let tok = width.saturating_sub(30).clamp(8, 18);
+        lines.push(Line::styled(
+            format!("{} {:>3}  {:<10} {:>6}", pad("the class", tok), "n", "share", "model"),
+            theme.dim,
+        ));
+        for r in poll.rows.iter().take(6) {
+            let share = r.count as f32 / n as f32;
+            let style = if r.guess.rank == 0 { theme.planned } else { theme.text };
+            lines.push(Line::from(vec![
+                Span::styled(pad(&quoted_token(&r.guess.token), tok), style),
+                Span::styled(format!(" {:>3}  ", r.count), theme.text),
+                Span::styled(pad(&bar(share, 10), 10), theme.bar),
+                Span::styled(format!(" {:>6}", pct(r.guess.prob)), theme.prob(r.guess.prob)),
+                Span::styled(format!(" #{}", r.guess.rank + 1), theme.dim),
+            ]));
+        }
+        if poll.rows.len() > 6 {
+            lines.push(Line::styled(
+                format!("… and {} more tokens", poll.rows.len() - 6),
+                theme.dim,
+            ));
+        }
+    }
+    let hits = (poll.share_top1() * f64::from(n)).round();
+    lines.push(Line::styled(
+        format!(
+            "model's pick {} {}: guessed by {hits} of {n}",
+            quoted_token(&top.token),
+            pct(top.prob)
+        ),
+        theme.text,
+    ));
+    if n > 0 {
+        lines.push(Line::styled(
+            format!(
+                "entropy: class {:.1} bits · model {:.1} bits",
+                poll.class_entropy_bits(),
+                poll.model_entropy_bits()
+            ),
+            theme.text,
+        ));
+    }
+    if let Some(lp) = poll.model_logprob_of_class() {
+        let back = match poll.class_logprob_of_model() {
+            Some(c) => format!("{c:.2}"),
+            None => "−∞ (nobody)".into(),
+        };
+        lines.push(Line::styled(
+            format!("log p: model of the class {lp:.2} · class of the model's pick {back} nats"),
+            theme.dim,
+        ));
+    }
+    lines
+}
+
+/// The leaderboard: most top-1 first, then most top-5, then the least surprise.
+fn board_lines(app: &App, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let Some(class) = &app.class else {
+        return vec![];
+    };
+    let mut rows: Vec<_> = class.roster.values().filter(|s| s.score.guesses > 0).collect();
+    rows.sort_by(|a, b| a.score.ahead_of(&b.score));
+    if rows.is_empty() {
+        return vec![];
+    }
+    let mut lines = vec![Line::styled("leaderboard (W hides it)", theme.dim)];
+    for s in rows.iter().take(BOARD) {
+        let sc = &s.score;
+        let text = format!(
+            "{:>2} {} {}/{} top-1 · {} top-5 · {:.1} bits",
+            sc.place,
+            pad(&fit(&s.name, 12), 12),
+            sc.top1,
+            sc.guesses,
+            sc.top5,
+            sc.surprise_bits
+        );
+        lines.push(Line::styled(fit(&text, width), theme.text));
+    }
+    lines
+}
+
+fn qr_width(card: &JoinCard) -> usize {
+    card.qr.first().map_or(0, |l| l.chars().count())
+}
+
+/// The QR code's rows: dark modules in black on white, whatever the theme (a reader needs the
+/// contrast); without colours, the terminal's own.
+fn qr_lines(card: &JoinCard, kind: ThemeKind) -> Vec<Line<'static>> {
+    let style = match kind {
+        ThemeKind::NoColor => Style::default(),
+        _ => Style::default().fg(Color::Black).bg(Color::White),
+    };
+    card.qr
+        .iter()
+        .map(|l| Line::styled(l.clone(), style))
+        .collect()
+}
+
+/// The join card (`J`): the QR code large, the address and the code, over the screen.
+pub fn card(frame: &mut Frame, screen: Rect, app: &App, theme: &Theme) {
+    let Some(class) = &app.class else {
+        return;
+    };
+    let c = &class.card;
+    let mut lines: Vec<Line> = vec![];
+    let text_rows = 4 + usize::from(c.local_only);
+    if c.qr.len() + text_rows + 2 <= screen.height as usize && qr_width(c) + 2 <= screen.width as usize
+    {
+        lines.extend(qr_lines(c, app.screen.theme));
+    } else {
+        lines.push(Line::styled("(a taller terminal shows the QR code)", theme.dim));
+    }
+    lines.push(Line::styled(format!("open {}", c.url), theme.key));
+    lines.push(Line::styled(format!("join code {}", c.code), theme.title));
+    if c.local_only {
+        lines.push(Line::styled(
+            "only this machine can join: --class 0.0.0.0:7878 lets the room in",
+            theme.dim,
+        ));
+    }
+    lines.push(Line::styled(
+        format!("{} of {} joined · J closes this card", class.roster.len(), c.max),
+        theme.dim,
+    ));
+    let w = lines.iter().map(Line::width).max().unwrap_or(20) as u16 + 2;
+    let h = lines.len() as u16 + 2;
+    let area = centered(screen, w, h);
+    frame.render_widget(Clear, area);
+    let block = Block::bordered()
+        .border_style(theme.border)
+        .title(Span::styled(" Join the class ", theme.title));
+    frame.render_widget(Paragraph::new(lines).centered().block(block), area);
+}
