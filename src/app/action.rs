@@ -99,4 +99,3 @@ pub enum Action {
     ToggleJoinCard,
     ToggleBoard,
 }
-

@@ -180,7 +180,13 @@ impl App {
             .iter()
             .map(|(id, s)| {
                 let guess = scored.get(id).cloned();
-                (*id, StudentResult { guess, score: s.score })
+                (
+                    *id,
+                    StudentResult {
+                        guess,
+                        score: s.score,
+                    },
+                )
             })
             .collect();
         let sentence = poll_sentence(&poll);
@@ -248,6 +254,30 @@ impl App {
         }
     }
 
+    /// The join card closes at the teacher's next key (but `J` itself, which toggles it): it is there
+    /// for the class to join, not to hide the lesson.
+    pub(super) fn close_join_card(&mut self, action: Action) {
+        if let Some(c) = self
+            .class
+            .as_mut()
+            .filter(|_| action != Action::ToggleJoinCard)
+        {
+            c.show_card = false;
+        }
+    }
+
+    /// The status bar's word on the class: "class: 12 joined · 9 guessed".
+    pub fn class_short(&self) -> Option<String> {
+        let c = self.class.as_ref()?;
+        let pos = self.session.as_ref().map(|s| s.next.position);
+        let guessed = c.guessed.filter(|g| Some(g.0) == pos).map_or(0, |g| g.1);
+        Some(format!(
+            "class: {} joined · {guessed} guessed · code {}",
+            c.roster.len(),
+            c.card.code
+        ))
+    }
+
     /// `W`: the leaderboard shown or hidden.
     pub(super) fn toggle_board(&mut self) {
         match self.class.as_mut() {
@@ -307,7 +337,14 @@ fn poll_answer(poll: &ClassPoll) -> ClassAnswer {
         .rows
         .iter()
         .take(5)
-        .map(|r| format!("{} ×{} ({})", shown(&r.guess.token), r.count, pct(r.guess.prob)))
+        .map(|r| {
+            format!(
+                "{} ×{} ({})",
+                shown(&r.guess.token),
+                r.count,
+                pct(r.guess.prob)
+            )
+        })
         .collect();
     let class = poll
         .class_choice()

@@ -80,6 +80,7 @@ impl App {
         if self.refused_while_reading(action) {
             return vec![];
         }
+        self.close_join_card(action);
         if let Some(cmds) = self.lesson_action(action) {
             return cmds;
         }

@@ -47,9 +47,18 @@ impl Shared {
 
 pub fn router(shared: Shared) -> Router {
     Router::new()
-        .route("/", get(|| async { page(PAGE, "text/html; charset=utf-8") }))
-        .route("/page.js", get(|| async { page(SCRIPT, "text/javascript; charset=utf-8") }))
-        .route("/page.css", get(|| async { page(STYLE, "text/css; charset=utf-8") }))
+        .route(
+            "/",
+            get(|| async { page(PAGE, "text/html; charset=utf-8") }),
+        )
+        .route(
+            "/page.js",
+            get(|| async { page(SCRIPT, "text/javascript; charset=utf-8") }),
+        )
+        .route(
+            "/page.css",
+            get(|| async { page(STYLE, "text/css; charset=utf-8") }),
+        )
         .route("/api/join", post(join))
         .route("/api/guess", post(guess))
         .route("/api/state", get(state))
@@ -164,13 +173,17 @@ async fn suggest(
         Ok(Query(q)) => q,
         Err(e) => return refuse(Refusal::bad(format!("expected ?student=ID&q=TEXT: {e}"))),
     };
-    answer(s.room().suggest(&q.student, &q.q, Instant::now()).map(|tokens| {
-        let tokens: Vec<Value> = tokens
-            .iter()
-            .map(|t| json!({"id": t.id, "text": t.text}))
-            .collect();
-        json!({ "tokens": tokens })
-    }))
+    answer(
+        s.room()
+            .suggest(&q.student, &q.q, Instant::now())
+            .map(|tokens| {
+                let tokens: Vec<Value> = tokens
+                    .iter()
+                    .map(|t| json!({"id": t.id, "text": t.text}))
+                    .collect();
+                json!({ "tokens": tokens })
+            }),
+    )
 }
 
 #[derive(Deserialize)]

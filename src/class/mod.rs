@@ -117,7 +117,11 @@ impl ClassHandle {
         if chars > TEXT_CHARS {
             stage.text = format!(
                 "…{}",
-                stage.text.chars().skip(chars - TEXT_CHARS).collect::<String>()
+                stage
+                    .text
+                    .chars()
+                    .skip(chars - TEXT_CHARS)
+                    .collect::<String>()
             );
         }
         self.lock().publish(stage);
@@ -145,7 +149,11 @@ impl Drop for ClassHandle {
 }
 
 fn push(room: &Mutex<Room>, state: &watch::Sender<Arc<str>>) {
-    let json = room.lock().unwrap_or_else(|e| e.into_inner()).state().to_string();
+    let json = room
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .state()
+        .to_string();
     state.send_if_modified(|old| {
         let changed = **old != *json;
         if changed {

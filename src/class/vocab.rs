@@ -88,7 +88,9 @@ impl VocabIndex {
         if q.is_empty() {
             return vec![];
         }
-        let start = self.sorted.partition_point(|(k, _)| k.as_str() < q.as_str());
+        let start = self
+            .sorted
+            .partition_point(|(k, _)| k.as_str() < q.as_str());
         let mut hits: Vec<(bool, bool, usize, bool, u32, usize)> = self.sorted[start..]
             .iter()
             .take_while(|(k, _)| k.starts_with(&q))

@@ -202,7 +202,9 @@ fn event_loop(
         let mut queue = std::collections::VecDeque::from(msgs);
         while let Some(msg) = queue.pop_front() {
             match (class, &msg) {
-                (Some(c), Msg::Engine(Event::Vocabulary(table))) => c.set_vocabulary(table.to_vec()),
+                (Some(c), Msg::Engine(Event::Vocabulary(table))) => {
+                    c.set_vocabulary(table.to_vec())
+                }
                 (Some(c), Msg::Engine(Event::Loaded(info))) => c.set_model(&info.name),
                 _ => {}
             }

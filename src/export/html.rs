@@ -160,10 +160,7 @@ fn answers(o: &mut String, h: &Handout) {
 }
 
 fn forced_count(steps: &[&SavedNode]) -> usize {
-    steps
-        .iter()
-        .filter(|n| n.record.source.by_hand())
-        .count()
+    steps.iter().filter(|n| n.record.source.by_hand()).count()
 }
 
 fn legend(o: &mut String) {

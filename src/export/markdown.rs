@@ -83,11 +83,7 @@ pub fn render(h: &Handout) -> String {
         escape(&s.prompt)
     );
     let short = s.model.sha256.get(..12).unwrap_or(&s.model.sha256);
-    let forced = h
-        .steps
-        .iter()
-        .filter(|n| n.record.source.by_hand())
-        .count();
+    let forced = h.steps.iter().filter(|n| n.record.source.by_hand()).count();
     let facts = [
         (
             "model",

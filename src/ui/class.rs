@@ -27,7 +27,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             format!(" Class · join code {} ", class.card.code),
             theme.title,
         ))
-        .title_bottom(Line::styled(" C class samples · J join · W board ", theme.key).right_aligned());
+        .title_bottom(
+            Line::styled(" C class samples · J join · W board ", theme.key).right_aligned(),
+        );
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let width = inner.width as usize;
@@ -45,7 +47,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     } else if class.closed.is_some() {
         lines.push(Line::styled("Scoring the class's guesses…", theme.dim));
     } else if app.awaiting_guess() {
-        let count = class.guessed.filter(|g| Some(g.0) == pos).map_or(0, |g| g.1);
+        let count = class
+            .guessed
+            .filter(|g| Some(g.0) == pos)
+            .map_or(0, |g| g.1);
         lines.push(Line::styled(
             format!("{count} of {students} have guessed"),
             theme.text,
@@ -81,17 +86,30 @@ fn reveal_lines(poll: &ClassPoll, width: usize, theme: &Theme) -> Vec<Line<'stat
     } else {
         let tok = width.saturating_sub(30).clamp(8, 18);
         lines.push(Line::styled(
-            format!("{} {:>3}  {:<10} {:>6}", pad("the class", tok), "n", "share", "model"),
+            format!(
+                "{} {:>3}  {:<10} {:>6}",
+                pad("the class", tok),
+                "n",
+                "share",
+                "model"
+            ),
             theme.dim,
         ));
         for r in poll.rows.iter().take(6) {
             let share = r.count as f32 / n as f32;
-            let style = if r.guess.rank == 0 { theme.planned } else { theme.text };
+            let style = if r.guess.rank == 0 {
+                theme.planned
+            } else {
+                theme.text
+            };
             lines.push(Line::from(vec![
                 Span::styled(pad(&quoted_token(&r.guess.token), tok), style),
                 Span::styled(format!(" {:>3}  ", r.count), theme.text),
                 Span::styled(pad(&bar(share, 10), 10), theme.bar),
-                Span::styled(format!(" {:>6}", pct(r.guess.prob)), theme.prob(r.guess.prob)),
+                Span::styled(
+                    format!(" {:>6}", pct(r.guess.prob)),
+                    theme.prob(r.guess.prob),
+                ),
                 Span::styled(format!(" #{}", r.guess.rank + 1), theme.dim),
             ]));
         }
@@ -139,7 +157,11 @@ fn board_lines(app: &App, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let Some(class) = &app.class else {
         return vec![];
     };
-    let mut rows: Vec<_> = class.roster.values().filter(|s| s.score.guesses > 0).collect();
+    let mut rows: Vec<_> = class
+        .roster
+        .values()
+        .filter(|s| s.score.guesses > 0)
+        .collect();
     rows.sort_by(|a, b| a.score.ahead_of(&b.score));
     if rows.is_empty() {
         return vec![];
@@ -186,11 +208,15 @@ pub fn card(frame: &mut Frame, screen: Rect, app: &App, theme: &Theme) {
     let c = &class.card;
     let mut lines: Vec<Line> = vec![];
     let text_rows = 4 + usize::from(c.local_only);
-    if c.qr.len() + text_rows + 2 <= screen.height as usize && qr_width(c) + 2 <= screen.width as usize
+    if c.qr.len() + text_rows + 2 <= screen.height as usize
+        && qr_width(c) + 2 <= screen.width as usize
     {
         lines.extend(qr_lines(c, app.screen.theme));
     } else {
-        lines.push(Line::styled("(a taller terminal shows the QR code)", theme.dim));
+        lines.push(Line::styled(
+            "(a taller terminal shows the QR code)",
+            theme.dim,
+        ));
     }
     lines.push(Line::styled(format!("open {}", c.url), theme.key));
     lines.push(Line::styled(format!("join code {}", c.code), theme.title));
@@ -201,7 +227,11 @@ pub fn card(frame: &mut Frame, screen: Rect, app: &App, theme: &Theme) {
         ));
     }
     lines.push(Line::styled(
-        format!("{} of {} joined · J closes this card", class.roster.len(), c.max),
+        format!(
+            "{} of {} joined · J closes this card",
+            class.roster.len(),
+            c.max
+        ),
         theme.dim,
     ));
     let w = lines.iter().map(Line::width).max().unwrap_or(20) as u16 + 2;

@@ -55,7 +55,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         let text = format!("▶ autoplay {}", app.autoplay_label());
         items.push(Span::styled(text, theme.planned));
     }
-    if app.predict.on || app.predict.score.guesses > 0 {
+    if let Some(class) = app.class_short() {
+        items.push(Span::styled(class, theme.key));
+    } else if app.predict.on || app.predict.score.guesses > 0 {
         items.push(Span::styled(app.predict.score.short(), theme.key));
     }
     if !app.kv_cache_on() {

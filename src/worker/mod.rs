@@ -211,12 +211,10 @@ fn handle(
             }
         }
         Command::Force { token_id } => Event::Stepped(session.step(Choice::Force(token_id))?),
-        Command::ClassChoice { token_id } => {
-            Event::Stepped(session.step(Choice::Class(token_id))?)
+        Command::ClassChoice { token_id } => Event::Stepped(session.step(Choice::Class(token_id))?),
+        Command::RankTokens { position, tokens } => {
+            Event::TokensRanked(Box::new(session.rank_tokens(position, &tokens, CLASS_TOP)?))
         }
-        Command::RankTokens { position, tokens } => Event::TokensRanked(Box::new(
-            session.rank_tokens(position, &tokens, CLASS_TOP)?,
-        )),
         Command::ForceText { text } => {
             session.force_text(&text, &mut |_, done, total| {
                 send(Event::Forcing { done, total })

@@ -116,6 +116,7 @@ fn branch_list_switches_branch() {
         before_fork: "The capital of France is".into(),
         after_fork: " Paris.".into(),
         current,
+        class_choices: 0,
     };
     view.branches = vec![branch(0, true), branch(1, false)];
     app.update(Msg::Engine(Event::Synced(view)));
@@ -209,6 +210,7 @@ fn app_with_branches(width: u16, height: u16, lens: &[usize]) -> nexttoken::app:
             before_fork: PROMPT.into(),
             after_fork: String::new(),
             current: i == 0,
+            class_choices: 0,
         })
         .collect();
     app.update(Msg::Engine(Event::Synced(view)));
@@ -383,6 +385,7 @@ fn rewind_to_the_last_fork() {
         before_fork: String::new(),
         after_fork: String::new(),
         current,
+        class_choices: 0,
     };
     view.branches = vec![b(1, 6, false), b(2, 7, false), b(3, 9, true)];
     app.update(Msg::Engine(Event::Synced(view)));

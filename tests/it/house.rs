@@ -53,15 +53,21 @@ const FORBIDDEN_CRATES: &[(&str, &[&str])] = &[
     ),
     (
         "candle_core",
-        &["analysis", "protocol", "fmt", "app", "ui", "export", "cli", "class"],
+        &[
+            "analysis", "protocol", "fmt", "app", "ui", "export", "cli", "class",
+        ],
     ),
     (
         "candle_nn",
-        &["analysis", "protocol", "fmt", "app", "ui", "export", "cli", "class"],
+        &[
+            "analysis", "protocol", "fmt", "app", "ui", "export", "cli", "class",
+        ],
     ),
     (
         "tokenizers",
-        &["analysis", "protocol", "fmt", "app", "ui", "export", "cli", "class"],
+        &[
+            "analysis", "protocol", "fmt", "app", "ui", "export", "cli", "class",
+        ],
     ),
 ];
 

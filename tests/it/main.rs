@@ -12,6 +12,8 @@ mod ab_view;
 mod app_panels;
 mod app_state;
 mod bad_input;
+mod class_app;
+mod class_http;
 mod classroom;
 mod cli;
 mod dry;

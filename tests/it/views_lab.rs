@@ -184,6 +184,7 @@ fn x_compares_the_path_on_screen_with_the_path_left_last() {
         before_fork: String::new(),
         after_fork: String::new(),
         current,
+        class_choices: 0,
     };
     view.branches = vec![info(9, 5, false), info(14, 7, false), info(20, 8, true)];
     app.update(Msg::Engine(Event::Synced(view)));

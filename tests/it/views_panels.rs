@@ -28,6 +28,7 @@ fn branch(
         before_fork: text[0].into(),
         after_fork: text[1].into(),
         current,
+        class_choices: 0,
     }
 }
 

@@ -215,6 +215,7 @@ fn quitting_while_a_long_prompt_is_read_stops_it_at_the_next_chunk() {
         twin: None,
         server: None,
         draft: None,
+        vocabulary: false,
     };
     let engine = spawn(config, move |e| {
         let _ = tx.send(e);

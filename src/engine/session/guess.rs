@@ -61,7 +61,10 @@ impl Session {
         tokens: &[u32],
         top: usize,
     ) -> Result<crate::protocol::class::TokenRanks> {
-        if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= self.model.vocab_size()) {
+        if let Some(&bad) = tokens
+            .iter()
+            .find(|&&t| t as usize >= self.model.vocab_size())
+        {
             return Err(SessionError::BadToken(bad));
         }
         let row = self.logits_at(position)?;
