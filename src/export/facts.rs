@@ -286,10 +286,14 @@ pub const ANSWER_COLUMNS: [&str; 6] = ["step", "question", "class", "model", "ri
 /// The sentence above the answers table: how many were right, and what right means.
 pub fn answers_note(answers: &[ClassAnswer]) -> String {
     let right = answers.iter().filter(|a| a.correct).count();
-    format!(
+    let mut note = format!(
         "{right} of {} right. A guess at the next token is right when it is exactly the model's own (greedy) choice, rank 1 being its favourite; an answer to a lesson's question is right when it matches what the model then did.",
         answers.len()
-    )
+    );
+    if answers.iter().any(|a| a.kind == "class") {
+        note += " What the class predicted from its devices (class mode) is one row per reveal: the class's most popular guess, right when it was the model's pick, and its guesses with the model's probability of each.";
+    }
+    note
 }
 
 /// One row per answer, as plain text in [`ANSWER_COLUMNS`]' order (each format escapes it).

@@ -28,7 +28,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             theme.title,
         ))
         .title_bottom(
-            Line::styled(" C class samples · J join · W board ", theme.key).right_aligned(),
+            Line::styled(" C sample · J join · W board ", theme.key).right_aligned(),
         );
     let inner = block.inner(area);
     frame.render_widget(block, area);
@@ -206,34 +206,34 @@ pub fn card(frame: &mut Frame, screen: Rect, app: &App, theme: &Theme) {
         return;
     };
     let c = &class.card;
+    let rows = screen.height as usize;
     let mut lines: Vec<Line> = vec![];
-    let text_rows = 4 + usize::from(c.local_only);
-    if c.qr.len() + text_rows + 2 <= screen.height as usize
-        && qr_width(c) + 2 <= screen.width as usize
-    {
+    // The code and the address first; the QR code when it fits with them; the notes when there is room.
+    let qr = c.qr.len() + 4 <= rows && qr_width(c) + 2 <= screen.width as usize;
+    if qr {
         lines.extend(qr_lines(c, app.screen.theme));
-    } else {
-        lines.push(Line::styled(
-            "(a taller terminal shows the QR code)",
-            theme.dim,
-        ));
     }
     lines.push(Line::styled(format!("open {}", c.url), theme.key));
     lines.push(Line::styled(format!("join code {}", c.code), theme.title));
+    let mut notes = vec![];
+    if !qr {
+        notes.push(Line::styled("(a taller terminal shows the QR code)", theme.dim));
+    }
     if c.local_only {
-        lines.push(Line::styled(
+        notes.push(Line::styled(
             "only this machine can join: --class 0.0.0.0:7878 lets the room in",
             theme.dim,
         ));
     }
-    lines.push(Line::styled(
-        format!(
-            "{} of {} joined · J closes this card",
-            class.roster.len(),
-            c.max
-        ),
+    notes.push(Line::styled(
+        format!("{} of {} joined · J closes this card", class.roster.len(), c.max),
         theme.dim,
     ));
+    for note in notes {
+        if lines.len() + 3 <= rows {
+            lines.push(note);
+        }
+    }
     let w = lines.iter().map(Line::width).max().unwrap_or(20) as u16 + 2;
     let h = lines.len() as u16 + 2;
     let area = centered(screen, w, h);
