@@ -270,7 +270,8 @@ impl App {
     pub fn class_short(&self) -> Option<String> {
         let c = self.class.as_ref()?;
         let pos = self.session.as_ref().map(|s| s.next.position);
-        let guessed = c.guessed.filter(|g| Some(g.0) == pos).map_or(0, |g| g.1);
+        let counted = c.guessed.filter(|g| Some(g.0) == pos).map_or(0, |g| g.1);
+        let guessed = self.class_poll().map_or(counted, |p| p.guesses() as usize);
         Some(format!(
             "class: {} joined · {guessed} guessed · code {}",
             c.roster.len(),

@@ -27,17 +27,13 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             format!(" Class · join code {} ", class.card.code),
             theme.title,
         ))
-        .title_bottom(
-            Line::styled(" C sample · J join · W board ", theme.key).right_aligned(),
-        );
+        .title_bottom(Line::styled(" C sample · J join · W board ", theme.key).right_aligned());
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let width = inner.width as usize;
     let students = class.roster.len();
-    let mut lines = vec![Line::from(vec![
-        Span::styled(fit(&class.card.url, width.saturating_sub(14)), theme.key),
-        Span::styled(format!("  {students} joined"), theme.text),
-    ])];
+    // The address whole (a student types it); how many joined is on the status line.
+    let mut lines = vec![Line::styled(fit(&class.card.url, width), theme.key)];
     let pos = app.session.as_ref().map(|s| s.next.position);
     if let Some(poll) = app.class_poll() {
         lines.extend(reveal_lines(poll, width, theme));
@@ -84,13 +80,15 @@ fn reveal_lines(poll: &ClassPoll, width: usize, theme: &Theme) -> Vec<Line<'stat
     if n == 0 {
         lines.push(Line::styled("Nobody guessed this one.", theme.dim));
     } else {
-        let tok = width.saturating_sub(30).clamp(8, 18);
+        // token, count, share bar, the model's probability and rank: the bar gives way first.
+        let bar_w = if width < 50 { 5 } else { 10 };
+        let tok = width.saturating_sub(bar_w + 16).clamp(8, 18);
         lines.push(Line::styled(
             format!(
-                "{} {:>3}  {:<10} {:>6}",
+                "{} {:>3}  {} {:>6}",
                 pad("the class", tok),
                 "n",
-                "share",
+                pad("share", bar_w),
                 "model"
             ),
             theme.dim,
@@ -105,7 +103,7 @@ fn reveal_lines(poll: &ClassPoll, width: usize, theme: &Theme) -> Vec<Line<'stat
             lines.push(Line::from(vec![
                 Span::styled(pad(&quoted_token(&r.guess.token), tok), style),
                 Span::styled(format!(" {:>3}  ", r.count), theme.text),
-                Span::styled(pad(&bar(share, 10), 10), theme.bar),
+                Span::styled(pad(&bar(share, bar_w), bar_w), theme.bar),
                 Span::styled(
                     format!(" {:>6}", pct(r.guess.prob)),
                     theme.prob(r.guess.prob),
@@ -132,9 +130,10 @@ fn reveal_lines(poll: &ClassPoll, width: usize, theme: &Theme) -> Vec<Line<'stat
     if n > 0 {
         lines.push(Line::styled(
             format!(
-                "entropy: class {:.1} bits · model {:.1} bits",
+                "entropy: class {:.1} bits · model {:.1} bits ({:.2} nats)",
                 poll.class_entropy_bits(),
-                poll.model_entropy_bits()
+                poll.model_entropy_bits(),
+                poll.model_entropy
             ),
             theme.text,
         ));
@@ -217,7 +216,10 @@ pub fn card(frame: &mut Frame, screen: Rect, app: &App, theme: &Theme) {
     lines.push(Line::styled(format!("join code {}", c.code), theme.title));
     let mut notes = vec![];
     if !qr {
-        notes.push(Line::styled("(a taller terminal shows the QR code)", theme.dim));
+        notes.push(Line::styled(
+            "(a taller terminal shows the QR code)",
+            theme.dim,
+        ));
     }
     if c.local_only {
         notes.push(Line::styled(
@@ -226,7 +228,11 @@ pub fn card(frame: &mut Frame, screen: Rect, app: &App, theme: &Theme) {
         ));
     }
     notes.push(Line::styled(
-        format!("{} of {} joined · J closes this card", class.roster.len(), c.max),
+        format!(
+            "{} of {} joined · J closes this card",
+            class.roster.len(),
+            c.max
+        ),
         theme.dim,
     ));
     for note in notes {
