@@ -117,7 +117,11 @@ fn the_reveal_ranks_the_class_beside_the_model_and_scores_each_student() {
     );
     let before = s.view().unwrap();
     pump(&mut app, &mut s, cmds);
-    assert_eq!(s.view().unwrap(), before, "ranking leaves the session unchanged");
+    assert_eq!(
+        s.view().unwrap(),
+        before,
+        "ranking leaves the session unchanged"
+    );
 
     // The class beside the model: the engine's own numbers.
     let next = app.session.as_ref().unwrap().next.clone();

@@ -22,13 +22,18 @@ fn decode(lines: &[String]) -> String {
             _ => matches!(c, '█' | '▄'),
         }
     };
-    let mut img = rqrr::PreparedImage::prepare_from_greyscale(iw, ih, |x, y| {
-        if dark(x, y) {
-            0
-        } else {
-            255
-        }
-    });
+    let mut img =
+        rqrr::PreparedImage::prepare_from_greyscale(
+            iw,
+            ih,
+            |x, y| {
+                if dark(x, y) {
+                    0
+                } else {
+                    255
+                }
+            },
+        );
     let grids = img.detect_grids();
     assert_eq!(grids.len(), 1, "one QR code");
     grids[0].decode().unwrap().1
@@ -41,7 +46,11 @@ fn the_qr_code_reads_back_as_the_address_with_the_code() {
         "http://192.168.100.200:65535/?code=987654",
     ] {
         let lines = qr::lines(url);
-        assert!(lines.len() <= 17, "fits an 80x24 card: {} rows", lines.len());
+        assert!(
+            lines.len() <= 17,
+            "fits an 80x24 card: {} rows",
+            lines.len()
+        );
         assert_eq!(decode(&lines), url);
     }
 }
