@@ -9,6 +9,7 @@ const $ = (id) => document.getElementById(id);
 
 const PHASES = {
   waiting: "Wait for the teacher…",
+  aloud: "Answer this one aloud: the teacher takes the class's answer",
   guessing: "Guess the next token",
   scoring: "The model is scoring the class…",
   revealed: "Revealed",
@@ -221,7 +222,7 @@ function render(s) {
   if (s.question) q.append(make("span", "q", s.question));
   if (typeof s.step === "number") q.append(make("span", "step", "token " + (s.step + 1)));
 
-  $("count").textContent = phase === "waiting"
+  $("count").textContent = (phase === "waiting" || phase === "aloud")
     ? (s.students || 0) + " in the class"
     : (s.guesses || 0) + " of " + (s.students || 0) + " have guessed";
 

@@ -81,6 +81,7 @@ impl App {
         let position = s.map_or(0, |s| s.next.position);
         let ask = match s {
             _ if self.reading_prompt() || s.is_none() => Ask::Waiting,
+            _ if self.awaiting_guess() && !self.question_is_token() => Ask::Aloud,
             _ if self.awaiting_guess() => Ask::Open,
             _ if self.predict.revealed == Some(position) => Ask::Shown,
             _ => Ask::Waiting,

@@ -216,7 +216,7 @@ impl Room {
                     guesses,
                 });
             }
-            Ask::Waiting | Ask::Shown if self.poll.open => {
+            Ask::Waiting | Ask::Shown | Ask::Aloud if self.poll.open => {
                 // The app moved on without a reveal (a rewind, a new prompt): the question is gone.
                 self.poll.open = false;
                 self.poll.guesses.clear();
@@ -244,6 +244,7 @@ impl Room {
             Ask::Open if self.poll.open && here => "guessing",
             Ask::Shown if here && self.results().is_some() => "revealed",
             Ask::Shown if here => "scoring",
+            Ask::Aloud => "aloud",
             _ => "waiting",
         }
     }

@@ -56,6 +56,9 @@ pub enum Ask {
     Open,
     /// The distribution at this position is on screen (the teacher's reveal).
     Shown,
+    /// A lesson's question the class answers in words (yes/no, a choice, a number): asked aloud, the
+    /// teacher types the class's answer; the page shows the question and takes no guess.
+    Aloud,
 }
 
 /// What the class may see of the app, published after every message.

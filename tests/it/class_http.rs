@@ -430,3 +430,36 @@ fn the_live_stream_sends_the_state_and_a_client_that_never_reads_costs_nothing()
     assert_eq!(state(&r)["guesses"], 1);
     drop(idle);
 }
+
+#[test]
+fn a_question_answered_in_words_is_asked_aloud_and_takes_no_guess() {
+    let r = start(10);
+    let ada = join(&r, "Ada");
+    r.handle.publish(stage(Ask::Aloud, None));
+    assert_eq!(state(&r)["phase"], "aloud");
+    assert_eq!(guess(&r, &ada, "Paris").0, 409);
+    // Then a token question opens guessing.
+    r.handle.publish(stage(Ask::Open, None));
+    assert_eq!(state(&r)["phase"], "guessing");
+    assert_eq!(guess(&r, &ada, "Paris").0, 200);
+}
+
+#[test]
+fn a_port_in_use_is_a_clear_error_naming_another() {
+    let r = start(10);
+    let err = ClassHandle::start(&r.addr, 10, Box::new(|_| {}))
+        .err()
+        .expect("in use");
+    let text = err.to_string();
+    assert!(
+        text.contains("cannot listen there") && text.contains("pick another port"),
+        "{text}"
+    );
+    let bad = ClassHandle::start("nonsense", 10, Box::new(|_| {}))
+        .err()
+        .expect("bad");
+    assert!(
+        bad.to_string().contains("expected an address and port"),
+        "{bad}"
+    );
+}
