@@ -170,7 +170,7 @@ fn legend(o: &mut String) {
     }
     let _ = writeln!(
         o,
-        "· <span class=\"tok prompt\">prompt</span> · <span class=\"tok forced\"><b class=\"flag\">{FORCED_MARK}</b>forced</span> (chosen by hand, not by the sampler). Hover over a token, or tab to it, to see the five candidates it was chosen from.</p>"
+        "· <span class=\"tok prompt\">prompt</span> · <span class=\"tok forced\"><b class=\"flag\">{FORCED_MARK}</b>forced</span> (chosen by hand, or by the class in class mode, not by the sampler). Hover over a token, or tab to it, to see the five candidates it was chosen from.</p>"
     );
 }
 
