@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod bench_draft;
+pub mod class_room;
 pub mod compare;
 pub mod compare_ab;
 pub mod export;

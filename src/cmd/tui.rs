@@ -37,7 +37,7 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
     // Input and engine events arrive on one channel, so the loop waits on a single receiver. The engine
     // sends on it directly (no forwarding thread).
     let (msg_tx, msg_rx) = mpsc::channel::<Msg>();
-    let class = start_class(cli, &msg_tx)?;
+    let class = super::class_room::start(cli, &msg_tx)?;
     let engine = spawn_engine(cli, model_path, settings.clone(), twin, msg_tx.clone())?;
 
     let guard = TerminalGuard::enter()?;
@@ -159,22 +159,6 @@ fn new_app(
 }
 
 /// Draw, wait for messages (or the next tick), fold them through `App::update`, send the commands.
-/// Class mode's web server (`--class`), started before the screen so a port in use is a clear error.
-fn start_class(cli: &Cli, msg_tx: &Sender<Msg>) -> anyhow::Result<Option<ClassHandle>> {
-    let Some(addr) = &cli.classroom.class else {
-        return Ok(None);
-    };
-    let tx = std::sync::Mutex::new(msg_tx.clone());
-    let notify = Box::new(move |m| {
-        let _ = tx.lock().map(|tx| tx.send(Msg::Class(m)));
-    });
-    Ok(Some(ClassHandle::start(
-        addr,
-        usize::from(cli.classroom.class_max),
-        notify,
-    )?))
-}
-
 fn event_loop(
     terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
     app: &mut App,
