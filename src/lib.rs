@@ -9,6 +9,7 @@
 //! |---|---|
 //! | [`cmd`] | the commands: the TUI (`cmd::tui`), `trace`, `compare`, `compare_ab`, `lesson`, `export`, `bench` |
 //! | [`cli`] | every command-line flag |
+//! | [`class`] | class mode's web server: students join, guess the next token and read their scores |
 //! | [`ui`] | views: pure reads of `&App` drawn with ratatui; the layout; the screen map for `update` |
 //! | [`export`] | the handout: a saved session as one HTML page or Markdown |
 //! | [`app`] | the TUI's state and its pure `App::update`, the one keymap table |

@@ -7,6 +7,18 @@ use std::process::{Command, Output};
 
 const PACKAGE_HINT: &str = "apt-get install chromium";
 
+/// The flags every headless run here uses (after `--headless`): no sandbox, no GPU, nothing fetched
+/// from the network behind the test's back.
+pub(crate) const HEADLESS_FLAGS: [&str; 7] = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+];
+
 /// The browser: `NEXTTOKEN_BROWSER` when set (a path; nothing if no file is there), else the first of
 /// the usual names on `PATH`.
 fn browser() -> Option<PathBuf> {
@@ -23,20 +35,25 @@ fn browser() -> Option<PathBuf> {
     found.or_else(|| Some(PathBuf::from("/usr/bin/chromium")).filter(|p| p.is_file()))
 }
 
+/// The browser, or `None` after saying why the test is skipped; under `CI=true` a missing browser
+/// fails the test instead, naming the package.
+pub(crate) fn browser_or_skip() -> Option<PathBuf> {
+    let found = browser();
+    if found.is_none() {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("no Chromium found (chromium, chromium-browser, google-chrome): CI needs it for this test; install it with `{PACKAGE_HINT}`");
+        }
+        eprintln!("skipped: no Chromium found; install it with `{PACKAGE_HINT}` to run this test");
+    }
+    found
+}
+
 /// Runs the browser headless on `page` with the extra `args`, in a fresh profile under `tmp`.
 fn chromium(bin: &Path, tmp: &Path, args: &[String], page: &Path) -> Output {
     let profile = tempfile::tempdir_in(tmp).unwrap();
     let out = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ])
+        .arg("--headless")
+        .args(HEADLESS_FLAGS)
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(args)
         .arg(format!("file://{}", page.display()))
@@ -60,11 +77,7 @@ fn png_size(bytes: &[u8]) -> (u32, u32) {
 
 #[test]
 fn the_handout_renders_in_headless_chromium() {
-    let Some(bin) = browser() else {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("no Chromium found (chromium, chromium-browser, google-chrome): CI needs it for this test; install it with `{PACKAGE_HINT}`");
-        }
-        eprintln!("skipped: no Chromium found; install it with `{PACKAGE_HINT}` to run this test");
+    let Some(bin) = browser_or_skip() else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod class_browser;
 mod e2e_tmux;
 mod e2e_tmux_served;
 mod export_browser;

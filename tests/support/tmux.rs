@@ -6,33 +6,74 @@ use std::time::{Duration, Instant};
 
 pub struct Tmux {
     session: String,
+    /// The private tmux server's socket name (`tmux -L NAME`), or `None` for the default server.
+    socket: Option<String>,
+}
+
+/// Whether tmux can be run.
+pub fn available() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 impl Tmux {
+    /// A session running `cmd` on the default tmux server.
     pub fn start(cmd: &str, width: u16, height: u16) -> Tmux {
-        let have = Command::new("tmux")
-            .arg("-V")
-            .output()
-            .is_ok_and(|o| o.status.success());
+        Self::launch(None, cmd, width, height)
+    }
+
+    /// A session running `cmd` on a private tmux server (`tmux -L SOCKET-PID-N`), which is killed with
+    /// it: a test that needs its own server (its own environment, no other session) uses this.
+    pub fn start_private(socket: &str, cmd: &str, width: u16, height: u16) -> Tmux {
+        Self::launch(Some(socket), cmd, width, height)
+    }
+
+    fn launch(socket: Option<&str>, cmd: &str, width: u16, height: u16) -> Tmux {
         assert!(
-            have,
+            available(),
             "tmux is needed for this test: apt-get install tmux (.ci/run installs it)"
         );
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let session = format!("nexttoken-e2e-{}-{n}", std::process::id());
+        let pid = std::process::id();
+        let session = format!("nexttoken-e2e-{pid}-{n}");
+        let socket = socket.map(|s| format!("{s}-{pid}-{n}"));
+        let t = Tmux { session, socket };
         let (w, h) = (width.to_string(), height.to_string());
-        let ok = Command::new("tmux")
-            .args(["new-session", "-d", "-s", &session, "-x", &w, "-y", &h, cmd])
+        let ok = t
+            .tmux()
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &t.session,
+                "-x",
+                &w,
+                "-y",
+                &h,
+                cmd,
+            ])
             .status()
             .unwrap()
             .success();
         assert!(ok, "tmux new-session failed");
-        Tmux { session }
+        t
+    }
+
+    /// A tmux command on this session's server.
+    fn tmux(&self) -> Command {
+        let mut c = Command::new("tmux");
+        if let Some(s) = &self.socket {
+            c.args(["-L", s]);
+        }
+        c
     }
 
     pub fn screen(&self) -> String {
-        let out = Command::new("tmux")
+        let out = self
+            .tmux()
             .args(["capture-pane", "-p", "-t", &self.session])
             .output()
             .unwrap();
@@ -40,7 +81,7 @@ impl Tmux {
     }
 
     pub fn keys(&self, keys: &[&str]) {
-        Command::new("tmux")
+        self.tmux()
             .args(["send-keys", "-t", &self.session])
             .args(keys)
             .status()
@@ -50,13 +91,15 @@ impl Tmux {
     /// Pastes `text` as a terminal does with bracketed paste (the mouse, or Ctrl-Shift-V).
     pub fn paste(&self, text: &str) {
         let buffer = format!("{}-paste", self.session);
-        let ok = Command::new("tmux")
+        let ok = self
+            .tmux()
             .args(["set-buffer", "-b", &buffer, text])
             .status()
             .unwrap()
             .success();
         assert!(ok, "tmux set-buffer failed");
-        let ok = Command::new("tmux")
+        let ok = self
+            .tmux()
             .args([
                 "paste-buffer",
                 "-p",
@@ -74,7 +117,8 @@ impl Tmux {
 
     /// A tmux format string evaluated for the session (`#{cursor_x}`, ...).
     pub fn display(&self, format: &str) -> String {
-        let out = Command::new("tmux")
+        let out = self
+            .tmux()
             .args(["display-message", "-p", "-t", &self.session, format])
             .output()
             .unwrap();
@@ -100,9 +144,18 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
+        let _ = self
+            .tmux()
             .args(["kill-session", "-t", &self.session])
             .status();
+        // A private server is this session's alone (the default server is never killed).
+        if self.socket.is_some() {
+            let _ = self
+                .tmux()
+                .arg("kill-server")
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
     }
 }
 
