@@ -20,6 +20,7 @@ let myGuess = null;       // our guess for the open position
 let state = null;         // the newest /api/state
 let prevPhase = null;     // the phase and position before `state`
 let prevPosition = null;
+let prevRound = null;
 let live = false;         // the live stream (or polling) has started
 
 // ---------- small helpers ----------
@@ -226,9 +227,11 @@ function render(s) {
     ? (s.students || 0) + " in the class"
     : (s.guesses || 0) + " of " + (s.students || 0) + " have guessed";
 
-  // A new question (another position, or guessing opened again) forgets the old guess.
+  // A new question (another round: another position, or the same one asked again after a rewind;
+  // or guessing opened again) forgets the old guess.
   const reopened = prevPhase !== null && prevPhase !== "guessing" && phase === "guessing";
-  if (myGuess && (myGuess.position !== s.position || reopened)) {
+  const newRound = myGuess && myGuess.round != null && s.round != null && myGuess.round !== s.round;
+  if (myGuess && (myGuess.position !== s.position || newRound || reopened)) {
     myGuess = null;
     save(GUESS_KEY, null);
   }
@@ -245,11 +248,12 @@ function render(s) {
   renderMyGuess();
 
   // After the reveal, fetch the result once per position.
-  if (phase === "revealed" && (prevPhase !== "revealed" || prevPosition !== s.position)) {
+  if (phase === "revealed" && (prevPhase !== "revealed" || prevPosition !== s.position || prevRound !== s.round)) {
     wantResult(s.position);
   }
   prevPhase = phase;
   prevPosition = s.position;
+  prevRound = s.round;
 }
 
 function renderMyGuess() {
@@ -363,7 +367,7 @@ async function submitGuess(text) {
   guessError.textContent = "";
   const r = await api("POST", "/api/guess", { student: me.student, text });
   if (r.status === 200 && r.data.token) {
-    myGuess = { position: r.data.position, token: r.data.token };
+    myGuess = { position: r.data.position, round: state ? state.round : null, token: r.data.token };
     save(GUESS_KEY, myGuess);
     guessInput.value = "";
     items = [];

@@ -8,6 +8,8 @@ pub struct Tmux {
     session: String,
     /// The private tmux server's socket name (`tmux -L NAME`), or `None` for the default server.
     socket: Option<String>,
+    /// The private server's socket file, removed on drop (tmux leaves it behind).
+    socket_path: Option<std::path::PathBuf>,
 }
 
 /// Whether tmux can be run.
@@ -40,7 +42,11 @@ impl Tmux {
         let pid = std::process::id();
         let session = format!("nexttoken-e2e-{pid}-{n}");
         let socket = socket.map(|s| format!("{s}-{pid}-{n}"));
-        let t = Tmux { session, socket };
+        let mut t = Tmux {
+            session,
+            socket,
+            socket_path: None,
+        };
         let (w, h) = (width.to_string(), height.to_string());
         let ok = t
             .tmux()
@@ -59,6 +65,9 @@ impl Tmux {
             .unwrap()
             .success();
         assert!(ok, "tmux new-session failed");
+        if t.socket.is_some() {
+            t.socket_path = Some(t.display("#{socket_path}").into());
+        }
         t
     }
 
@@ -155,6 +164,9 @@ impl Drop for Tmux {
                 .arg("kill-server")
                 .stderr(std::process::Stdio::null())
                 .status();
+        }
+        if let Some(p) = &self.socket_path {
+            let _ = std::fs::remove_file(p);
         }
     }
 }
