@@ -190,11 +190,12 @@ fn serve(
             }
         });
         let app = http::router(shared).into_make_service_with_connect_info::<SocketAddr>();
-        let _ = axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = stop.await;
-            })
-            .await;
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        // Quitting does not wait for the students: a page's live stream never ends on its own, so
+        // the runtime is dropped with every connection in it once the app says stop.
+        let _ = stop.await;
     });
 }
 

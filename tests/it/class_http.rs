@@ -463,3 +463,25 @@ fn a_port_in_use_is_a_clear_error_naming_another() {
         "{bad}"
     );
 }
+
+#[test]
+fn dropping_the_server_does_not_wait_for_an_open_stream() {
+    let r = start(10);
+    let mut s = TcpStream::connect(&r.addr).unwrap();
+    let head = format!("GET /api/events HTTP/1.1\r\nHost: {}\r\n\r\n", r.addr);
+    s.write_all(head.as_bytes()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut buf = [0u8; 256];
+    assert!(s.read(&mut buf).unwrap() > 0, "the stream is open");
+    // Quitting the app drops the handle: it must return while the student's page still listens.
+    let (tx, rx) = mpsc::channel();
+    let handle = r.handle;
+    std::thread::spawn(move || {
+        drop(handle);
+        let _ = tx.send(());
+    });
+    assert!(
+        rx.recv_timeout(Duration::from_secs(5)).is_ok(),
+        "the server waited for the open stream"
+    );
+}
