@@ -10,20 +10,19 @@ use nexttoken::app::{App, Msg};
 use nexttoken::engine::load::load_session;
 use nexttoken::engine::session::Session;
 use nexttoken::protocol::class::{Ask, ClassMsg, JoinCard, StudentId};
-use nexttoken::protocol::{Command, Event, Source, TokenView};
+use nexttoken::protocol::{Command, Event, ModelInfo, Source, TokenView};
 use std::collections::VecDeque;
 use support::events;
 
-fn real() -> Session {
-    let (s, _) = load_session(
+fn real() -> (Session, ModelInfo) {
+    load_session(
         &support::real_model(),
         &Default::default(),
         Default::default(),
         Default::default(),
         &mut |_| {},
     )
-    .unwrap();
-    s
+    .unwrap()
 }
 
 /// Serves `cmds` and every command the app asks for in answer, until the app asks for nothing more.
@@ -54,15 +53,7 @@ fn token(s: &Session, text: &str) -> TokenView {
 }
 
 /// The app in class mode on "The capital of France is", three students joined.
-fn class_app(s: &mut Session) -> (App, [StudentId; 3]) {
-    let (_, info) = load_session(
-        &support::real_model(),
-        &Default::default(),
-        Default::default(),
-        Default::default(),
-        &mut |_| {},
-    )
-    .unwrap();
+fn class_app(s: &mut Session, info: ModelInfo) -> (App, [StudentId; 3]) {
     let mut app = App::new(common::config(120, 36)).with_class(card());
     let first = app.update(Msg::Engine(Event::Loaded(info)));
     pump(&mut app, s, first);
@@ -79,8 +70,8 @@ fn class_app(s: &mut Session) -> (App, [StudentId; 3]) {
 
 #[test]
 fn the_reveal_ranks_the_class_beside_the_model_and_scores_each_student() {
-    let mut s = real();
-    let (mut app, [ada, bob, eve]) = class_app(&mut s);
+    let (mut s, info) = real();
+    let (mut app, [ada, bob, eve]) = class_app(&mut s, info);
     let stage = app.class_stage().unwrap();
     assert_eq!(stage.ask, Ask::Open, "class mode asks at every step");
     assert_eq!(stage.text, common::PROMPT);
@@ -166,8 +157,8 @@ fn the_reveal_ranks_the_class_beside_the_model_and_scores_each_student() {
 
 #[test]
 fn the_class_samples_its_most_popular_guess_marked_as_the_class_s_choice() {
-    let mut s = real();
-    let (mut app, [ada, bob, eve]) = class_app(&mut s);
+    let (mut s, info) = real();
+    let (mut app, [ada, bob, eve]) = class_app(&mut s, info);
     let position = app.class_stage().unwrap().position;
     // Before the reveal, C is refused: the choice is known only at the reveal.
     assert!(common::key(&mut app, 'C').is_empty());
