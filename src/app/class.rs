@@ -36,7 +36,8 @@ pub struct Class {
     pub rank_sent: bool,
     /// The newest reveal, as the room serves it.
     pub results: Option<Arc<ClassResults>>,
-    /// Every reveal, oldest first (saved with the session as the class's answers).
+    /// Every reveal, oldest first (each is also kept as one of the class's answers, which the session
+    /// saves).
     pub polls: Vec<ClassPoll>,
     /// The join card is open (`J`).
     pub show_card: bool,
@@ -149,6 +150,14 @@ impl App {
         self.request(cmd, "ranking the class's guesses")
     }
 
+    /// The ranking failed (the failure is on the status line): the guesses are dropped rather than
+    /// shown as being scored for ever.
+    pub(super) fn class_rank_failed(&mut self) {
+        if let Some(c) = self.class.as_mut().filter(|c| c.rank_sent) {
+            c.closed = None;
+        }
+    }
+
     /// The engine ranked the class's guesses: score each student, keep the poll, say what it shows.
     pub(super) fn on_ranked(&mut self, ranks: TokenRanks) {
         let question = self.question().unwrap_or("What comes next?").to_string();
@@ -227,12 +236,6 @@ impl App {
             self.say("no guesses from the class at this step: nothing to force");
             return vec![];
         };
-        if let Some(c) = self.class.as_mut() {
-            let pos = choice_position(&c.results);
-            if let Some(p) = c.polls.iter_mut().find(|p| Some(p.position) == pos) {
-                p.chosen = Some(choice.token.clone());
-            }
-        }
         self.say(format!(
             "the class samples: {} ({} under the model, rank {})",
             quoted(&choice.token.text),
@@ -287,10 +290,6 @@ impl App {
             None => self.say("class mode is off: start with --class"),
         }
     }
-}
-
-fn choice_position(results: &Option<Arc<ClassResults>>) -> Option<usize> {
-    results.as_ref().map(|r| r.poll.position)
 }
 
 /// Gives every student their place: most top-1 first, then most top-5, then the least surprise.

@@ -125,6 +125,9 @@ impl App {
         if what != Failure::Search {
             self.sampler.dirty = false;
         }
+        if what == Failure::Guess {
+            self.class_rank_failed();
+        }
     }
 
     /// Handles the end of a closing reply: what waited goes out, else the comparison a lesson step

@@ -259,7 +259,7 @@ impl Room {
             "phase": self.phase(),
             "question": s.map_or("", |s| s.question.as_str()),
             "text": s.map_or("", |s| s.text.as_str()),
-            "guesses": if self.poll.round > 0 { self.poll.guesses.len() } else { 0 },
+            "guesses": self.poll.guesses.len(),
             "students": self.students.len(),
             "model": self.model,
         })

@@ -125,9 +125,6 @@ pub struct ClassPoll {
     pub model_entropy: f32,
     /// Students in the room when the guessing closed.
     pub students: usize,
-    /// The token the class chose to force there (`C`), if it did.
-    #[serde(default)]
-    pub chosen: Option<TokenView>,
 }
 
 impl ClassPoll {
@@ -156,7 +153,6 @@ impl ClassPoll {
             model_top: ranks.top,
             model_entropy: ranks.entropy,
             students,
-            chosen: None,
         }
     }
 

@@ -7,33 +7,11 @@ use crate::common;
 use crate::support;
 
 use nexttoken::app::{App, Msg};
-use nexttoken::engine::load::load_session;
 use nexttoken::engine::session::Session;
+use nexttoken::export::{render, Format};
 use nexttoken::protocol::class::{Ask, ClassMsg, JoinCard, StudentId};
 use nexttoken::protocol::{Command, Event, ModelInfo, Source, TokenView};
-use std::collections::VecDeque;
-use support::events;
-
-fn real() -> (Session, ModelInfo) {
-    load_session(
-        &support::real_model(),
-        &Default::default(),
-        Default::default(),
-        Default::default(),
-        &mut |_| {},
-    )
-    .unwrap()
-}
-
-/// Serves `cmds` and every command the app asks for in answer, until the app asks for nothing more.
-fn pump(app: &mut App, s: &mut Session, cmds: Vec<Command>) {
-    let mut queue: VecDeque<Command> = cmds.into();
-    while let Some(cmd) = queue.pop_front() {
-        for e in events(s, cmd) {
-            queue.extend(app.update(Msg::Engine(e)));
-        }
-    }
-}
+use support::pump;
 
 fn card() -> JoinCard {
     JoinCard {
@@ -70,7 +48,7 @@ fn class_app(s: &mut Session, info: ModelInfo) -> (App, [StudentId; 3]) {
 
 #[test]
 fn the_reveal_ranks_the_class_beside_the_model_and_scores_each_student() {
-    let (mut s, info) = real();
+    let (mut s, info) = support::real_session_info();
     let (mut app, [ada, bob, eve]) = class_app(&mut s, info);
     let stage = app.class_stage().unwrap();
     assert_eq!(stage.ask, Ask::Open, "class mode asks at every step");
@@ -157,7 +135,7 @@ fn the_reveal_ranks_the_class_beside_the_model_and_scores_each_student() {
 
 #[test]
 fn the_class_samples_its_most_popular_guess_marked_as_the_class_s_choice() {
-    let (mut s, info) = real();
+    let (mut s, info) = support::real_session_info();
     let (mut app, [ada, bob, eve]) = class_app(&mut s, info);
     let position = app.class_stage().unwrap().position;
     // Before the reveal, C is refused: the choice is known only at the reveal.
@@ -191,7 +169,40 @@ fn the_class_samples_its_most_popular_guess_marked_as_the_class_s_choice() {
     assert_eq!(branch.class_choices, 1);
     let screen = common::screen_text(&app).join("\n");
     assert!(screen.contains("the class's choice"), "{screen}");
+    // Saved, and in both handouts.
+    let saved = s.to_saved().unwrap();
+    let node = saved
+        .nodes
+        .iter()
+        .find(|n| n.record.source == Source::Class);
+    assert_eq!(node.map(|n| n.record.token.id), Some(london.id));
+    for format in [Format::Html, Format::Md] {
+        let handout = render(&saved, "class.json", format);
+        assert!(handout.contains("the class's choice"), "{format:?}");
+    }
     // The next step is a new question.
     assert_eq!(app.class_stage().unwrap().ask, Ask::Open);
     assert_eq!(app.class_stage().unwrap().position, position + 1);
+}
+
+#[test]
+fn a_failed_ranking_is_not_shown_as_scoring_for_ever() {
+    let (mut s, info) = support::real_session_info();
+    let (mut app, [ada, _, _]) = class_app(&mut s, info);
+    let position = app.class_stage().unwrap().position;
+    common::key(&mut app, 'h');
+    let guesses = vec![(ada, token(&s, " Paris"))];
+    let cmds = app.update(Msg::Class(ClassMsg::Closed { position, guesses }));
+    assert!(matches!(&cmds[..], [Command::RankTokens { .. }]));
+    assert!(common::screen_text(&app)
+        .join("\n")
+        .contains("Scoring the class's guesses"));
+    let failed = Event::Failed {
+        what: nexttoken::protocol::Failure::Guess,
+        reason: "no distribution at position 9".into(),
+    };
+    app.update(Msg::Engine(failed));
+    let screen = common::screen_text(&app).join("\n");
+    assert!(!screen.contains("Scoring the class's guesses"), "{screen}");
+    assert!(screen.contains("could not score the guess"), "{screen}");
 }

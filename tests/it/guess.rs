@@ -8,38 +8,14 @@ use crate::support;
 
 use nexttoken::app::keymap::Key;
 use nexttoken::app::{App, Msg};
-use nexttoken::engine::load::load_session;
-use nexttoken::engine::session::Session;
-use nexttoken::protocol::{Command, Event, ModelInfo};
-use std::collections::VecDeque;
-use support::events;
-
-fn real() -> (Session, ModelInfo) {
-    load_session(
-        &support::real_model(),
-        &Default::default(),
-        Default::default(),
-        Default::default(),
-        &mut |_| {},
-    )
-    .unwrap()
-}
-
-/// Serves `cmds` and every command the app asks for in answer, until the app asks for nothing more.
-fn pump(app: &mut App, s: &mut Session, cmds: Vec<Command>) {
-    let mut queue: VecDeque<Command> = cmds.into();
-    while let Some(cmd) = queue.pop_front() {
-        for e in events(s, cmd) {
-            queue.extend(app.update(Msg::Engine(e)));
-        }
-    }
-}
+use nexttoken::protocol::{Command, Event};
+use support::{events, pump};
 
 /// The "done when": `--predict` at 120x36 on "The capital of France is"; typing "Paris" shows
 /// hits with no % and no rank; Enter scores ⟨␣Paris⟩, the model's top-1, and the score reads 1/1 top-1.
 #[test]
 fn typing_paris_guesses_space_paris_and_scores_top_1() {
-    let (mut s, info) = real();
+    let (mut s, info) = support::real_session_info();
     let mut app = App::new(common::config(120, 36));
     app.predict.on = true;
     let first = app.update(Msg::Engine(Event::Loaded(info)));
@@ -101,8 +77,8 @@ fn typing_paris_guesses_space_paris_and_scores_top_1() {
 fn a_two_token_guess_is_the_product_of_forcing_its_tokens() {
     let prompt = "The most famous cathedral in Paris is";
     let guess = nexttoken::protocol::as_continuation(prompt, "Notre Dame");
-    let (mut s, _) = real();
-    let (mut twin, _) = real();
+    let (mut s, _) = support::real_session_info();
+    let (mut twin, _) = support::real_session_info();
     for x in [&mut s, &mut twin] {
         let p = Command::Prefill {
             prompt: prompt.into(),

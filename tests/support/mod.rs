@@ -42,6 +42,14 @@ pub fn gemma_model() -> PathBuf {
 
 /// A session on the real model with the default settings.
 pub fn real_session() -> nexttoken::engine::session::Session {
+    real_session_info().0
+}
+
+/// As [`real_session`], with the model's facts (what the app's `Loaded` carries).
+pub fn real_session_info() -> (
+    nexttoken::engine::session::Session,
+    nexttoken::protocol::ModelInfo,
+) {
     nexttoken::engine::load::load_session(
         &real_model(),
         &Default::default(),
@@ -50,7 +58,21 @@ pub fn real_session() -> nexttoken::engine::session::Session {
         &mut |_| {},
     )
     .unwrap()
-    .0
+}
+
+/// Serves `cmds` on the engine thread's own `serve`, and every command the app asks for in answer,
+/// until the app asks for nothing more.
+pub fn pump(
+    app: &mut nexttoken::app::App,
+    s: &mut nexttoken::engine::session::Session,
+    cmds: Vec<nexttoken::protocol::Command>,
+) {
+    let mut queue: std::collections::VecDeque<_> = cmds.into();
+    while let Some(cmd) = queue.pop_front() {
+        for e in events(s, cmd) {
+            queue.extend(app.update(nexttoken::app::Msg::Engine(e)));
+        }
+    }
 }
 
 /// The reference outputs kept in the repository (`tests/reference/`, provenance in its README).
