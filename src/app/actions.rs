@@ -3,7 +3,7 @@
 //! settings and the text boxes. Scrolling stays in `update.rs` beside the scroll it clamps.
 
 use super::keymap::{self, Action, Mode};
-use super::sampler_panel::FIELDS;
+use super::sampler_panel::{self, FIELDS};
 use super::AUTOPLAY_INTERVALS_MS;
 use super::{App, Busy, SidePanel};
 use crate::protocol::{Command, SamplerSettings};
@@ -178,8 +178,9 @@ impl App {
         match action {
             Action::Decrease | Action::Increase => {
                 let before = self.sampler.settings.clone();
-                let limit = FIELDS[self.sampler.field]
-                    .adjust(&mut self.sampler.settings, action == Action::Increase);
+                let setting = FIELDS[self.sampler.field];
+                let up = action == Action::Increase;
+                let limit = sampler_panel::adjust(setting, &mut self.sampler.settings, up);
                 if let Err(note) = limit {
                     self.say(note);
                 }

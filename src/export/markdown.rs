@@ -5,8 +5,8 @@
 use super::facts::{answer_rows, answers_note, Handout, ANSWER_COLUMNS, TOP_SHOWN};
 use crate::engine::session_file::SavedNode;
 use crate::fmt::FORCED_MARK;
-use crate::fmt::{pct, quoted, quoted_token, visible};
-use crate::protocol::{SamplerSettings, Source};
+use crate::fmt::{pct, quoted_token, visible};
+use crate::protocol::{Group, SamplerSettings, Setting, Source};
 use std::fmt::Write;
 
 /// Text that Markdown shows as it is: the characters that could start markup backslash-escaped (`|`
@@ -22,42 +22,22 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-/// The sampler settings in one line.
+/// The sampler settings in one line: greedy, or the draw's settings; every other setting that acts
+/// on the next token, named and shown as the sampler panel names and shows it (`protocol::settings`);
+/// and which stages are off.
 pub fn settings_summary(s: &SamplerSettings) -> String {
     let mut parts = vec![];
     if s.is_greedy() {
         parts.push("greedy (always the most likely token)".to_string());
-    } else {
-        parts.push(format!("temperature {}", s.temperature));
     }
-    parts.push(match s.top_k {
-        0 => "top-k off".into(),
-        k => format!("top-k {k}"),
-    });
-    parts.push(format!("top-p {}", s.top_p));
-    parts.push(format!("min-p {}", s.min_p));
-    parts.push(format!(
-        "repeat penalty {} (last {})",
-        s.repeat_penalty, s.penalty_last_n
-    ));
-    if s.frequency_penalty != 0.0 || s.presence_penalty != 0.0 {
-        parts.push(format!(
-            "frequency penalty {}, presence penalty {}",
-            s.frequency_penalty, s.presence_penalty
-        ));
+    let acting = s.in_effect();
+    for &setting in acting.iter().filter(|&&g| g != Setting::Greedy) {
+        parts.push(format!("{} {}", setting.names().label, s.shown(setting)));
     }
-    if s.dry_multiplier == 0.0 || s.dry_penalty_last_n == 0 {
-        parts.push("DRY off".into());
-    } else {
-        let breakers: Vec<String> = s.dry_sequence_breakers.iter().map(|b| quoted(b)).collect();
-        parts.push(format!(
-            "DRY multiplier {}, base {}, allowed length {}, last {}, breakers {}",
-            s.dry_multiplier,
-            s.dry_base,
-            s.dry_allowed_length,
-            s.dry_penalty_last_n,
-            breakers.join(" ")
-        ));
+    for (group, off) in [(Group::Penalty, "no penalties"), (Group::Dry, "DRY off")] {
+        if !acting.iter().any(|g| g.names().group == group) {
+            parts.push(off.into());
+        }
     }
     parts.join(" · ")
 }

@@ -22,8 +22,7 @@ mod lab;
 pub mod lesson;
 mod round;
 mod served;
-pub mod setting_names;
-mod settings;
+pub mod settings;
 
 pub use ab::*;
 pub use answers::*;
@@ -33,7 +32,6 @@ pub use inspect::*;
 pub use lab::*;
 pub use round::*;
 pub use served::*;
-pub use setting_names::{SettingName, SETTINGS};
 pub use settings::*;
 
 /// Sent to the engine thread.

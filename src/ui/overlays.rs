@@ -56,19 +56,19 @@ pub fn sampler(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         let sel = i == app.sampler.field;
         let style = if sel { theme.selected } else { theme.text };
         let name = pad(
-            &format!("{}{}", if sel { "▶ " } else { "  " }, f.name()),
+            &format!("{}{}", if sel { "▶ " } else { "  " }, f.names().label),
             17,
         );
         lines.push(Line::from(vec![
             Span::styled(name, style),
             Span::styled(
-                format!("{:>6}", f.value(&app.sampler.settings)),
+                format!("{:>6}", app.sampler.settings.shown(*f)),
                 style.patch(theme.key),
             ),
         ]));
     }
     let f = FIELDS[app.sampler.field];
-    lines.push(Line::styled(f.explain(), theme.dim));
+    lines.push(Line::styled(f.names().explain, theme.dim));
     lines.push(Line::styled("applies at once: no forward pass", theme.info));
     panel(frame, area, " Sampler ".into(), lines, Mode::Sampler, theme);
 }

@@ -3,8 +3,8 @@
 
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, key_for, Action, Mode};
-use crate::app::{sampler_panel, App, Busy};
-use crate::protocol::SamplerSettings;
+use crate::app::{App, Busy};
+use crate::protocol::{SamplerSettings, Setting};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
@@ -112,59 +112,30 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(vec![top, bottom]), area);
 }
 
-/// The sampler settings that act on the next token, long ("greedy · rep 1.75") and short
+/// The sampler settings that act on the next token, long ("greedy rep 1.75") and short
 /// ("greedy rep1.75"): greedy, or the temperature and the cut-offs that are on; then every penalty
-/// that is on (repeat, frequency, presence, with their window when it is not the default 64; DRY),
-/// under greedy too, where they still choose the top token. A penalty whose window is 0 does nothing
-/// and is not shown.
+/// that acts (under greedy too, where they still choose the top token), with the penalty window when
+/// it is not the default; then DRY. The names are the table's status names
+/// (`protocol::SettingName::status`), the values as the sampler panel shows them.
 pub fn sampler_forms(s: &SamplerSettings) -> [String; 2] {
-    use sampler_panel::Field;
-    let greedy = s.is_greedy();
     let mut long: Vec<String> = vec![];
     let mut short: Vec<String> = vec![];
-    let mut add = |l: String, sh: String| {
-        long.push(l);
-        short.push(sh);
-    };
-    if greedy {
-        add("greedy".into(), "greedy".into());
-    } else {
-        add(
-            format!("T {:.2}", s.temperature),
-            format!("T{:.2}", s.temperature),
-        );
-        for (f, name, abbr) in [
-            (Field::TopK, "top-k", "k"),
-            (Field::TopP, "top-p", "p"),
-            (Field::MinP, "min-p", "m"),
-        ] {
-            let v = f.value(s);
-            if v != "off" {
-                add(format!("{name} {v}"), format!("{abbr}{v}"));
-            }
+    if s.is_greedy() {
+        long.push("greedy".into());
+        short.push("greedy".into());
+    }
+    let d = SamplerSettings::default();
+    for setting in s.in_effect() {
+        let Some((name, abbr)) = setting.names().status else {
+            continue;
+        };
+        // The window is worth a word only when it is not the one everybody starts with.
+        if setting == Setting::PenaltyLastN && s.penalty_last_n == d.penalty_last_n {
+            continue;
         }
-    }
-    let mut penalties = false;
-    if s.penalty_last_n != 0 {
-        for (f, name) in [
-            (Field::RepeatPenalty, "rep"),
-            (Field::FrequencyPenalty, "freq"),
-            (Field::PresencePenalty, "pres"),
-        ] {
-            let v = f.value(s);
-            if v != "off" {
-                penalties = true;
-                add(format!("{name} {v}"), format!("{name}{v}"));
-            }
-        }
-    }
-    if penalties && s.penalty_last_n != SamplerSettings::default().penalty_last_n {
-        let n = s.penalty_last_n;
-        add(format!("over last {n}"), format!("last{n}"));
-    }
-    if s.dry_multiplier != 0.0 && s.dry_penalty_last_n != 0 {
-        let v = Field::DryMultiplier.value(s);
-        add(format!("DRY {v}"), format!("DRY{v}"));
+        let v = s.shown(setting);
+        long.push(format!("{name} {v}"));
+        short.push(format!("{abbr}{v}"));
     }
     [long.join(" "), short.join(" ")]
 }

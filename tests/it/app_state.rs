@@ -322,7 +322,7 @@ fn re_ranked_distribution_replaces_the_old_one() {
     key(&mut app, 's');
     let greedy_row = nexttoken::app::sampler_panel::FIELDS
         .iter()
-        .position(|f| *f == nexttoken::app::sampler_panel::Field::Greedy)
+        .position(|f| *f == nexttoken::protocol::Setting::Greedy)
         .unwrap();
     for _ in 0..greedy_row {
         key(&mut app, 'j');

@@ -280,7 +280,7 @@ fn penalty_flags_reach_the_trace_settings() {
         ] {
             assert!(help.contains(flag), "{sub:?} lacks {flag}");
         }
-        assert!(help.contains("[default: 64, range 0 to 131072]"), "{help}");
+        assert!(help.contains("[default: 64; use 0 to 131072"), "{help}");
     }
 }
 
@@ -524,43 +524,58 @@ mod sampler_flags {
     }
 }
 
-/// The sampler's names are declared once (`protocol::SETTINGS`): every setting's flag is a flag of
-/// `SamplerArgs` and no flag is missing from the table; every key is a field of the saved settings
-/// and a key a lesson's `sampler` table takes; every range is named by its flag; the panel's rows
-/// are the table's labels.
+/// The sampler's settings are declared once (`protocol::settings`): clap's flags are the table's, in
+/// its order, each with its help, default and range; every key is a field of the saved settings and a
+/// key a lesson's `sampler` table takes; every range is named by its flag; `Setting::names` finds each
+/// setting's own row; the panel's rows are the table's.
 #[test]
-fn the_sampler_names_are_one_table_that_the_flags_lessons_and_panel_follow() {
+fn the_sampler_settings_are_one_table_that_the_flags_lessons_and_panel_follow() {
     use clap::CommandFactory;
     use nexttoken::app::sampler_panel::FIELDS;
-    use nexttoken::protocol::lesson::format::SamplerPatch;
-    use nexttoken::protocol::setting_names::flag;
-    use nexttoken::protocol::{self as p, SamplerSettings, SETTINGS};
+    use nexttoken::protocol::{self as p, SamplerPatch, SamplerSettings, Setting, SETTINGS};
 
     #[derive(clap::Parser)]
     struct Flags {
         #[command(flatten)]
         sampler: nexttoken::cli::SamplerArgs,
     }
-    let mut clap_flags: Vec<String> = Flags::command()
-        .get_arguments()
-        .filter_map(|a| a.get_long().map(String::from))
-        .collect();
-    let mut table_flags: Vec<String> = SETTINGS.iter().map(|s| s.flag.to_string()).collect();
-    clap_flags.sort();
-    table_flags.sort();
+    let cmd = Flags::command();
+    let clap_flags: Vec<&str> = cmd.get_arguments().filter_map(|a| a.get_long()).collect();
+    let table_flags: Vec<&str> = SETTINGS.iter().map(|s| s.flag).collect();
     assert_eq!(clap_flags, table_flags);
+    for a in cmd.get_arguments() {
+        let help = a.get_help().unwrap().to_string();
+        let setting = SETTINGS
+            .iter()
+            .find(|s| Some(s.flag) == a.get_long())
+            .unwrap();
+        assert!(help.starts_with(setting.help), "{help}");
+        if let Some(range) = SamplerSettings::range_text(setting.setting) {
+            assert!(
+                help.contains(&range),
+                "--{} names its range: {help}",
+                setting.flag
+            );
+        }
+    }
+    assert!(cmd.get_arguments().any(|a| a
+        .get_help()
+        .unwrap()
+        .to_string()
+        .contains("[default: 0.8; use 0 to 5")));
 
     let saved = serde_json::to_value(SamplerSettings::default()).unwrap();
-    let mut saved_keys: Vec<&str> = saved
+    let saved_keys: Vec<&str> = saved
         .as_object()
         .unwrap()
         .keys()
         .map(|k| k.as_str())
         .collect();
     let mut table_keys: Vec<&str> = SETTINGS.iter().map(|s| s.key).collect();
-    saved_keys.sort();
+    let mut sorted = saved_keys.clone();
+    sorted.sort();
     table_keys.sort();
-    assert_eq!(saved_keys, table_keys);
+    assert_eq!(sorted, table_keys);
     for s in SETTINGS {
         let value = toml::Value::try_from(&saved[s.key]).unwrap();
         let text = format!("{} = {value}", s.key);
@@ -568,6 +583,10 @@ fn the_sampler_names_are_one_table_that_the_flags_lessons_and_panel_follow() {
         assert_eq!(patch.settings(), SamplerSettings::default(), "{text}");
     }
     assert!(toml::from_str::<SamplerPatch>("top_q = 1").is_err());
+    // A file saved before a setting existed still loads, with that setting's default.
+    let old: SamplerSettings = serde_json::from_str(r#"{"temperature": 0.5}"#).unwrap();
+    assert_eq!(old.temperature, 0.5);
+    assert_eq!(old.dry_base, SamplerSettings::default().dry_base);
 
     for (name, key) in [
         (p::TEMPERATURE.name, "temperature"),
@@ -582,9 +601,16 @@ fn the_sampler_names_are_one_table_that_the_flags_lessons_and_panel_follow() {
         (p::DRY_ALLOWED_LENGTH.name, "dry_allowed_length"),
         (p::DRY_PENALTY_LAST_N.name, "dry_penalty_last_n"),
     ] {
-        assert_eq!(name, flag(key));
+        let setting = p::setting_by_key(key).unwrap();
+        assert_eq!(name, setting.names().flag);
     }
-    let rows: Vec<&str> = FIELDS.iter().map(|f| f.name()).collect();
-    let labels: Vec<&str> = SETTINGS.iter().map(|s| s.label).collect();
-    assert_eq!(rows, labels, "the panel's rows, in the table's order");
+    for (i, s) in Setting::ALL.iter().enumerate() {
+        assert_eq!(s.names().setting, *s);
+        assert_eq!(SETTINGS[i].setting, *s);
+    }
+    assert_eq!(
+        FIELDS,
+        Setting::ALL,
+        "the panel's rows, in the table's order"
+    );
 }

@@ -5,8 +5,9 @@ use crate::common;
 
 use common::*;
 use nexttoken::app::keymap::Key;
-use nexttoken::app::sampler_panel::{Field, FIELDS};
+use nexttoken::app::sampler_panel::FIELDS;
 use nexttoken::app::App;
+use nexttoken::protocol::Setting as Field;
 use nexttoken::protocol::{self as p, Command, SamplerSettings};
 
 /// Opens the sampler panel with `field` highlighted.
@@ -29,7 +30,7 @@ fn settled(app: &mut App) {
 #[test]
 fn the_penalty_window_is_shown_and_set_in_the_sampler_panel() {
     let mut app = ready_app(100, 30);
-    panel_on(&mut app, Field::PenaltyWindow);
+    panel_on(&mut app, Field::PenaltyLastN);
     assert!(screen_text(&app).join("\n").contains("penalty window"));
     let cmds = press(&mut app, Key::Right);
     assert_eq!(app.sampler.settings.penalty_last_n, 128, "64 → 128");
@@ -84,7 +85,7 @@ fn every_row_reaches_the_command_lines_limits_and_no_further() {
             2.0,
         ),
         (
-            Field::PenaltyWindow,
+            Field::PenaltyLastN,
             |s| s.penalty_last_n as f64,
             0.0,
             131072.0,
@@ -159,7 +160,7 @@ fn temperature_notched_to_zero_reads_greedy_everywhere() {
     assert_eq!(sent.temperature, 0.0);
     assert!(sent.is_greedy(), "the engine takes the top token");
     settled(&mut app);
-    assert_eq!(Field::Greedy.value(&app.sampler.settings), "on");
+    assert_eq!(app.sampler.settings.shown(Field::Greedy), "on");
     let screen = screen_text(&app).join("\n");
     let greedy_row = screen
         .lines()
@@ -181,4 +182,47 @@ fn temperature_notched_to_zero_reads_greedy_everywhere() {
         matches!(cmds.as_slice(), [Command::SetSampler(s)] if !s.is_greedy() && s.temperature == 0.8),
         "{cmds:?}"
     );
+}
+
+/// What acts on the next token is one rule (`SamplerSettings::acts`), and the handout's summary and
+/// the status bar say exactly that: the draw's settings vanish under greedy, a penalty window shows
+/// only with a penalty, DRY's parameters only with DRY on.
+#[test]
+fn the_summaries_name_exactly_the_settings_that_act() {
+    use nexttoken::export::markdown::settings_summary;
+    use nexttoken::ui::status::sampler_forms;
+    let greedy = SamplerSettings {
+        greedy: true,
+        repeat_penalty: 1.3,
+        ..SamplerSettings::default()
+    };
+    assert_eq!(
+        greedy.in_effect(),
+        vec![Field::RepeatPenalty, Field::PenaltyLastN, Field::Greedy]
+    );
+    assert_eq!(
+        settings_summary(&greedy),
+        "greedy (always the most likely token) · repeat penalty 1.30 · penalty window 64 · DRY off"
+    );
+    assert_eq!(sampler_forms(&greedy)[0], "greedy rep 1.30");
+
+    let dry = SamplerSettings {
+        dry_multiplier: 0.8,
+        penalty_last_n: 0,
+        repeat_penalty: 1.3,
+        ..SamplerSettings::default()
+    };
+    assert!(
+        !dry.acts(Field::RepeatPenalty),
+        "a window of 0 turns the penalties off"
+    );
+    assert!(dry.acts(Field::DryBase) && dry.acts(Field::Seed));
+    let summary = settings_summary(&dry);
+    assert!(
+        summary.contains("DRY base 1.75 · DRY allowed len 2 · DRY window all"),
+        "{summary}"
+    );
+    assert!(summary.ends_with("no penalties"), "{summary}");
+    assert!(!SamplerSettings::default().acts(Field::DryBase));
+    assert_eq!(sampler_forms(&dry)[1], "T0.80 k40 p0.95 m0.05 DRY0.80");
 }

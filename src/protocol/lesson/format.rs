@@ -5,7 +5,7 @@
 //! engine, so the TUI can hold a `Lesson` as it is.
 
 pub use super::expect::{AttentionExpect, Expect};
-use crate::protocol::SamplerSettings;
+pub use crate::protocol::SamplerPatch;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use std::fmt;
@@ -125,55 +125,6 @@ impl<'de> Deserialize<'de> for Count {
             )));
         }
         Ok(Count(n as u32))
-    }
-}
-
-/// Sampler fields to set over [`SamplerSettings::default`]; names as in `SamplerSettings`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SamplerPatch {
-    pub greedy: Option<bool>,
-    pub temperature: Option<f32>,
-    pub top_k: Option<usize>,
-    pub top_p: Option<f32>,
-    pub min_p: Option<f32>,
-    pub repeat_penalty: Option<f32>,
-    pub frequency_penalty: Option<f32>,
-    pub presence_penalty: Option<f32>,
-    pub penalty_last_n: Option<usize>,
-    pub dry_multiplier: Option<f32>,
-    pub dry_base: Option<f32>,
-    pub dry_allowed_length: Option<usize>,
-    pub dry_penalty_last_n: Option<i32>,
-    pub dry_sequence_breakers: Option<Vec<String>>,
-    pub seed: Option<u64>,
-}
-
-impl SamplerPatch {
-    /// The settings: the defaults with these fields replaced. `temperature = 0` means greedy.
-    pub fn settings(&self) -> SamplerSettings {
-        let d = SamplerSettings::default();
-        let temperature = self.temperature.unwrap_or(d.temperature);
-        SamplerSettings {
-            greedy: self.greedy.unwrap_or(false),
-            temperature,
-            top_k: self.top_k.unwrap_or(d.top_k),
-            top_p: self.top_p.unwrap_or(d.top_p),
-            min_p: self.min_p.unwrap_or(d.min_p),
-            repeat_penalty: self.repeat_penalty.unwrap_or(d.repeat_penalty),
-            frequency_penalty: self.frequency_penalty.unwrap_or(d.frequency_penalty),
-            presence_penalty: self.presence_penalty.unwrap_or(d.presence_penalty),
-            penalty_last_n: self.penalty_last_n.unwrap_or(d.penalty_last_n),
-            dry_multiplier: self.dry_multiplier.unwrap_or(d.dry_multiplier),
-            dry_base: self.dry_base.unwrap_or(d.dry_base),
-            dry_allowed_length: self.dry_allowed_length.unwrap_or(d.dry_allowed_length),
-            dry_penalty_last_n: self.dry_penalty_last_n.unwrap_or(d.dry_penalty_last_n),
-            dry_sequence_breakers: self
-                .dry_sequence_breakers
-                .clone()
-                .unwrap_or(d.dry_sequence_breakers),
-            seed: self.seed.unwrap_or(d.seed),
-        }
     }
 }
 
