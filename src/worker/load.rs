@@ -36,6 +36,9 @@ pub(super) fn load(
                 &mut progress,
             );
         }
+        // Before the model: the measuring buffer is freed before the model's memory exists.
+        progress("measuring this machine's memory bandwidth");
+        crate::engine::machine::bandwidth_gb_s(crate::engine::threads());
         load_session(
             &config.model_path,
             &load,
@@ -50,7 +53,7 @@ pub(super) fn load(
     }) {
         Ok(Ok((mut session, mut info, ab))) => {
             send(Event::Loading(
-                "measuring this machine: memory bandwidth and arithmetic".into(),
+                "measuring this machine: the kernels' arithmetic".into(),
             ));
             let machine = session.measure_machine();
             info.machine = machine.ok().flatten();
