@@ -240,6 +240,12 @@ def _int_list(s):
     return [int(x) for x in s.split(",") if x.strip()] if s else []
 
 
+def _peak_rss_mib():
+    """This process's peak resident set size in MiB (ru_maxrss is in KiB on Linux)."""
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-m", "--model", default=DEFAULT_MODEL)
@@ -263,6 +269,7 @@ def main():
 
     _keep = _quiet_logs(a.verbose)  # noqa: F841
     load_before = [round(x, 2) for x in os.getloadavg()]
+    rss_before = _peak_rss_mib()
     bench = Bench(os.path.abspath(a.model), a.threads, a.ctx, a.batch, a.ubatch, a.seed)
     try:
         rows = [measure(bench, "pp", n, a.reps) for n in pp]
@@ -286,6 +293,9 @@ def main():
             "loadavg_before": load_before,  # 1/5/15-min; the machine is shared
             "loadavg_after": [round(x, 2) for x in os.getloadavg()],
             "system_info": sysinfo,
+            # This process's peak resident memory: the interpreter's own (before the model) and all.
+            "rss_before_model_mib": rss_before,
+            "peak_rss_mib": _peak_rss_mib(),
         }
         bench.close()
 
