@@ -251,40 +251,52 @@ mod tests {
         );
     }
 
-    /// Resident memory of this process in MiB (Linux).
+    /// Bytes of the cache's mappings the system holds in memory (`mincore`), whatever else the
+    /// process allocates meanwhile.
     #[cfg(target_os = "linux")]
-    fn rss_mib() -> f64 {
-        let status = std::fs::read_to_string("/proc/self/status").unwrap();
-        let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-        line.split_whitespace()
-            .nth(1)
-            .unwrap()
-            .parse::<f64>()
-            .unwrap()
-            / 1024.0
+    fn resident_bytes(c: &KvCache) -> usize {
+        let page = page_size();
+        let regions = c.layers.iter().flat_map(|l| [&l.k, &l.v]);
+        let maps = regions.filter_map(|r| r.map.as_ref());
+        maps.map(|m| {
+            let mut pages = vec![0u8; m.len().div_ceil(page)];
+            // SAFETY: the range is one live, page-aligned mapping, and `pages` has a byte per page.
+            let rc = unsafe { libc::mincore(m.as_ptr() as *mut _, m.len(), pages.as_mut_ptr()) };
+            assert_eq!(rc, 0, "mincore");
+            pages.iter().filter(|&&b| b & 1 == 1).count() * page
+        })
+        .sum()
+    }
+
+    #[cfg(target_os = "linux")]
+    fn page_size() -> usize {
+        // SAFETY: sysconf reads a constant of the system.
+        unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
     }
 
     /// The cache reserves the whole context but costs only what it holds: SmolLM2's shape (30 layers,
-    /// 3 kv heads of 64) over 8192 positions reserves 377 MB, and 1100 written positions (51 MB) stay
-    /// within 16 MiB of that (storage grown by doubling would hold 2048 positions: 94 MB). Rewinding
+    /// 3 kv heads of 64) over 8192 positions reserves 377 MB, and 1100 written positions (51 MB) are
+    /// resident to the page (storage grown by doubling would hold 2048 positions: 94 MB). Rewinding
     /// and writing again reuses the same storage.
     #[cfg(target_os = "linux")]
     #[test]
     fn the_reserved_context_is_not_resident_until_written() {
         let (layers, n_kv, hd, max_len, written) = (30, 3, 64, 8192, 1100);
         let row = n_kv * hd;
-        let before = rss_mib();
         let mut c = KvCache::new(layers, n_kv, hd, max_len);
         let rows = vec![0.5f32; written * row];
         for layer in 0..layers {
             c.append(layer, 0, &rows, &rows).unwrap();
         }
         c.set_len(written);
-        let held = c.bytes() as f64 / (1 << 20) as f64;
-        let grown = rss_mib() - before;
-        assert!(
-            grown < held + 16.0,
-            "{written} positions ({held:.1} MiB) made {grown:.1} MiB resident"
+        // Each of the 60 mappings holds its written floats, rounded up to a page.
+        let page = page_size();
+        let held = 2 * layers * (written * row * 4).div_ceil(page) * page;
+        assert_eq!(c.bytes(), 2 * layers * written * row * 4);
+        assert_eq!(
+            resident_bytes(&c),
+            held,
+            "only the written pages are resident"
         );
         c.truncate(10);
         for layer in 0..layers {
@@ -292,6 +304,10 @@ mod tests {
             assert_eq!(view.len, 11);
             assert_eq!(view.k.len(), written * row, "the written front stays");
         }
-        assert!(rss_mib() - before < held + 16.0);
+        assert_eq!(
+            resident_bytes(&c),
+            held,
+            "a rewind writes into the same pages"
+        );
     }
 }
