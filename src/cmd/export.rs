@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Reads the session, renders it and writes the handout; returns where it went and its size.
 pub fn run(args: &ExportArgs) -> Result<(PathBuf, u64)> {
-    let format = Format::resolve(args.format, args.output.as_deref());
+    let format = Format::resolve(args.format.map(Format::from), args.output.as_deref());
     let out = args
         .output
         .clone()

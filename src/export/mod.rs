@@ -11,10 +11,10 @@ pub mod rounds_text;
 pub mod timing_text;
 
 use crate::engine::session_file::{self, SavedSession};
-use clap::ValueEnum;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// A handout's format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// One HTML file with its styles inline: opens offline, prints cleanly.
     Html,
