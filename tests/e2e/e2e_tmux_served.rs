@@ -19,8 +19,12 @@ fn the_tui_steps_a_served_model_and_survives_the_server_going_away() {
         server.url
     );
     let t = Tmux::start(&cmd, 160, 44);
+    // Each wait takes the whole frame it asserts on: a capture can catch a frame half drawn.
     let s = t.wait_for("⟨␣Paris⟩ from the server", 120, |s| {
-        s.contains("⟨␣Paris⟩") && step_counter(s) == Some(0)
+        s.contains("⟨␣Paris⟩")
+            && step_counter(s) == Some(0)
+            && s.contains("top 20 from the server cover")
+            && s.contains("served model cannot")
     });
     assert!(s.contains("top 20 from the server cover"), "{s}");
     assert!(
@@ -29,7 +33,9 @@ fn the_tui_steps_a_served_model_and_survives_the_server_going_away() {
     );
 
     t.keys(&["Space"]);
-    let s = t.wait_for("step 1", 60, |s| step_counter(s) == Some(1));
+    let s = t.wait_for("step 1", 60, |s| {
+        step_counter(s) == Some(1) && s.contains("across the network")
+    });
     assert!(s.contains("across the network"), "{s}");
 
     t.keys(&["L"]);
@@ -44,7 +50,7 @@ fn the_tui_steps_a_served_model_and_survives_the_server_going_away() {
     server.kill();
     t.keys(&["Space"]);
     let s = t.wait_for("the failure on the status line", 60, |s| {
-        s.contains("could not step")
+        s.contains("could not step") && s.contains("not reachable") && step_counter(s).is_some()
     });
     assert!(s.contains("not reachable"), "{s}");
     assert_eq!(step_counter(&s), Some(1), "the session is unchanged:\n{s}");
