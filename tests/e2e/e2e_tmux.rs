@@ -339,8 +339,10 @@ fn a_speculative_round_in_a_real_terminal() {
         "{steps} steps after one round:\n{s}"
     );
     t.keys(&["Space"]);
-    let s = t.wait_for("the second round", 60, |s| {
-        s.contains("Speculative round 2")
+    // The whole frame after the round: a capture during it can show the new round's panel before
+    // the tally has counted it.
+    let s = t.wait_for("the second round, counted", 60, |s| {
+        s.contains("Speculative round 2") && s.contains("2 rounds:")
     });
     assert!(s.contains("2 rounds:"), "the rounds so far:\n{s}");
     t.keys(&["q"]);
