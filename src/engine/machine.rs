@@ -123,3 +123,16 @@ pub fn measure(model: &mut Model, threads: usize) -> candle_core::Result<Machine
     speed.peak_gflops = peak_gflops(model, speed.pass_flop(PEAK_TOKENS, 0))?;
     Ok(speed)
 }
+
+#[cfg(test)]
+mod tests {
+    /// The bandwidth is measured once per thread count and remembered: the second call returns the
+    /// first figure (a second measurement would differ in its last bits), so a measure taken before
+    /// the model loads is the one every later caller reads, and no later caller allocates the buffer.
+    #[test]
+    fn the_bandwidth_is_measured_once_and_remembered() {
+        let first = super::bandwidth_gb_s(1);
+        assert!(first > 0.0 && first.is_finite());
+        assert_eq!(super::bandwidth_gb_s(1).to_bits(), first.to_bits());
+    }
+}

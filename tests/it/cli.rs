@@ -502,6 +502,31 @@ mod sampler_flags {
         }
     }
 
+    /// A value the setting's type cannot hold is refused by clap with the flag and what is wrong.
+    #[test]
+    fn a_malformed_value_names_its_flag_and_what_is_wrong() {
+        for (argv, says) in [
+            (
+                ["nexttoken", "--temperature", "warm"],
+                "--temperature: \"warm\" is not a number",
+            ),
+            (
+                ["nexttoken", "--sample-top-k", "-3"],
+                "--sample-top-k: \"-3\" is not a whole number",
+            ),
+            (
+                ["nexttoken", "--seed", "1.5"],
+                "--seed: \"1.5\" is not a whole number",
+            ),
+        ] {
+            let err = Flags::try_parse_from(argv)
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(err.contains(says), "{argv:?}: {err}");
+        }
+    }
+
     #[test]
     fn the_default_settings_need_no_flag_and_greedy_is_one_rule() {
         assert!(SamplerSettings::default().flags().is_empty());
@@ -601,7 +626,7 @@ fn the_sampler_settings_are_one_table_that_the_flags_lessons_and_panel_follow() 
         (p::DRY_ALLOWED_LENGTH.name, "dry_allowed_length"),
         (p::DRY_PENALTY_LAST_N.name, "dry_penalty_last_n"),
     ] {
-        let setting = p::setting_by_key(key).unwrap();
+        let setting = Setting::ALL.iter().find(|s| s.names().key == key).unwrap();
         assert_eq!(name, setting.names().flag);
     }
     for (i, s) in Setting::ALL.iter().enumerate() {

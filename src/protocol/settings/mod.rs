@@ -141,7 +141,7 @@ sampler_settings! {
 }
 
 /// llama.cpp's default DRY sequence breakers.
-pub fn default_dry_sequence_breakers() -> Vec<String> {
+fn default_dry_sequence_breakers() -> Vec<String> {
     ["\n", ":", "\"", "*"].map(String::from).to_vec()
 }
 

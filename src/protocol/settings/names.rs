@@ -60,11 +60,6 @@ impl Setting {
     }
 }
 
-/// The setting whose key is `key`, if there is one.
-pub fn setting_by_key(key: &str) -> Option<Setting> {
-    SETTINGS.iter().find(|s| s.key == key).map(|s| s.setting)
-}
-
 /// One setting's valid range, named as its flag is. `validate`, the command line and the sampler panel
 /// all read these, so a value one accepts the others accept.
 #[derive(Debug, Clone, Copy, PartialEq)]
