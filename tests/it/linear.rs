@@ -441,3 +441,106 @@ fn a_stack_is_one_matmul_with_each_parts_bits() {
         }
     }
 }
+
+/// A row read back from the tiles has the bits of the file's row dequantised by candle: a tied output
+/// head's tiles can serve the embedding lookup. The K-quants' tiles have no row reader, and say so.
+#[test]
+fn tiled_rows_read_back_the_files_rows_bit_for_bit() {
+    use nexttoken::engine::forward::quant::QMatrix;
+    for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0, GgmlDType::Q5_0] {
+        // 40 rows: two whole tiles and a part, so the padded last tile is read too.
+        let w = quantized(40, 96, dtype, 11);
+        let m = QMatrix::from_qtensor(&w).unwrap().unwrap();
+        assert!(m.has_rows(), "{dtype:?}");
+        let dense = w
+            .dequantize(&Device::Cpu)
+            .unwrap()
+            .to_vec2::<f32>()
+            .unwrap();
+        for (r, want) in dense.iter().enumerate() {
+            let got = m.row(r).unwrap();
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(want), "{dtype:?} row {r}");
+        }
+        assert!(m.row(40).is_none(), "past the last row");
+    }
+    let k_quant = quantized(32, 256, GgmlDType::Q4K, 12);
+    let m = QMatrix::from_qtensor(&k_quant).unwrap().unwrap();
+    assert!(!m.has_rows() && m.row(0).is_none());
+}
+
+/// A matrix larger than a band (about 4 MB) is read from its source a band of rows at a time, never
+/// whole, and multiplies with the bits of the same matrix handed over at once.
+#[test]
+fn a_large_matrix_is_read_a_band_at_a_time_with_the_same_bits() {
+    use nexttoken::engine::forward::quant::QMatrix;
+    let (n, k) = (3300, 4096);
+    let w = quantized(n, k, GgmlDType::Q4_1, 13);
+    let data = w.data().unwrap();
+    let row_bytes = data.len() / n;
+    let mut bands = Vec::new();
+    let banded = QMatrix::from_rows(GgmlDType::Q4_1, n, k, &mut |rows, buf| {
+        bands.push(rows.clone());
+        buf.clear();
+        buf.extend_from_slice(&data[rows.start * row_bytes..rows.end * row_bytes]);
+        Ok::<(), ()>(())
+    })
+    .unwrap()
+    .unwrap();
+    assert!(bands.len() >= 3, "{bands:?}");
+    assert!(
+        bands.iter().all(|b| b.len() * row_bytes <= 4 << 20),
+        "{bands:?}"
+    );
+    assert_eq!(bands.first().unwrap().start, 0);
+    assert_eq!(bands.last().unwrap().end, n);
+    assert!(bands
+        .windows(2)
+        .all(|p| p[0].end == p[1].start && p[0].len() % 16 == 0));
+    let exact = Linear::new(copy(&w), MatmulPath::Exact).unwrap();
+    let xs = input(3, k, 14);
+    let want = exact
+        .forward(&xs)
+        .unwrap()
+        .flatten_all()
+        .unwrap()
+        .to_vec1::<f32>()
+        .unwrap();
+    let got = Linear::tiled(banded)
+        .forward_rows(&xs.flatten_all().unwrap().to_vec1::<f32>().unwrap(), 3)
+        .unwrap();
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&got), bits(&want));
+}
+
+/// On the real file, the tied output head's tiles serve the embedding lookup (the token table held
+/// once), and the rows they give are the file's table rows, as candle's lookup reads them.
+#[test]
+fn the_real_models_tied_head_serves_the_lookup_with_the_tables_bits() {
+    use nexttoken::engine::forward::weights::head_and_embeddings;
+    use nexttoken::engine::gguf::{GgufFile, LlamaConfig};
+    let mut g = GgufFile::open(&support::real_model()).unwrap();
+    let config = LlamaConfig::from_gguf(&g).unwrap();
+    let (head, table) = head_and_embeddings(&mut g, &config, MatmulPath::Fast, None).unwrap();
+    assert!(table.shares_head() && head.tiles().is_some());
+    let file = g.tensor("token_embd.weight").unwrap();
+    let vocab = table.vocab_size();
+    let ids: Vec<u32> = (0..vocab as u32)
+        .step_by(997)
+        .chain([vocab as u32 - 1])
+        .collect();
+    let want = file
+        .embedding(&Tensor::new(ids.as_slice(), &Device::Cpu).unwrap())
+        .unwrap();
+    let want = want.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+    let got = table.rows(&ids).unwrap();
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&got), bits(&want));
+    assert!(
+        table.rows(&[vocab as u32]).is_err(),
+        "an id past the table is refused"
+    );
+    // The exact path leaves the table with candle, shared with its head.
+    let (_, exact) = head_and_embeddings(&mut g, &config, MatmulPath::Exact, None).unwrap();
+    assert!(!exact.shares_head());
+}

@@ -7,6 +7,7 @@
 //! approximation) where llama's uses SiLU.
 
 use super::linear::{Linear, MatmulPath, Stack};
+use super::weights;
 use crate::engine::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use candle_core::quantized::QTensor;
 use candle_core::{Device, Result};
@@ -44,14 +45,14 @@ pub struct Block {
 }
 
 impl Block {
-    /// Block `i` of a file of architecture `c.arch`; every matrix goes through `map` (the identity
-    /// keeps its stored quantisation; `requant` re-quantises it).
+    /// Block `i` of a file of architecture `c.arch`; every matrix goes through `map` when one is given
+    /// (`requant` re-quantises), else keeps its stored quantisation.
     pub fn load(
         g: &mut GgufFile,
         i: usize,
         c: &LlamaConfig,
         path: MatmulPath,
-        map: &mut WeightMap,
+        mut map: Option<&mut WeightMap>,
     ) -> std::result::Result<Self, LoadError> {
         let err = |e: candle_core::Error| LoadError::Other(format!("building the model: {e}"));
         let p = |s: &str| format!("blk.{i}.{s}.weight");
@@ -85,11 +86,7 @@ impl Block {
         };
         let attn_norm = dense(&p("attn_norm"))?;
         let ffn_norm = dense(&p("ffn_norm"))?;
-        let mut linear = |name: &str| -> std::result::Result<Linear, LoadError> {
-            let w = g.tensor(name)?;
-            let w = map(&w).map_err(err)?.unwrap_or(w);
-            Linear::new(w, path).map_err(err)
-        };
+        let mut linear = |name: &str| weights::linear(g, name, path, map.as_deref_mut());
         Ok(Self {
             attn_norm,
             qkv: Stack::new(vec![

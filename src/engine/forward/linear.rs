@@ -51,7 +51,7 @@ impl Linear {
         };
         let inner = match tiled {
             Some(m) => Inner::Tiled(TiledOp {
-                w: m,
+                w: Arc::new(m),
                 isa: Isa::best(),
             }),
             None => Inner::Candle(QMatMul::from_arc(w)?),
@@ -62,6 +62,19 @@ impl Linear {
             in_dim,
             pad_lone_row,
         })
+    }
+
+    /// A matrix already in tiles (read from the file a band at a time: `weights.rs`).
+    pub fn tiled(w: QMatrix) -> Self {
+        Self {
+            out_dim: w.out_dim(),
+            in_dim: w.in_dim(),
+            inner: Inner::Tiled(TiledOp {
+                w: Arc::new(w),
+                isa: Isa::best(),
+            }),
+            pad_lone_row: false,
+        }
     }
 
     /// Forces the fast path's kernels (tests compare the SIMD kernels with the scalar ones).
@@ -120,6 +133,15 @@ impl Linear {
         self.in_dim
     }
 
+    /// The fast path's tiles, when it holds them: a tied output head lends them to the embedding
+    /// lookup, so the token table is held once.
+    pub fn tiles(&self) -> Option<Arc<QMatrix>> {
+        match &self.inner {
+            Inner::Tiled(op) => Some(op.w.clone()),
+            Inner::Candle(_) => None,
+        }
+    }
+
     /// Bytes of weight data this layer holds on the fast path (0 when candle holds it).
     pub fn fast_bytes(&self) -> usize {
         match &self.inner {
@@ -160,11 +182,14 @@ impl Stack {
             })
             .collect();
         let fused = tiles.and_then(|ops| {
-            let w = QMatrix::stack(&ops.iter().map(|op| &op.w).collect::<Vec<_>>())?;
+            let w = QMatrix::stack(&ops.iter().map(|op| op.w.as_ref()).collect::<Vec<_>>())?;
             Some(Linear {
                 out_dim: w.out_dim(),
                 in_dim: w.in_dim(),
-                inner: Inner::Tiled(TiledOp { w, isa: ops[0].isa }),
+                inner: Inner::Tiled(TiledOp {
+                    w: Arc::new(w),
+                    isa: ops[0].isa,
+                }),
                 pad_lone_row: false,
             })
         });
@@ -215,7 +240,8 @@ impl Stack {
 }
 
 struct TiledOp {
-    w: QMatrix,
+    /// Shared with the embedding lookup when the head is the tied token table (`Linear::tiles`).
+    w: Arc<QMatrix>,
     isa: Isa,
 }
 

@@ -1,7 +1,8 @@
 //! The forward pass: one call reads tokens and gives the next-token logits and every layer's attention.
 //! The llama-family layer loop on plain f32 rows (`model.rs`, its hyper-parameters in `config.rs`), a
 //! block's weights and gated MLP (`block.rs`, `gate.rs`, `tanhf.rs`), the residual stream's norms
-//! (`rows.rs`), the quantised embeddings (`embedding.rs`), the KV cache (`kv_cache.rs`), attention in one
+//! (`rows.rs`), the quantised embeddings (`embedding.rs`), reading the matrices from the file
+//! (`weights.rs`), the KV cache (`kv_cache.rs`), attention in one
 //! fixed order (`attention/`), and the matrix multiplications (`linear.rs`, the kernels in `quant/`).
 
 pub mod attention;
@@ -15,3 +16,4 @@ pub mod model;
 pub mod quant;
 mod rows;
 mod tanhf;
+pub mod weights;

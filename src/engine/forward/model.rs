@@ -19,11 +19,11 @@ use super::embedding::Embeddings;
 use super::kv_cache::KvCache;
 use super::linear::{Linear, MatmulPath};
 use super::rows;
+use super::weights;
 use crate::engine::forward::quant::decode_threads::{with_small_rows_threads, DecodeThreads};
 use crate::engine::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use crate::engine::requant::{requantize, Requant, RequantReport};
-use candle_core::{DType, Device, Tensor};
-use std::sync::Arc;
+use candle_core::Device;
 use std::time::Instant;
 
 /// What one forward call should return besides the last position's logits.
@@ -115,7 +115,7 @@ impl Model {
 
     /// Loads a llama, qwen2, qwen3 or gemma3 GGUF; every matrix keeps its stored quantisation.
     pub fn load(g: &mut GgufFile, path: MatmulPath) -> Result<Self, LoadError> {
-        Self::load_with(g, path, &mut |_| Ok(None))
+        Self::load_with(g, path, None)
     }
 
     /// Loads the file with every weight matrix re-quantised to `to` (the embedding lookup excepted: it
@@ -126,44 +126,34 @@ impl Model {
         to: Requant,
     ) -> Result<(Self, RequantReport), LoadError> {
         let mut report = RequantReport::default();
-        let model = Self::load_with(g, path, &mut |w| requantize(w, to, &mut report).map(Some))?;
+        let mut map = |w: &_| requantize(w, to, &mut report).map(Some);
+        let model = Self::load_with(g, path, Some(&mut map))?;
         Ok((model, report))
     }
 
-    /// Loads the file, each weight matrix through `map`.
+    /// Loads the file, each weight matrix through `map` when one is given, else as stored.
     fn load_with(
         g: &mut GgufFile,
         path: MatmulPath,
-        map: &mut WeightMap,
+        mut map: Option<&mut WeightMap>,
     ) -> Result<Self, LoadError> {
         let config = LlamaConfig::from_gguf(g)?;
         let err = |e: candle_core::Error| LoadError::Other(format!("building the model: {e}"));
-        let emb_q = Arc::new(g.tensor("token_embd.weight")?);
-        let embeddings = Embeddings::new(emb_q.clone(), config.embedding_scale()).map_err(err)?;
+        let (output, embeddings) =
+            weights::head_and_embeddings(g, &config, path, map.as_deref_mut())?;
         let vocab_size = embeddings.vocab_size();
-        // Tied output embedding (SmolLM2, Gemma) unless the file has its own output matrix.
-        let output = if g.has_tensor("output.weight") {
-            let w = g.tensor("output.weight")?;
-            Linear::new(map(&w).map_err(err)?.unwrap_or(w), path).map_err(err)?
-        } else {
-            match map(&emb_q).map_err(err)? {
-                Some(w) => Linear::new(w, path).map_err(err)?,
-                None => Linear::shared(emb_q, path).map_err(err)?,
-            }
-        };
         let layers = (0..config.n_layer)
-            .map(|i| Block::load(g, i, &config, path, map))
+            .map(|i| Block::load(g, i, &config, path, map.as_deref_mut()))
             .collect::<Result<Vec<_>, _>>()?;
         let norm = g
             .tensor("output_norm.weight")?
             .dequantize(&Device::Cpu)
             .and_then(|t| t.to_vec1::<f32>())
             .map_err(err)?;
-        let rope = rope_tables(&config, config.rope_base).map_err(err)?;
-        let rope_local = match config.sliding_window {
-            Some(_) => Some(rope_tables(&config, config.rope_base_local).map_err(err)?),
-            None => None,
-        };
+        let rope = rope_tables(&config, config.rope_base);
+        let rope_local = config
+            .sliding_window
+            .map(|_| rope_tables(&config, config.rope_base_local));
         let cache = KvCache::new(
             config.n_layer,
             config.n_kv_head,
@@ -262,6 +252,10 @@ impl Model {
         }
         let capture = opts.capture_rows.min(seq);
         let kv_len = index_pos + seq;
+        self.rope.cover(kv_len);
+        if let Some(r) = &mut self.rope_local {
+            r.cover(kv_len);
+        }
         let mut attention = AttentionRows {
             first_row: kv_len - capture,
             rows: capture,
@@ -275,11 +269,7 @@ impl Model {
         }
         let mut lens = Vec::new();
         // The residual stream, `[seq][n_embd]`, and its normed copy for the next branch to read.
-        let mut xs = self
-            .embeddings
-            .rows(tokens)?
-            .flatten_all()?
-            .to_vec1::<f32>()?;
+        let mut xs = self.embeddings.rows(tokens)?;
         let mut normed = vec![0f32; xs.len()];
         let eps = self.config.rms_eps;
         rows::rms_norm(&xs, &self.layers[0].attn_norm, eps, &mut normed);
@@ -376,7 +366,7 @@ impl Model {
 /// theta_i = base^(-2i/d). Kept as candle computes them (`powf`, then `pos * theta` and `cos`/`sin` in
 /// f32), as candle-transformers' `quantized_llama`, `quantized_qwen2` and `quantized_gemma3` do (`powf`
 /// in f32) and its `quantized_qwen3` (`powf` in f64, rounded to f32).
-fn rope_tables(c: &LlamaConfig, base: f32) -> candle_core::Result<Rope> {
+fn rope_tables(c: &LlamaConfig, base: f32) -> Rope {
     let d = c.rope_dim;
     let theta: Vec<f32> = (0..d)
         .step_by(2)
@@ -385,16 +375,5 @@ fn rope_tables(c: &LlamaConfig, base: f32) -> candle_core::Result<Rope> {
             _ => 1f32 / base.powf(i as f32 / d as f32),
         })
         .collect();
-    let theta = Tensor::new(theta.as_slice(), &Device::Cpu)?;
-    let pos = Tensor::arange(0, c.context_length as u32, &Device::Cpu)?.to_dtype(DType::F32)?;
-    let angles = pos
-        .reshape((c.context_length, 1))?
-        .matmul(&theta.reshape((1, d / 2))?)?;
-    let table = |t: Tensor| t.flatten_all()?.to_vec1::<f32>();
-    Ok(Rope::new(
-        table(angles.cos()?)?,
-        table(angles.sin()?)?,
-        d,
-        c.arch.neox_rope(),
-    ))
+    Rope::new(theta, c.arch.neox_rope())
 }

@@ -172,6 +172,41 @@ pub(super) fn pack<T: Copy + Send>(
 }
 
 impl Tiles {
+    /// Row `r` of a `k`-wide matrix as f32, with the arithmetic of candle's `to_float` for the file's
+    /// blocks (Q4_1: `q*d + m`; Q8_0 and Q5_0's unpacked `q - 16`: `q*d`), so the same bits as
+    /// dequantising the GGUF row; `None` for the K-quants (their rows are not read this way).
+    pub fn row(&self, r: usize, k: usize) -> Option<Vec<f32>> {
+        let (nb, t, lane) = (k / QK, r / TILE, r % TILE);
+        let mut out = vec![0f32; k];
+        match self {
+            Tiles::Q4_1(w) => {
+                for (b, tile) in w[t * nb..][..nb].iter().enumerate() {
+                    let (d, m) = (f16_to_f32(tile.d[lane]), f16_to_f32(tile.m[lane]));
+                    let vals = &mut out[b * QK..][..QK];
+                    for p in 0..4 {
+                        for (j, &byte) in tile.qs[(p * TILE + lane) * 4..][..4].iter().enumerate() {
+                            vals[4 * p + j] = (byte & 0x0F) as f32 * d + m;
+                            vals[16 + 4 * p + j] = (byte >> 4) as f32 * d + m;
+                        }
+                    }
+                }
+            }
+            Tiles::Q8_0(w) | Tiles::Q5_0(w) => {
+                for (b, tile) in w[t * nb..][..nb].iter().enumerate() {
+                    let d = f16_to_f32(tile.d[lane]);
+                    let vals = &mut out[b * QK..][..QK];
+                    for g in 0..8 {
+                        for (j, &byte) in tile.qs[(g * TILE + lane) * 4..][..4].iter().enumerate() {
+                            vals[4 * g + j] = byte as i8 as f32 * d;
+                        }
+                    }
+                }
+            }
+            Tiles::Q4K(_) | Tiles::Q6K(_) => return None,
+        }
+        Some(out)
+    }
+
     /// The tiles of matrices of one kind and width, one after another: the matrix of their rows
     /// stacked (`None` for mixed kinds). Each part must be whole tiles.
     pub fn stack(parts: &[&Tiles]) -> Option<Tiles> {
@@ -196,6 +231,32 @@ impl Tiles {
             };
         }
         Some(stack!(Q4_1, Q8_0, Q5_0, Q4K, Q6K))
+    }
+
+    /// These tiles in a vector with room for `total` in all (a matrix read a band at a time).
+    pub fn with_capacity_for(self, total: usize) -> Tiles {
+        fn grow<T>(mut v: Vec<T>, total: usize) -> Vec<T> {
+            v.reserve_exact(total.saturating_sub(v.len()));
+            v
+        }
+        match self {
+            Tiles::Q4_1(v) => Tiles::Q4_1(grow(v, total)),
+            Tiles::Q8_0(v) => Tiles::Q8_0(grow(v, total)),
+            Tiles::Q5_0(v) => Tiles::Q5_0(grow(v, total)),
+            Tiles::Q4K(v) => Tiles::Q4K(grow(v, total)),
+            Tiles::Q6K(v) => Tiles::Q6K(grow(v, total)),
+        }
+    }
+
+    /// Appends the next band of rows of the same matrix (so of the same kind).
+    pub fn append(&mut self, more: Tiles) {
+        match (self, more) {
+            (Tiles::Q4_1(a), Tiles::Q4_1(b)) => a.extend(b),
+            (Tiles::Q8_0(a), Tiles::Q8_0(b)) | (Tiles::Q5_0(a), Tiles::Q5_0(b)) => a.extend(b),
+            (Tiles::Q4K(a), Tiles::Q4K(b)) => a.extend(b),
+            (Tiles::Q6K(a), Tiles::Q6K(b)) => a.extend(b),
+            _ => unreachable!("one matrix's bands are of one kind"),
+        }
     }
 
     pub fn size_in_bytes(&self) -> usize {

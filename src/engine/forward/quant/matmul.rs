@@ -137,19 +137,56 @@ impl QMatrix {
     /// a per-row dot with another order, and the matrix stays with candle so the bits stay its own.
     pub fn from_qtensor(w: &QTensor) -> candle_core::Result<Option<QMatrix>> {
         let (n, k) = w.shape().dims2()?;
-        if !k.is_multiple_of(QK) || !w.device().is_cpu() {
+        if !w.device().is_cpu() {
             return Ok(None);
         }
+        let data = w.data()?;
+        let row_bytes = data.len() / n.max(1);
+        Self::from_rows(w.dtype(), n, k, &mut |rows, buf| {
+            buf.clear();
+            buf.extend_from_slice(&data[rows.start * row_bytes..rows.end * row_bytes]);
+            Ok::<(), candle_core::Error>(())
+        })
+    }
+
+    /// Regroups an `[n, k]` matrix of `dtype` blocks whose rows `read(rows, buf)` puts in `buf` as the
+    /// file stores them; `None` for dtypes without a fast kernel (as `from_qtensor`). Read a band of
+    /// rows at a time (about 4 MB), so a large matrix (Gemma's 178 MB token table) is never held twice.
+    pub fn from_rows<E>(
+        dtype: GgmlDType,
+        n: usize,
+        k: usize,
+        read: &mut dyn FnMut(std::ops::Range<usize>, &mut Vec<u8>) -> Result<(), E>,
+    ) -> Result<Option<QMatrix>, E> {
         let whole_tiles = n.is_multiple_of(TILE);
-        let tiles = match w.dtype() {
-            GgmlDType::Q4_1 => Tiles::Q4_1(pack_q4_1(&w.data()?, n, k)),
-            GgmlDType::Q8_0 => Tiles::Q8_0(pack_q8_0(&w.data()?, n, k)),
-            GgmlDType::Q5_0 => Tiles::Q5_0(pack_q5_0(&w.data()?, n, k)),
-            GgmlDType::Q4K if whole_tiles => Tiles::Q4K(pack_q4k(&w.data()?, n, k)),
-            GgmlDType::Q6K if whole_tiles => Tiles::Q6K(pack_q6k(&w.data()?, n, k)),
+        let packer = match dtype {
+            _ if !k.is_multiple_of(QK) => return Ok(None),
+            GgmlDType::Q4_1 | GgmlDType::Q8_0 | GgmlDType::Q5_0 => dtype,
+            GgmlDType::Q4K | GgmlDType::Q6K if whole_tiles => dtype,
             _ => return Ok(None),
         };
-        Ok(Some(QMatrix { n, k, tiles }))
+        let row_bytes = k / dtype.block_size() * dtype.type_size();
+        let band = ((4 << 20) / row_bytes.max(1) / TILE).max(1) * TILE;
+        let mut buf = Vec::new();
+        let mut tiles: Option<Tiles> = None;
+        for start in (0..n).step_by(band) {
+            let rows = start..n.min(start + band);
+            read(rows.clone(), &mut buf)?;
+            let part = match packer {
+                GgmlDType::Q4_1 => Tiles::Q4_1(pack_q4_1(&buf, rows.len(), k)),
+                GgmlDType::Q8_0 => Tiles::Q8_0(pack_q8_0(&buf, rows.len(), k)),
+                GgmlDType::Q5_0 => Tiles::Q5_0(pack_q5_0(&buf, rows.len(), k)),
+                GgmlDType::Q4K => Tiles::Q4K(pack_q4k(&buf, rows.len(), k)),
+                _ => Tiles::Q6K(pack_q6k(&buf, rows.len(), k)),
+            };
+            match &mut tiles {
+                None => {
+                    tiles = Some(part.with_capacity_for(n.div_ceil(TILE) * k / dtype.block_size()))
+                }
+                Some(all) => all.append(part),
+            }
+        }
+        Ok(tiles.map(|tiles| QMatrix { n, k, tiles }))
     }
 
     /// The matrix of `parts`' rows one after another (q, k and v; gate and up), when they are of one
@@ -165,6 +202,17 @@ impl QMatrix {
             k,
             tiles,
         })
+    }
+
+    /// Row `r` of the matrix as f32, the same bits as dequantising the file's row; `None` when the
+    /// tiles' kind has no row reader (`Tiles::row`). A tied output head serves the embedding lookup so.
+    pub fn row(&self, r: usize) -> Option<Vec<f32>> {
+        (r < self.n).then(|| self.tiles.row(r, self.k))?
+    }
+
+    /// Whether `row` reads this matrix's rows.
+    pub fn has_rows(&self) -> bool {
+        !matches!(self.tiles, Tiles::Q4K(_) | Tiles::Q6K(_))
     }
 
     pub fn out_dim(&self) -> usize {
