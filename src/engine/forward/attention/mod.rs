@@ -32,6 +32,7 @@ mod x86_512;
 pub use rope::Rope;
 
 use super::kv_cache::KvView;
+use super::quant::decode_threads::small_rows_threads;
 use super::quant::pool;
 #[cfg(target_arch = "x86_64")]
 use arith::Unfused;
@@ -43,6 +44,9 @@ use std::sync::OnceLock;
 const BLOCK_ROWS: usize = 16;
 /// Below this many multiply-adds a pass runs on the calling thread (the hand-off costs more).
 const PARALLEL_MIN_MACS: usize = 2 << 20;
+/// A decode step's attention splits its heads from this many multiply-adds (SmolLM2: from position
+/// ~60), on the threads its matmuls use: the pool's helper would otherwise wait through it.
+const DECODE_MIN_MACS: usize = 64 << 10;
 
 /// Head layout of one attention layer, and how far back its queries see.
 #[derive(Debug, Clone, Copy)]
@@ -85,10 +89,10 @@ pub fn attend(
     };
     let blocks = seq.div_ceil(BLOCK_ROWS);
     let macs = 2 * heads.n_head * heads.head_dim * seq * (index_pos + seq.div_ceil(2));
-    let threads = if macs >= PARALLEL_MIN_MACS {
-        pool::threads()
-    } else {
-        1
+    let threads = match macs {
+        _ if macs >= PARALLEL_MIN_MACS => pool::threads(),
+        _ if seq == 1 && macs >= DECODE_MIN_MACS => small_rows_threads().min(pool::threads()),
+        _ => 1,
     };
     if blocks == 1 && (threads == 1 || heads.n_head == 1) {
         let out = job.run(0..seq, 0..heads.n_head);
@@ -303,6 +307,47 @@ impl Job<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A decode step deep enough to split its heads over the decode threads gives the bits (outputs
+    /// and captured probabilities) of the same step on one thread.
+    #[test]
+    fn a_decode_step_split_over_threads_keeps_its_bits() {
+        use crate::engine::forward::quant::decode_threads::with_small_rows_threads;
+        let (n_head, n_kv_head, hd, index_pos) = (9, 3, 64, 300);
+        let heads = Heads {
+            n_head,
+            n_kv_head,
+            head_dim: hd,
+            window: None,
+        };
+        let macs = 2 * n_head * hd * (index_pos + 1);
+        assert!((DECODE_MIN_MACS..PARALLEL_MIN_MACS).contains(&macs));
+        let vals = |n: usize, seed: u32| -> Vec<f32> {
+            (0..n)
+                .map(|i| {
+                    ((i as u32).wrapping_mul(2246822519) ^ seed) as f32 / u32::MAX as f32 - 0.5
+                })
+                .collect()
+        };
+        let kv_len = index_pos + 1;
+        let (k, v) = (
+            vals(kv_len * n_kv_head * hd, 1),
+            vals(kv_len * n_kv_head * hd, 2),
+        );
+        let kv = KvView::position_major(&k, &v, n_kv_head, hd);
+        let q = vals(n_head * hd, 3);
+        let step = |threads: usize| {
+            let mut probs = Vec::new();
+            let y = with_small_rows_threads(threads, || {
+                attend(&q, &kv, heads, index_pos, 1, &mut probs)
+            });
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            (bits(&y), bits(&probs))
+        };
+        let one = step(1);
+        assert_eq!(one.1.len(), n_head * kv_len);
+        assert_eq!(step(2), one);
+    }
 
     /// Every kernel this CPU runs (AVX2, AVX-512) gives the portable loops' bits: outputs and captured
     /// probabilities, for a prefill block, a decode row deep in the cache, a head size with a tail and
