@@ -1,0 +1,102 @@
+//! The attention kernels against the portable loops, and a decode step split over threads.
+
+use super::*;
+
+/// A decode step deep enough to split its heads over the decode threads gives the bits (outputs
+/// and captured probabilities) of the same step on one thread.
+#[test]
+fn a_decode_step_split_over_threads_keeps_its_bits() {
+    use crate::engine::forward::quant::decode_threads::with_small_rows_threads;
+    let (n_head, n_kv_head, hd, index_pos) = (9, 3, 64, 300);
+    let heads = Heads {
+        n_head,
+        n_kv_head,
+        head_dim: hd,
+        window: None,
+    };
+    let macs = 2 * n_head * hd * (index_pos + 1);
+    assert!((DECODE_MIN_MACS..PARALLEL_MIN_MACS).contains(&macs));
+    let vals = |n: usize, seed: u32| -> Vec<f32> {
+        (0..n)
+            .map(|i| ((i as u32).wrapping_mul(2246822519) ^ seed) as f32 / u32::MAX as f32 - 0.5)
+            .collect()
+    };
+    let kv_len = index_pos + 1;
+    let (k, v) = (
+        vals(kv_len * n_kv_head * hd, 1),
+        vals(kv_len * n_kv_head * hd, 2),
+    );
+    let kv = KvView::position_major(&k, &v, n_kv_head, hd);
+    let q = vals(n_head * hd, 3);
+    let step = |threads: usize| {
+        let mut probs = Vec::new();
+        let y =
+            with_small_rows_threads(threads, || attend(&q, &kv, heads, index_pos, 1, &mut probs));
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        (bits(&y), bits(&probs))
+    };
+    let one = step(1);
+    assert_eq!(one.1.len(), n_head * kv_len);
+    assert_eq!(step(2), one);
+}
+
+/// Every kernel this CPU runs (AVX2, AVX-512) gives the portable loops' bits: outputs and captured
+/// probabilities, for a prefill block, a decode row deep in the cache, a head size with a tail and
+/// a sliding window.
+#[test]
+fn the_cpus_arithmetic_gives_the_portable_bits() {
+    let vals = |n: usize, seed: u32| -> Vec<f32> {
+        (0..n)
+            .map(|i| ((i as u32).wrapping_mul(2654435761) ^ seed) as f32 / u32::MAX as f32 - 0.5)
+            .collect()
+    };
+    let cases = [
+        (64, 16, 0, None),
+        (64, 1, 700, None),
+        (24, 5, 37, None),
+        (64, 16, 40, Some(9)),
+    ];
+    for (hd, seq, index_pos, window) in cases {
+        let heads = Heads {
+            n_head: 6,
+            n_kv_head: 2,
+            head_dim: hd,
+            window,
+        };
+        let kv_len = index_pos + seq;
+        let (k, v) = (vals(kv_len * 2 * hd, 3), vals(kv_len * 2 * hd, 4));
+        let kv = KvView::position_major(&k, &v, 2, hd);
+        let q = vals(seq * 6 * hd, 5);
+        let job = Job {
+            q: &q,
+            kv: &kv,
+            heads,
+            index_pos,
+            cap_from: 0,
+            scale: 0.125,
+        };
+        let portable = job.rows(Fused, 0..seq, 0..6);
+        let mut kernels = vec![("best", job.run(0..seq, 0..6))];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if let Some(avx2) = x86::Avx2::detect() {
+                // SAFETY: `detect` found AVX2 and FMA.
+                kernels.push(("avx2", unsafe { job.run_avx2(avx2, 0..seq, 0..6) }));
+            }
+            if let Some(avx512) = x86_512::Avx512::detect() {
+                // SAFETY: `detect` found AVX-512F, AVX2 and FMA.
+                kernels.push(("avx512", unsafe { job.run_avx512(avx512, 0..seq, 0..6) }));
+            }
+        }
+        let bits = |x: &[f32]| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        for (name, out) in kernels {
+            let at = format!("{name}, hd {hd} seq {seq}");
+            assert_eq!(bits(&out.y), bits(&portable.y), "outputs, {at}");
+            assert_eq!(
+                bits(&out.probs),
+                bits(&portable.probs),
+                "probabilities, {at}"
+            );
+        }
+    }
+}
