@@ -4,7 +4,7 @@
 //! Same arithmetic and order as `scalar.rs` (see there), so results are bit-identical to it.
 
 use super::act::Act;
-use super::layout::{TileQ4_1, TileQ8_0, QK, TILE};
+use super::layout::{TileQ4_1, TileQ5_0, TileQ8_0, QK, TILE};
 use std::arch::x86_64::*;
 
 pub use super::avx2_k::{q4k, q6k};
@@ -198,6 +198,112 @@ pub unsafe fn q5_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
                 // SAFETY: `rows` checked rows c0..c0+C exist: index `c * nb + b` is inside `act.d`.
                 let da = unsafe { *d.add(c * nb + b) };
                 // candle's unfused `acc += (isum*dw)*da`
+                let t = _mm256_mul_ps(
+                    _mm256_mul_ps(_mm256_cvtepi32_ps(isum[c]), dw),
+                    _mm256_set1_ps(da),
+                );
+                *acc = _mm256_add_ps(*acc, t);
+            }
+        }
+        for (o, a) in out.iter_mut().zip(acc) {
+            let o = &mut o[8 * half..][..8];
+            // SAFETY: `o` is 8 writable floats (bounds-checked slice); `storeu` is unaligned.
+            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), a) };
+        }
+    }
+    out
+}
+
+/// 32 bytes from 32 bits: byte `i` is 0xFF where bit `i` of `bits` is set, else 0.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn spread_bits(bits: u32) -> __m256i {
+    // Byte i takes byte i / 8 of the word (a shuffle works within each 128-bit half, where the
+    // broadcast word is whole), then every bit but i % 8 is set: all ones exactly when that bit is.
+    let pick = _mm256_set_epi64x(
+        0x0303_0303_0303_0303,
+        0x0202_0202_0202_0202,
+        0x0101_0101_0101_0101,
+        0,
+    );
+    let bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(bits as i32), pick);
+    let others = _mm256_set1_epi64x(0x7FBF_DFEF_F7FB_FDFE_u64 as i64);
+    _mm256_cmpeq_epi8(_mm256_or_si256(bytes, others), _mm256_set1_epi8(-1))
+}
+
+/// Group `g` of rows `8 half..8 half + 8` of a 5-bit tile as signed bytes `q - 16`: the nibbles, less
+/// 16 where the fifth bit is clear.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn q5_0_group(tile: &TileQ5_0, half: usize, g: usize) -> __m256i {
+    let at = ((g % 4) * TILE + 8 * half) * 4;
+    let v = &tile.qs[at..at + 32];
+    // SAFETY: `v` is 32 readable bytes (bounds-checked slice); `loadu` is unaligned.
+    let v = unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) };
+    let low = _mm256_set1_epi8(0x0F);
+    let nibbles = match g {
+        0..4 => _mm256_and_si256(v, low),
+        _ => _mm256_and_si256(_mm256_srli_epi16(v, 4), low),
+    };
+    let high = spread_bits(tile.qh[half * 8 + g]);
+    _mm256_sub_epi8(nibbles, _mm256_andnot_si256(high, _mm256_set1_epi8(16)))
+}
+
+/// `TileQ5_0::unpack` in 16 vector steps: a prefill unpacks each tile once for a chunk of rows.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub unsafe fn unpack_q5_0(tile: &TileQ5_0) -> TileQ8_0 {
+    let mut out = TileQ8_0 {
+        d: tile.d,
+        qs: [0; TILE * QK],
+    };
+    for half in 0..2 {
+        for g in 0..8 {
+            let dst = &mut out.qs[(g * TILE + 8 * half) * 4..][..32];
+            // SAFETY: `dst` is 32 writable bytes (bounds-checked slice); `storeu` is unaligned.
+            unsafe {
+                _mm256_storeu_si256(dst.as_mut_ptr() as *mut __m256i, q5_0_group(tile, half, g))
+            };
+        }
+    }
+    out
+}
+
+/// Q5_0 kept at 5 bits x Q8_0 for activation rows `c0..c0+C`; see `scalar::q5_0p`. Each group's 32
+/// signed bytes `q - 16` are rebuilt from the nibbles and the spread fifth bits, then the integer dots
+/// and the float part are `q5_0`'s: the same bits from 35% fewer weight bytes.
+///
+/// # Safety
+/// As for `q4_1`.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn q5_0p<const C: usize>(tiles: &[TileQ5_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+    assert_eq!(tiles.len(), act.nb);
+    let (qs, d, _) = rows::<C>(act, c0);
+    let nb = act.nb;
+    let ones = _mm256_set1_epi16(1);
+    let mut out = [[0f32; TILE]; C];
+    for half in 0..2 {
+        let mut acc = [_mm256_setzero_ps(); C];
+        for (b, tile) in tiles.iter().enumerate() {
+            let dw = f16x8(&tile.d, half);
+            let mut isum = [_mm256_setzero_si256(); C];
+            for g in 0..8 {
+                let w = q5_0_group(tile, half, g);
+                let w_abs = _mm256_sign_epi8(w, w);
+                for (c, isum) in isum.iter_mut().enumerate() {
+                    // SAFETY: as in `q5_0`: rows c0..c0+C exist, block `c * nb + b` is in `act.qs`.
+                    let a = unsafe { bcast4(qs.add((c * nb + b) * QK + 4 * g)) };
+                    let a = _mm256_sign_epi8(a, w);
+                    let dot = _mm256_madd_epi16(_mm256_maddubs_epi16(w_abs, a), ones);
+                    *isum = _mm256_add_epi32(*isum, dot);
+                }
+            }
+            for (c, acc) in acc.iter_mut().enumerate() {
+                // SAFETY: `rows` checked rows c0..c0+C exist: index `c * nb + b` is inside `act.d`.
+                let da = unsafe { *d.add(c * nb + b) };
+                // candle's unfused `acc += (isum*dw)*da`, as `q5_0`
                 let t = _mm256_mul_ps(
                     _mm256_mul_ps(_mm256_cvtepi32_ps(isum[c]), dw),
                     _mm256_set1_ps(da),

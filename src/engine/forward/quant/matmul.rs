@@ -8,9 +8,10 @@
 //! shapes), need no second copy of the weights, and give `Exact`'s bits, which the f32 gemm would not.
 
 use super::act::{Act, ActKind};
-use super::layout::{pack_q4_1, pack_q5_0, pack_q8_0, Tiles, QK, TILE};
+use super::kernels::{run_q4_1, run_q4k, run_q5_0, run_q5_0p, run_q6k, run_q8_0, unpack_q5_0};
+use super::layout::{pack_q4_1, pack_q5_0, pack_q5_0_packed, pack_q8_0, Tiles, QK, TILE};
 use super::layout_k::{pack_q4k, pack_q6k};
-use super::{pool, scalar};
+use super::pool;
 use candle_core::quantized::{GgmlDType, QTensor};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -118,6 +119,10 @@ const PARALLEL_MIN_ROWS: usize = 4;
 const PARALLEL_MIN_WEIGHTS: usize = 32 << 20;
 const PARALLEL_MIN_MACS: usize = 4 << 20;
 
+/// From this many rows in a chunk, a 5-bit Q5_0 tile is unpacked to signed bytes once for all of them
+/// (one per 4 rows in its own kernel cost pp512 15-25% on Gemma 3; decode reads it packed).
+const UNPACK_MIN_ROWS: usize = 8;
+
 /// Activation rows per work item: its quants (at most 64*1536 bytes) stay in L2 while the
 /// threads sweep the weight tiles.
 const ROW_CHUNK: usize = 64;
@@ -175,7 +180,12 @@ impl QMatrix {
             let part = match packer {
                 GgmlDType::Q4_1 => Tiles::Q4_1(pack_q4_1(&buf, rows.len(), k)),
                 GgmlDType::Q8_0 => Tiles::Q8_0(pack_q8_0(&buf, rows.len(), k)),
-                GgmlDType::Q5_0 => Tiles::Q5_0(pack_q5_0(&buf, rows.len(), k)),
+                // 5 bits where the kernels are AVX2's (decode reads 35% fewer bytes); unpacked to
+                // signed bytes for AVX-512's `vpdpbusd` kernels.
+                GgmlDType::Q5_0 if Isa::best() == Isa::Avx512Vnni => {
+                    Tiles::Q5_0(pack_q5_0(&buf, rows.len(), k))
+                }
+                GgmlDType::Q5_0 => Tiles::Q5_0P(pack_q5_0_packed(&buf, rows.len(), k)),
                 GgmlDType::Q4K => Tiles::Q4K(pack_q4k(&buf, rows.len(), k)),
                 _ => Tiles::Q6K(pack_q6k(&buf, rows.len(), k)),
             };
@@ -231,7 +241,7 @@ impl QMatrix {
     pub fn matmul(&self, xs: &[f32], m: usize, isa: Isa) -> Vec<f32> {
         let kind = match self.tiles {
             Tiles::Q4_1(_) => ActKind::Q8_1,
-            Tiles::Q8_0(_) | Tiles::Q5_0(_) => ActKind::Q8_0,
+            Tiles::Q8_0(_) | Tiles::Q5_0(_) | Tiles::Q5_0P(_) => ActKind::Q8_0,
             Tiles::Q4K(_) | Tiles::Q6K(_) => ActKind::Q8K,
         };
         let (nb, n_tiles) = (self.k / kind.block_len(), self.n.div_ceil(TILE));
@@ -255,7 +265,12 @@ impl QMatrix {
         pool::parallel_for(chunks * groups, threads, |item| {
             let (chunk, group) = (item / groups, item % groups);
             let (rows, act) = (rows_of(chunk), &acts[chunk]);
+            let mut unpacked = Vec::new();
             for t in group * per_item..n_tiles.min((group + 1) * per_item) {
+                // 5-bit Q5_0 for many rows: unpacked once here, then `q5_0` for every row.
+                if let (Tiles::Q5_0P(w), UNPACK_MIN_ROWS..) = (&self.tiles, act.m) {
+                    unpack_q5_0(isa, &w[t * nb..][..nb], &mut unpacked);
+                }
                 let cols = t * TILE..self.n.min((t + 1) * TILE);
                 let mut c0 = 0; // row within the chunk
                 while c0 < act.m {
@@ -267,6 +282,10 @@ impl QMatrix {
                         Tiles::Q4_1(w) => run_q4_1(isa, step, &w[t * nb..][..nb], act, c0, emit),
                         Tiles::Q8_0(w) => run_q8_0(isa, step, &w[t * nb..][..nb], act, c0, emit),
                         Tiles::Q5_0(w) => run_q5_0(isa, step, &w[t * nb..][..nb], act, c0, emit),
+                        Tiles::Q5_0P(_) if !unpacked.is_empty() => {
+                            run_q5_0(isa, step, &unpacked, act, c0, emit)
+                        }
+                        Tiles::Q5_0P(w) => run_q5_0p(isa, step, &w[t * nb..][..nb], act, c0, emit),
                         Tiles::Q4K(w) => run_q4k(isa, step, &w[t * nb..][..nb], act, c0, emit),
                         Tiles::Q6K(w) => run_q6k(isa, step, &w[t * nb..][..nb], act, c0, emit),
                     }
@@ -303,59 +322,6 @@ fn quantize_chunks(
         .map(|s| s.into_inner().expect("every chunk quantised"))
         .collect()
 }
-
-/// Expands to one kernel call per (ISA, rows-at-once) pair; `C` must be a constant.
-macro_rules! dispatch {
-    ($isa:expr, $step:expr, $kernel:ident, $w:expr, $act:expr, $c0:expr, $emit:expr) => {{
-        macro_rules! call {
-            ($c:literal) => {{
-                let out: [[f32; TILE]; $c] = match $isa {
-                    Isa::Scalar => scalar::$kernel::<$c>($w, $act, $c0),
-                    // SAFETY: `Isa::all()` lists an ISA only if the CPU supports it (`avx2::available`),
-                    // and callers only pass an ISA from it.
-                    #[cfg(target_arch = "x86_64")]
-                    Isa::Avx2 => unsafe { super::avx2::$kernel::<$c>($w, $act, $c0) },
-                    // SAFETY: as above (`avx512::available`).
-                    #[cfg(target_arch = "x86_64")]
-                    Isa::Avx512Vnni => unsafe { super::avx512::$kernel::<$c>($w, $act, $c0) },
-                    #[cfg(not(target_arch = "x86_64"))]
-                    _ => scalar::$kernel::<$c>($w, $act, $c0),
-                };
-                for (i, row) in out.iter().enumerate() {
-                    $emit($c0 + i, row);
-                }
-            }};
-        }
-        match $step {
-            8 => call!(8),
-            4 => call!(4),
-            2 => call!(2),
-            _ => call!(1),
-        }
-    }};
-}
-
-/// One function per weight format, each running its kernels through `dispatch!`.
-macro_rules! runner {
-    ($name:ident, $kernel:ident, $tile:ty) => {
-        fn $name(
-            isa: Isa,
-            step: usize,
-            w: &[$tile],
-            act: &Act,
-            c0: usize,
-            emit: impl Fn(usize, &[f32; TILE]),
-        ) {
-            dispatch!(isa, step, $kernel, w, act, c0, emit)
-        }
-    };
-}
-
-runner!(run_q4_1, q4_1, super::layout::TileQ4_1);
-runner!(run_q5_0, q5_0, super::layout::TileQ8_0);
-runner!(run_q8_0, q8_0, super::layout::TileQ8_0);
-runner!(run_q4k, q4k, super::layout_k::TileQ4K);
-runner!(run_q6k, q6k, super::layout_k::TileQ6K);
 
 /// The output matrix, written concurrently by work items that own disjoint (row, column-tile) cells.
 #[derive(Clone, Copy)]

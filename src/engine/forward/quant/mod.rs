@@ -5,7 +5,8 @@
 //!   output row).
 //! - `act` (+ `act_x86`, `act_k`): activations quantised to Q8_1 / Q8_0 / Q8_K exactly as candle does.
 //! - `scalar`, `avx2` (+ `avx2_k`), `avx512` (+ `avx512_k`): tile kernels, bit-identical to each other.
-//! - `matmul`: `QMatrix`, the threaded `xs @ W^T` over tiles; `pool`: thread count; `decode_threads`:
+//! - `matmul`: `QMatrix`, the threaded `xs @ W^T` over tiles; `kernels`: one runner per tile format
+//!   (Q5_0 is kept at 5 bits on AVX2 and unpacked per prefill chunk); `pool`: thread count; `decode_threads`:
 //!   how many threads a decode step's matmuls use, decided by timing the steps.
 
 pub mod act;
@@ -21,6 +22,7 @@ pub mod avx512;
 #[cfg(target_arch = "x86_64")]
 mod avx512_k;
 pub mod decode_threads;
+mod kernels;
 pub mod layout;
 pub mod layout_k;
 pub mod matmul;

@@ -1,0 +1,75 @@
+//! One function per weight format that runs its kernel on 1, 2, 4 or 8 activation rows at once for
+//! the chosen instruction set (`Isa`), and the unpacking of 5-bit Q5_0 tiles for a prefill's chunk.
+
+use super::act::Act;
+use super::layout::{TileQ5_0, TileQ8_0, TILE};
+use super::matmul::Isa;
+use super::scalar;
+
+/// `w`'s tiles unpacked to signed bytes into `into` (`TileQ5_0::unpack`, in vector steps where the
+/// kernels are SIMD).
+pub(super) fn unpack_q5_0(isa: Isa, w: &[TileQ5_0], into: &mut Vec<TileQ8_0>) {
+    into.clear();
+    #[cfg(target_arch = "x86_64")]
+    if isa != Isa::Scalar {
+        // SAFETY: `Isa::all()` lists AVX2 or AVX-512 only if the CPU supports it, and every
+        // AVX-512 CPU has AVX2.
+        into.extend(w.iter().map(|t| unsafe { super::avx2::unpack_q5_0(t) }));
+        return;
+    }
+    into.extend(w.iter().map(TileQ5_0::unpack));
+}
+
+/// Expands to one kernel call per (ISA, rows-at-once) pair; `C` must be a constant.
+macro_rules! dispatch {
+    ($isa:expr, $step:expr, $kernel:ident, $w:expr, $act:expr, $c0:expr, $emit:expr) => {{
+        macro_rules! call {
+            ($c:literal) => {{
+                let out: [[f32; TILE]; $c] = match $isa {
+                    Isa::Scalar => scalar::$kernel::<$c>($w, $act, $c0),
+                    // SAFETY: `Isa::all()` lists an ISA only if the CPU supports it (`avx2::available`),
+                    // and callers only pass an ISA from it.
+                    #[cfg(target_arch = "x86_64")]
+                    Isa::Avx2 => unsafe { super::avx2::$kernel::<$c>($w, $act, $c0) },
+                    // SAFETY: as above (`avx512::available`).
+                    #[cfg(target_arch = "x86_64")]
+                    Isa::Avx512Vnni => unsafe { super::avx512::$kernel::<$c>($w, $act, $c0) },
+                    #[cfg(not(target_arch = "x86_64"))]
+                    _ => scalar::$kernel::<$c>($w, $act, $c0),
+                };
+                for (i, row) in out.iter().enumerate() {
+                    $emit($c0 + i, row);
+                }
+            }};
+        }
+        match $step {
+            8 => call!(8),
+            4 => call!(4),
+            2 => call!(2),
+            _ => call!(1),
+        }
+    }};
+}
+
+/// One function per weight format, each running its kernels through `dispatch!`.
+macro_rules! runner {
+    ($name:ident, $kernel:ident, $tile:ty) => {
+        pub(super) fn $name(
+            isa: Isa,
+            step: usize,
+            w: &[$tile],
+            act: &Act,
+            c0: usize,
+            emit: impl Fn(usize, &[f32; TILE]),
+        ) {
+            dispatch!(isa, step, $kernel, w, act, c0, emit)
+        }
+    };
+}
+
+runner!(run_q4_1, q4_1, super::layout::TileQ4_1);
+runner!(run_q5_0, q5_0, super::layout::TileQ8_0);
+runner!(run_q5_0p, q5_0p, super::layout::TileQ5_0);
+runner!(run_q8_0, q8_0, super::layout::TileQ8_0);
+runner!(run_q4k, q4k, super::layout_k::TileQ4K);
+runner!(run_q6k, q6k, super::layout_k::TileQ6K);
