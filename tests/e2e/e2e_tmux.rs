@@ -318,7 +318,15 @@ fn a_speculative_round_in_a_real_terminal() {
         s.contains("rounds on: space drafts 4 with layers:20")
     });
     t.keys(&["Space"]);
-    let s = t.wait_for("the first round", 60, |s| s.contains("Speculative round 1"));
+    // The whole frame after the round: tmux can capture a frame half redrawn (the panel's title and
+    // first rows new, its foot and the status bar below still the last frame's), so the wait takes
+    // every text asserted below, down to the status bar's step counter, which is drawn last.
+    let s = t.wait_for("the first round, drawn whole", 60, |s| {
+        s.contains("Speculative round 1")
+            && s.contains("drawn from")
+            && s.contains("plain:")
+            && step_counter(s).is_some_and(|n| n >= 1)
+    });
     let marks = s
         .lines()
         .filter(|l| l.contains("✓ ") || l.contains("✗ ") || l.contains("· "))
@@ -339,10 +347,11 @@ fn a_speculative_round_in_a_real_terminal() {
         "{steps} steps after one round:\n{s}"
     );
     t.keys(&["Space"]);
-    // The whole frame after the round: a capture during it can show the new round's panel before
-    // the tally has counted it.
+    // The whole frame after the second round, as above.
     let s = t.wait_for("the second round, counted", 60, |s| {
-        s.contains("Speculative round 2") && s.contains("2 rounds:")
+        s.contains("Speculative round 2")
+            && s.contains("2 rounds:")
+            && step_counter(s).is_some_and(|n| n > steps)
     });
     assert!(s.contains("2 rounds:"), "the rounds so far:\n{s}");
     t.keys(&["q"]);

@@ -4,7 +4,7 @@
 //! Same arithmetic and order as `scalar.rs` (see there), so results are bit-identical to it.
 
 use super::act::Act;
-use super::layout::{TileQ4_1, TileQ5_0, TileQ8_0, QK, TILE};
+use super::layout::{SignedQ5, TileQ4_1, TileQ5_0, TileQ8_0, QK, TILE};
 use std::arch::x86_64::*;
 
 pub use super::avx2_k::{q4k, q6k};
@@ -162,13 +162,43 @@ pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
     out
 }
 
-/// Q5_0 (unpacked to signed bytes) x Q8_0 for activation rows `c0..c0+C`; see `scalar::q5_0`. The
-/// integer dots are `q8_0`'s; the float part is one unfused `acc += (isum*dw)*da` a block.
+/// A Q5_0 tile in either form, as the AVX2 kernel reads it: group `g` of rows `8 half..8 half + 8`
+/// as 32 signed bytes `q - 16` (a load unpacked; rebuilt from nibbles and fifth bits at 5 bits).
+pub trait Q5Groups: SignedQ5 {
+    /// # Safety
+    /// The CPU must support AVX2.
+    unsafe fn group(&self, half: usize, g: usize) -> __m256i;
+}
+
+impl Q5Groups for TileQ8_0 {
+    #[inline(always)]
+    unsafe fn group(&self, half: usize, g: usize) -> __m256i {
+        let v = &self.qs[(g * TILE + 8 * half) * 4..][..32];
+        // SAFETY: `v` is 32 readable bytes (bounds-checked slice); AVX2 per this fn's contract.
+        unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) }
+    }
+}
+
+impl Q5Groups for TileQ5_0 {
+    #[inline(always)]
+    unsafe fn group(&self, half: usize, g: usize) -> __m256i {
+        // SAFETY: AVX2 per this fn's contract.
+        unsafe { q5_0_group(self, half, g) }
+    }
+}
+
+/// Q5_0 (either form: `Q5Groups`) x Q8_0 for activation rows `c0..c0+C`; see `scalar::q5_0`. The
+/// integer dots are `q8_0`'s; the float part is one unfused `acc += (isum*dw)*da` a block. At 5 bits
+/// it reads 35% fewer weight bytes for the same bits.
 ///
 /// # Safety
 /// As for `q4_1`.
 #[target_feature(enable = "avx2,fma,f16c")]
-pub unsafe fn q5_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+pub unsafe fn q5_0<const C: usize>(
+    tiles: &[impl Q5Groups],
+    act: &Act,
+    c0: usize,
+) -> [[f32; TILE]; C] {
     assert_eq!(tiles.len(), act.nb);
     let (qs, d, _) = rows::<C>(act, c0);
     let nb = act.nb;
@@ -177,13 +207,11 @@ pub unsafe fn q5_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
     for half in 0..2 {
         let mut acc = [_mm256_setzero_ps(); C];
         for (b, tile) in tiles.iter().enumerate() {
-            let dw = f16x8(&tile.d, half);
+            let dw = f16x8(tile.scales(), half);
             let mut isum = [_mm256_setzero_si256(); C];
             for g in 0..8 {
-                let at = (g * TILE + 8 * half) * 4;
-                let v = &tile.qs[at..at + 32];
-                // SAFETY: `v` is 32 readable bytes (bounds-checked slice); `loadu` is unaligned.
-                let v = unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) };
+                // SAFETY: AVX2 per this fn's contract.
+                let v = unsafe { tile.group(half, g) };
                 let w_abs = _mm256_sign_epi8(v, v);
                 for (c, isum) in isum.iter_mut().enumerate() {
                     // SAFETY: `rows` checked rows c0..c0+C exist, so block `c * nb + b` (b < nb) is
@@ -213,6 +241,9 @@ pub unsafe fn q5_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
     }
     out
 }
+
+/// Q5_0 kept at 5 bits: `q5_0` on the other form.
+pub use self::q5_0 as q5_0p;
 
 /// 32 bytes from 32 bits: byte `i` is 0xFF where bit `i` of `bits` is set, else 0.
 #[inline]
@@ -266,55 +297,6 @@ pub unsafe fn unpack_q5_0(tile: &TileQ5_0) -> TileQ8_0 {
             unsafe {
                 _mm256_storeu_si256(dst.as_mut_ptr() as *mut __m256i, q5_0_group(tile, half, g))
             };
-        }
-    }
-    out
-}
-
-/// Q5_0 kept at 5 bits x Q8_0 for activation rows `c0..c0+C`; see `scalar::q5_0p`. Each group's 32
-/// signed bytes `q - 16` are rebuilt from the nibbles and the spread fifth bits, then the integer dots
-/// and the float part are `q5_0`'s: the same bits from 35% fewer weight bytes.
-///
-/// # Safety
-/// As for `q4_1`.
-#[target_feature(enable = "avx2,fma,f16c")]
-pub unsafe fn q5_0p<const C: usize>(tiles: &[TileQ5_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
-    assert_eq!(tiles.len(), act.nb);
-    let (qs, d, _) = rows::<C>(act, c0);
-    let nb = act.nb;
-    let ones = _mm256_set1_epi16(1);
-    let mut out = [[0f32; TILE]; C];
-    for half in 0..2 {
-        let mut acc = [_mm256_setzero_ps(); C];
-        for (b, tile) in tiles.iter().enumerate() {
-            let dw = f16x8(&tile.d, half);
-            let mut isum = [_mm256_setzero_si256(); C];
-            for g in 0..8 {
-                let w = q5_0_group(tile, half, g);
-                let w_abs = _mm256_sign_epi8(w, w);
-                for (c, isum) in isum.iter_mut().enumerate() {
-                    // SAFETY: as in `q5_0`: rows c0..c0+C exist, block `c * nb + b` is in `act.qs`.
-                    let a = unsafe { bcast4(qs.add((c * nb + b) * QK + 4 * g)) };
-                    let a = _mm256_sign_epi8(a, w);
-                    let dot = _mm256_madd_epi16(_mm256_maddubs_epi16(w_abs, a), ones);
-                    *isum = _mm256_add_epi32(*isum, dot);
-                }
-            }
-            for (c, acc) in acc.iter_mut().enumerate() {
-                // SAFETY: `rows` checked rows c0..c0+C exist: index `c * nb + b` is inside `act.d`.
-                let da = unsafe { *d.add(c * nb + b) };
-                // candle's unfused `acc += (isum*dw)*da`, as `q5_0`
-                let t = _mm256_mul_ps(
-                    _mm256_mul_ps(_mm256_cvtepi32_ps(isum[c]), dw),
-                    _mm256_set1_ps(da),
-                );
-                *acc = _mm256_add_ps(*acc, t);
-            }
-        }
-        for (o, a) in out.iter_mut().zip(acc) {
-            let o = &mut o[8 * half..][..8];
-            // SAFETY: `o` is 8 writable floats (bounds-checked slice); `storeu` is unaligned.
-            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), a) };
         }
     }
     out

@@ -189,6 +189,33 @@ pub fn pack_q5_0_packed(raw: &[u8], n: usize, k: usize) -> Vec<TileQ5_0> {
     )
 }
 
+/// A Q5_0 tile in either form: its scales, and row `r`'s signed value `q - 16` at position `v` of
+/// the block. The kernels take both forms through it (`scalar::q5_0`, `avx2::q5_0`).
+pub trait SignedQ5 {
+    fn scales(&self) -> &[u16; TILE];
+    fn signed(&self, r: usize, v: usize) -> i8;
+}
+
+impl SignedQ5 for TileQ8_0 {
+    fn scales(&self) -> &[u16; TILE] {
+        &self.d
+    }
+
+    fn signed(&self, r: usize, v: usize) -> i8 {
+        self.qs[((v / 4) * TILE + r) * 4 + v % 4] as i8
+    }
+}
+
+impl SignedQ5 for TileQ5_0 {
+    fn scales(&self) -> &[u16; TILE] {
+        &self.d
+    }
+
+    fn signed(&self, r: usize, v: usize) -> i8 {
+        self.value(r, v)
+    }
+}
+
 impl TileQ5_0 {
     /// The tile unpacked to signed bytes `q - 16` (`pack_q5_0`'s form), for many rows to read.
     pub fn unpack(&self) -> TileQ8_0 {

@@ -17,7 +17,7 @@
 //! The SIMD kernels do the same operations with one lane per output row.
 
 use super::act::Act;
-use super::layout::{f16_to_f32, TileQ4_1, TileQ5_0, TileQ8_0, TILE};
+use super::layout::{f16_to_f32, SignedQ5, TileQ4_1, TileQ8_0, TILE};
 use super::layout_k::{TileQ4K, TileQ6K};
 
 /// The tile's scales as f32, one per row.
@@ -83,20 +83,19 @@ pub fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; 
     })
 }
 
-/// Q5_0 weights (one row tile, unpacked to signed bytes: `layout::pack_q5_0`) times Q8_0 activation
-/// rows `c0..c0+C`.
-pub fn q5_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+/// Q5_0 weights (one row tile, in either form: `layout::SignedQ5`) times Q8_0 activation rows
+/// `c0..c0+C`.
+pub fn q5_0<const C: usize>(tiles: &[impl SignedQ5], act: &Act, c0: usize) -> [[f32; TILE]; C] {
     let mut acc = [[0f32; TILE]; C];
     for (b, tile) in tiles.iter().enumerate() {
-        let dw = scales(&tile.d);
+        let dw = scales(tile.scales());
         for (c, acc) in acc.iter_mut().enumerate() {
             let a = act.block(c0 + c, b);
             let da = act.d[(c0 + c) * act.nb + b];
             let mut isum = [0i32; TILE];
-            for (j, &x) in a.iter().enumerate() {
-                let (g, i) = (j / 4, j % 4);
+            for (v, &x) in a.iter().enumerate() {
                 for (r, isum) in isum.iter_mut().enumerate() {
-                    *isum += tile.qs[(g * TILE + r) * 4 + i] as i8 as i32 * x as i32;
+                    *isum += tile.signed(r, v) as i32 * x as i32;
                 }
             }
             for r in 0..TILE {
@@ -107,28 +106,8 @@ pub fn q5_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; 
     acc
 }
 
-/// Q5_0 weights kept at 5 bits (`layout::TileQ5_0`) times Q8_0 activation rows `c0..c0+C`: `q5_0`'s
-/// arithmetic on the same signed values.
-pub fn q5_0p<const C: usize>(tiles: &[TileQ5_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
-    let mut acc = [[0f32; TILE]; C];
-    for (b, tile) in tiles.iter().enumerate() {
-        let dw = scales(&tile.d);
-        for (c, acc) in acc.iter_mut().enumerate() {
-            let a = act.block(c0 + c, b);
-            let da = act.d[(c0 + c) * act.nb + b];
-            let mut isum = [0i32; TILE];
-            for (v, &x) in a.iter().enumerate() {
-                for (r, isum) in isum.iter_mut().enumerate() {
-                    *isum += tile.value(r, v) as i32 * x as i32;
-                }
-            }
-            for r in 0..TILE {
-                acc[r] += (isum[r] as f32 * dw[r]) * da;
-            }
-        }
-    }
-    acc
-}
+/// Q5_0 kept at 5 bits: `q5_0` on the other form.
+pub use self::q5_0 as q5_0p;
 
 /// Q4_K weights (one row tile, all super-block columns) times Q8_K activation rows `c0..c0+C`.
 pub fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[f32; TILE]; C] {
