@@ -164,12 +164,14 @@ impl QMatrix {
         read: &mut dyn FnMut(std::ops::Range<usize>, &mut Vec<u8>) -> Result<(), E>,
     ) -> Result<Option<QMatrix>, E> {
         let whole_tiles = n.is_multiple_of(TILE);
-        let packer = match dtype {
-            _ if !k.is_multiple_of(QK) => return Ok(None),
-            GgmlDType::Q4_1 | GgmlDType::Q8_0 | GgmlDType::Q5_0 => dtype,
-            GgmlDType::Q4K | GgmlDType::Q6K if whole_tiles => dtype,
-            _ => return Ok(None),
+        let tiled = match dtype {
+            GgmlDType::Q4_1 | GgmlDType::Q8_0 | GgmlDType::Q5_0 => true,
+            GgmlDType::Q4K | GgmlDType::Q6K => whole_tiles,
+            _ => false,
         };
+        if !tiled || !k.is_multiple_of(QK) {
+            return Ok(None);
+        }
         let row_bytes = k / dtype.block_size() * dtype.type_size();
         let band = ((4 << 20) / row_bytes.max(1) / TILE).max(1) * TILE;
         let mut buf = Vec::new();
@@ -177,7 +179,7 @@ impl QMatrix {
         for start in (0..n).step_by(band) {
             let rows = start..n.min(start + band);
             read(rows.clone(), &mut buf)?;
-            let part = match packer {
+            let part = match dtype {
                 GgmlDType::Q4_1 => Tiles::Q4_1(pack_q4_1(&buf, rows.len(), k)),
                 GgmlDType::Q8_0 => Tiles::Q8_0(pack_q8_0(&buf, rows.len(), k)),
                 // 5 bits where the kernels are AVX2's (decode reads 35% fewer bytes); unpacked to
@@ -187,7 +189,8 @@ impl QMatrix {
                 }
                 GgmlDType::Q5_0 => Tiles::Q5_0P(pack_q5_0_packed(&buf, rows.len(), k)),
                 GgmlDType::Q4K => Tiles::Q4K(pack_q4k(&buf, rows.len(), k)),
-                _ => Tiles::Q6K(pack_q6k(&buf, rows.len(), k)),
+                GgmlDType::Q6K => Tiles::Q6K(pack_q6k(&buf, rows.len(), k)),
+                _ => unreachable!("checked above: {dtype:?} has tiles"),
             };
             match &mut tiles {
                 None => {
