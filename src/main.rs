@@ -4,6 +4,7 @@ use clap::Parser;
 use nexttoken::cli::Cli;
 
 fn main() {
+    nexttoken::engine::heap::keep_freed_buffers();
     let cli = Cli::parse();
     let verbose = cli.model.verbose;
     if !verbose && std::env::var_os("RUST_LIB_BACKTRACE").is_none() {

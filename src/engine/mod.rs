@@ -7,6 +7,7 @@ pub mod draft;
 pub mod fetch;
 pub mod forward;
 pub mod gguf;
+pub mod heap;
 pub mod load;
 pub mod machine;
 pub mod requant;

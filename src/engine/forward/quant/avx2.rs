@@ -163,7 +163,8 @@ pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
 }
 
 /// A Q5_0 tile in either form, as the AVX2 kernel reads it: group `g` of rows `8 half..8 half + 8`
-/// as 32 signed bytes `q - 16` (a load unpacked; rebuilt from nibbles and fifth bits at 5 bits).
+/// as 32 unsigned bytes `q + 16` in 0..=31 (the unpacked form's signed bytes plus 16; at 5 bits the
+/// nibbles with the fifth bits or-ed in).
 pub trait Q5Groups: SignedQ5 {
     /// # Safety
     /// The CPU must support AVX2.
@@ -175,7 +176,10 @@ impl Q5Groups for TileQ8_0 {
     unsafe fn group(&self, half: usize, g: usize) -> __m256i {
         let v = &self.qs[(g * TILE + 8 * half) * 4..][..32];
         // SAFETY: `v` is 32 readable bytes (bounds-checked slice); AVX2 per this fn's contract.
-        unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) }
+        unsafe {
+            let v = _mm256_loadu_si256(v.as_ptr() as *const __m256i);
+            _mm256_add_epi8(v, _mm256_set1_epi8(16))
+        }
     }
 }
 
@@ -187,9 +191,11 @@ impl Q5Groups for TileQ5_0 {
     }
 }
 
-/// Q5_0 (either form: `Q5Groups`) x Q8_0 for activation rows `c0..c0+C`; see `scalar::q5_0`. The
-/// integer dots are `q8_0`'s; the float part is one unfused `acc += (isum*dw)*da` a block. At 5 bits
-/// it reads 35% fewer weight bytes for the same bits.
+/// Q5_0 (either form: `Q5Groups`) x Q8_0 for activation rows `c0..c0+C`; see `scalar::q5_0`.
+/// The weights enter `maddubs` unsigned (`q + 16`, at most 31), so no sign steps: each pair sum is at
+/// most 2*31*128 = 7936 and four groups add up in i16 (31744); the block's dot is then
+/// `sum((q+16) a) - 16 sum(a)`, the same exact integer. The float part is one unfused
+/// `acc += (isum*dw)*da` a block. At 5 bits it reads 35% fewer weight bytes for the same bits.
 ///
 /// # Safety
 /// As for `q4_1`.
@@ -202,32 +208,37 @@ pub unsafe fn q5_0<const C: usize>(
     assert_eq!(tiles.len(), act.nb);
     let (qs, d, _) = rows::<C>(act, c0);
     let nb = act.nb;
+    let sums = &act.sum[c0 * nb..(c0 + C) * nb];
     let ones = _mm256_set1_epi16(1);
     let mut out = [[0f32; TILE]; C];
     for half in 0..2 {
         let mut acc = [_mm256_setzero_ps(); C];
         for (b, tile) in tiles.iter().enumerate() {
             let dw = f16x8(tile.scales(), half);
-            let mut isum = [_mm256_setzero_si256(); C];
+            // i16 sums of groups 0..4 and 4..8
+            let mut sum16 = [[_mm256_setzero_si256(); 2]; C];
             for g in 0..8 {
                 // SAFETY: AVX2 per this fn's contract.
-                let v = unsafe { tile.group(half, g) };
-                let w_abs = _mm256_sign_epi8(v, v);
-                for (c, isum) in isum.iter_mut().enumerate() {
+                let u = unsafe { tile.group(half, g) };
+                for (c, sum16) in sum16.iter_mut().enumerate() {
                     // SAFETY: `rows` checked rows c0..c0+C exist, so block `c * nb + b` (b < nb) is
                     // inside `act.qs` with `4g + 4 <= QK` bytes of it read; AVX2 per this fn's contract.
                     let a = unsafe { bcast4(qs.add((c * nb + b) * QK + 4 * g)) };
-                    let a = _mm256_sign_epi8(a, v);
-                    let dot = _mm256_madd_epi16(_mm256_maddubs_epi16(w_abs, a), ones);
-                    *isum = _mm256_add_epi32(*isum, dot);
+                    let dot = _mm256_maddubs_epi16(u, a);
+                    sum16[g / 4] = _mm256_add_epi16(sum16[g / 4], dot);
                 }
             }
             for (c, acc) in acc.iter_mut().enumerate() {
+                let isum = _mm256_add_epi32(
+                    _mm256_madd_epi16(sum16[c][0], ones),
+                    _mm256_madd_epi16(sum16[c][1], ones),
+                );
+                let isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(16 * sums[c * nb + b]));
                 // SAFETY: `rows` checked rows c0..c0+C exist: index `c * nb + b` is inside `act.d`.
                 let da = unsafe { *d.add(c * nb + b) };
                 // candle's unfused `acc += (isum*dw)*da`
                 let t = _mm256_mul_ps(
-                    _mm256_mul_ps(_mm256_cvtepi32_ps(isum[c]), dw),
+                    _mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw),
                     _mm256_set1_ps(da),
                 );
                 *acc = _mm256_add_ps(*acc, t);
@@ -262,8 +273,8 @@ fn spread_bits(bits: u32) -> __m256i {
     _mm256_cmpeq_epi8(_mm256_or_si256(bytes, others), _mm256_set1_epi8(-1))
 }
 
-/// Group `g` of rows `8 half..8 half + 8` of a 5-bit tile as signed bytes `q - 16`: the nibbles, less
-/// 16 where the fifth bit is clear.
+/// Group `g` of rows `8 half..8 half + 8` of a 5-bit tile as unsigned bytes `q + 16`: the nibbles,
+/// with 16 or-ed in where the fifth bit is set.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn q5_0_group(tile: &TileQ5_0, half: usize, g: usize) -> __m256i {
@@ -277,7 +288,7 @@ fn q5_0_group(tile: &TileQ5_0, half: usize, g: usize) -> __m256i {
         _ => _mm256_and_si256(_mm256_srli_epi16(v, 4), low),
     };
     let high = spread_bits(tile.qh[half * 8 + g]);
-    _mm256_sub_epi8(nibbles, _mm256_andnot_si256(high, _mm256_set1_epi8(16)))
+    _mm256_or_si256(nibbles, _mm256_and_si256(high, _mm256_set1_epi8(16)))
 }
 
 /// `TileQ5_0::unpack` in 16 vector steps: a prefill unpacks each tile once for a chunk of rows.
@@ -295,7 +306,8 @@ pub unsafe fn unpack_q5_0(tile: &TileQ5_0) -> TileQ8_0 {
             let dst = &mut out.qs[(g * TILE + 8 * half) * 4..][..32];
             // SAFETY: `dst` is 32 writable bytes (bounds-checked slice); `storeu` is unaligned.
             unsafe {
-                _mm256_storeu_si256(dst.as_mut_ptr() as *mut __m256i, q5_0_group(tile, half, g))
+                let signed = _mm256_sub_epi8(q5_0_group(tile, half, g), _mm256_set1_epi8(16));
+                _mm256_storeu_si256(dst.as_mut_ptr() as *mut __m256i, signed)
             };
         }
     }

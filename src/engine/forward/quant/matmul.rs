@@ -202,6 +202,12 @@ impl QMatrix {
         Ok(tiles.map(|tiles| QMatrix { n, k, tiles }))
     }
 
+    /// A matrix of the given tiles (tests build both forms of one Q5_0 matrix).
+    #[cfg(test)]
+    pub(super) fn from_tiles(n: usize, k: usize, tiles: Tiles) -> QMatrix {
+        QMatrix { n, k, tiles }
+    }
+
     /// The matrix of `parts`' rows one after another (q, k and v; gate and up), when they are of one
     /// kind and width and each is whole tiles; `None` otherwise.
     pub fn stack(parts: &[&QMatrix]) -> Option<QMatrix> {

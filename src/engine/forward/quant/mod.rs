@@ -27,6 +27,8 @@ pub mod layout;
 pub mod layout_k;
 pub mod matmul;
 pub mod pool;
+#[cfg(test)]
+mod q5_0_forms;
 pub mod scalar;
 
 pub use matmul::{Isa, QMatrix};

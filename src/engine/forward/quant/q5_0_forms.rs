@@ -1,0 +1,55 @@
+//! Q5_0's two tile forms (unpacked to signed bytes, kept at 5 bits) give candle's bits on every kernel
+//! set, on any machine: `QMatrix::from_rows` picks one form by the best ISA, so a test through it
+//! would cover only that machine's form.
+
+use super::layout::{pack_q5_0, pack_q5_0_packed, Tiles};
+use super::{Isa, QMatrix};
+use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
+use candle_core::{Device, Module, Tensor};
+
+fn values(n: usize, seed: usize, scale: f32) -> Vec<f32> {
+    (0..n)
+        .map(|i| (((i * 7919 + seed * 104_729) % 2003) as f32 / 1001.5 - 1.0) * scale)
+        .collect()
+}
+
+#[test]
+fn both_forms_give_candles_bits_on_every_kernel_set() {
+    // 48 outputs (three tiles) by 8 blocks (candle wants an even count); weights at their extremes
+    // too (q = 0 and 31).
+    let (n, k) = (48, 256);
+    let mut w = values(n * k, 3, 0.05);
+    w[5] = 1.0;
+    w[k + 9] = -1.0;
+    let w = Tensor::from_vec(w, (n, k), &Device::Cpu).unwrap();
+    let q = QTensor::quantize(&w, GgmlDType::Q5_0).unwrap();
+    let raw = q.data().unwrap().into_owned();
+    let forms = [
+        (
+            "unpacked",
+            QMatrix::from_tiles(n, k, Tiles::Q5_0(pack_q5_0(&raw, n, k))),
+        ),
+        (
+            "5-bit",
+            QMatrix::from_tiles(n, k, Tiles::Q5_0P(pack_q5_0_packed(&raw, n, k))),
+        ),
+    ];
+    let candle = QMatMul::from_qtensor(q).unwrap();
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    // 1..=9 rows cover every kernel width and remainder; 64 and 70 the unpacked prefill chunks.
+    for rows in [1, 2, 3, 4, 5, 7, 8, 9, 64, 70] {
+        let mut xs = values(rows * k, rows, 2.0);
+        xs[1] = 50.0; // a block whose largest quant is +127, and one at -127
+        let last = xs.len() - 1;
+        xs[k.min(last)] = -50.0;
+        let x = Tensor::from_vec(xs.clone(), (rows, k), &Device::Cpu).unwrap();
+        let want = candle.forward(&x).unwrap().flatten_all().unwrap();
+        let want = bits(&want.to_vec1::<f32>().unwrap());
+        for (name, m) in &forms {
+            for isa in Isa::all() {
+                let got = m.matmul(&xs, rows, isa);
+                assert_eq!(bits(&got), want, "{name} form, {isa:?}, {rows} rows");
+            }
+        }
+    }
+}
