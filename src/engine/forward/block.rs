@@ -112,13 +112,18 @@ impl Block {
     /// The MLP branch on normed rows `x` (`[m][n_embd]`): `W_down · (act(W_gate · x) * W_up · x)`,
     /// before it joins the residual stream.
     pub fn mlp(&self, x: &[f32], m: usize) -> Result<Vec<f32>> {
-        let [gate, up]: [Vec<f32>; 2] = self
-            .gate_up
-            .forward_rows(x, m)?
-            .try_into()
-            .expect("a gate and an up projection");
-        let mut gated = vec![0f32; gate.len()];
-        super::gate::gate_into(&gate, &up, self.activation, &mut gated);
+        let w = self.gate_up.widths()[0];
+        let mut gated = vec![0f32; m * w];
+        if let Some(joined) = self.gate_up.forward_rows_joined(x, m)? {
+            super::gate::gate_joined_into(&joined, w, self.activation, &mut gated);
+        } else {
+            let [gate, up]: [Vec<f32>; 2] = self
+                .gate_up
+                .forward_rows(x, m)?
+                .try_into()
+                .expect("a gate and an up projection");
+            super::gate::gate_into(&gate, &up, self.activation, &mut gated);
+        }
         self.w_down.forward_rows(&gated, m)
     }
 

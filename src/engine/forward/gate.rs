@@ -35,6 +35,26 @@ pub fn gate_into(gate: &[f32], up: &[f32], act: Activation, out: &mut [f32]) {
     pool::parallel_for(n.div_ceil(CHUNK), pool::threads(), run);
 }
 
+/// `gate_into` on the gate and up projections side by side, as one stacked matmul writes them: row
+/// `r` of `joined` is its `w` gate values then its `w` up values, and `out` gets `m` rows of `w`.
+/// Saves splitting the stacked output into two copies (8 MB a layer for Gemma 3 at 512 rows).
+pub fn gate_joined_into(joined: &[f32], w: usize, act: Activation, out: &mut [f32]) {
+    assert!(w > 0 && joined.len() == 2 * out.len() && out.len().is_multiple_of(w));
+    let m = out.len() / w;
+    let rows_per_item = (CHUNK / w).max(1);
+    let parts = OutPtr(out.as_mut_ptr());
+    let run = |i: usize| {
+        for r in i * rows_per_item..m.min((i + 1) * rows_per_item) {
+            let row = &joined[2 * w * r..][..2 * w];
+            // SAFETY: each item owns rows `i * rows_per_item..` of `out`, disjoint from every other
+            // item's, which `gate_joined_into` borrows mutably until `parallel_for` has joined them.
+            let out = unsafe { std::slice::from_raw_parts_mut(parts.at(r * w), w) };
+            gate_part(&row[..w], &row[w..], act, out);
+        }
+    };
+    pool::parallel_for(m.div_ceil(rows_per_item), pool::threads(), run);
+}
+
 /// A pointer into an output buffer that parallel items write in disjoint ranges.
 #[derive(Clone, Copy)]
 pub(crate) struct OutPtr(pub(crate) *mut f32);
@@ -258,6 +278,23 @@ mod tests {
         let dev = candle_core::Device::Cpu;
         let (gt, ut) = (Tensor::new(g, &dev).unwrap(), Tensor::new(u, &dev).unwrap());
         (act(&gt).unwrap() * &ut).unwrap().to_vec1::<f32>().unwrap()
+    }
+
+    /// The stacked form gives the split form's bits, for both activations, one row and many.
+    #[test]
+    fn joined_rows_give_the_split_rows_bits() {
+        for act in [Activation::Silu, Activation::GeluTanh] {
+            for (m, w) in [(1, 40), (3, 1536), (9, 2048)] {
+                let (g, u) = inputs(m * w);
+                let joined: Vec<f32> = (0..m)
+                    .flat_map(|r| g[r * w..][..w].iter().chain(&u[r * w..][..w]).copied())
+                    .collect();
+                let (mut split, mut stacked) = (vec![0f32; m * w], vec![0f32; m * w]);
+                gate_into(&g, &u, act, &mut split);
+                gate_joined_into(&joined, w, act, &mut stacked);
+                assert_eq!(bits(&stacked), bits(&split), "{act:?} m={m} w={w}");
+            }
+        }
     }
 
     /// The scalar copy of glibc's `expf` is libm's bits from underflow to overflow (where libm is

@@ -207,6 +207,20 @@ impl Stack {
         self.fused.is_some()
     }
 
+    /// The parts' outputs side by side (`[m][sum of widths]`) when they run as one matmul, as it
+    /// writes them: no copy into parts. `None` when the parts run one by one.
+    pub fn forward_rows_joined(&self, xs: &[f32], m: usize) -> Result<Option<Vec<f32>>> {
+        self.fused
+            .as_ref()
+            .map(|fused| fused.forward_rows(xs, m))
+            .transpose()
+    }
+
+    /// Each part's output width, in order.
+    pub fn widths(&self) -> &[usize] {
+        &self.widths
+    }
+
     /// The parts' outputs for rows `xs` (`[m][in_dim]`): one `[m][width]` vector each, in order.
     pub fn forward_rows(&self, xs: &[f32], m: usize) -> Result<Vec<Vec<f32>>> {
         let Some(fused) = &self.fused else {
