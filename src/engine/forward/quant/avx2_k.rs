@@ -5,7 +5,7 @@
 //! to them.
 
 use super::act::Act;
-use super::avx2::{bcast4, f16x8};
+use super::avx2::{bcast4, f16x8, prefetch_ahead};
 use super::layout::TILE;
 use super::layout_k::{TileQ4K, TileQ6K, QK_K};
 use std::arch::x86_64::*;
@@ -80,6 +80,9 @@ pub unsafe fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[
     for half in 0..2 {
         let mut acc = [_mm256_setzero_ps(); C];
         for (b, tile) in tiles.iter().enumerate() {
+            if half == 0 {
+                prefetch_ahead(tile);
+            }
             let (dw, mw) = (f16x8(&tile.d, half), f16x8(&tile.dmin, half));
             for s in 0..8 {
                 let mut sum16 = [_mm256_setzero_si256(); C];
@@ -141,6 +144,9 @@ pub unsafe fn q6k<const C: usize>(tiles: &[TileQ6K], act: &Act, c0: usize) -> [[
     for half in 0..2 {
         let mut acc = [_mm256_setzero_ps(); C];
         for (b, tile) in tiles.iter().enumerate() {
+            if half == 0 {
+                prefetch_ahead(tile);
+            }
             let dw = f16x8(&tile.d, half);
             for s in 0..16 {
                 let mut isum = [_mm256_setzero_si256(); C];

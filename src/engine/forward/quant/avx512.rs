@@ -3,6 +3,7 @@
 //! Same arithmetic and order as `scalar.rs` (see there), so results are bit-identical to it.
 
 use super::act::Act;
+use super::avx2::prefetch_ahead;
 use super::layout::{TileQ4_1, TileQ8_0, QK, TILE};
 
 pub use super::avx512_k::{q4k, q6k};
@@ -86,6 +87,7 @@ pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> 
     let low = _mm512_set1_epi8(0x0F);
     let mut acc = [_mm512_setzero_ps(); C];
     for (b, tile) in tiles.iter().enumerate() {
+        prefetch_ahead(tile);
         let (dw, mw) = (f16x16(&tile.d), f16x16(&tile.m));
         // Chunk p (64 bytes): 16 rows x 4 nibble bytes; low nibbles are k = 4p.., high k = 16+4p..
         let (mut lo, mut hi) = ([_mm512_setzero_si512(); 4], [_mm512_setzero_si512(); 4]);
@@ -137,6 +139,7 @@ pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
     let flip = _mm512_set1_epi8(-128);
     let mut lanes = [[_mm512_setzero_ps(); 8]; C];
     for (b, tile) in tiles.iter().enumerate() {
+        prefetch_ahead(tile);
         let dw = f16x16(&tile.d);
         for (c, lanes) in lanes.iter_mut().enumerate() {
             let i = c * nb + b;
@@ -180,6 +183,7 @@ pub unsafe fn q5_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
     let flip = _mm512_set1_epi8(-128);
     let mut acc = [_mm512_setzero_ps(); C];
     for (b, tile) in tiles.iter().enumerate() {
+        prefetch_ahead(tile);
         let dw = f16x16(&tile.d);
         let u: [__m512i; 8] =
             std::array::from_fn(|g| _mm512_xor_si512(load64(group(&tile.qs, g)), flip));

@@ -7,6 +7,7 @@
 //! results are bit-identical to it.
 
 use super::act::Act;
+use super::avx2::prefetch_ahead;
 use super::avx2_k::rows;
 use super::avx512::{bcast4, f16x16, group, load64, store};
 use super::layout::TILE;
@@ -45,6 +46,7 @@ pub unsafe fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[
     let low = _mm512_set1_epi8(0x0F);
     let mut acc = [_mm512_setzero_ps(); C];
     for (b, tile) in tiles.iter().enumerate() {
+        prefetch_ahead(tile);
         let (dw, mw) = (f16x16(&tile.d), f16x16(&tile.dmin));
         for s in 0..8 {
             // Group p of sub-block s: 16 rows x 4 nibble bytes; low nibbles are k = 32s+4p.., high
@@ -102,6 +104,7 @@ pub unsafe fn q6k<const C: usize>(tiles: &[TileQ6K], act: &Act, c0: usize) -> [[
     let nb = act.nb;
     let mut acc = [_mm512_setzero_ps(); C];
     for (b, tile) in tiles.iter().enumerate() {
+        prefetch_ahead(tile);
         let dw = f16x16(&tile.d);
         for s in 0..16 {
             let v: [__m512i; 4] = std::array::from_fn(|j| load64(group(&tile.qs, 4 * s + j)));
