@@ -189,8 +189,8 @@ pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
 }
 
 /// A Q5_0 tile in either form, as the AVX2 kernel reads it: group `g` of rows `8 half..8 half + 8`
-/// as 32 unsigned bytes `q + 16` in 0..=31 (the unpacked form's signed bytes plus 16; at 5 bits the
-/// nibbles with the fifth bits or-ed in).
+/// as 32 unsigned bytes, the file's 5-bit quants `u` in 0..=31 (the unpacked form's signed `u - 16`
+/// plus 16; at 5 bits the nibbles with the fifth bits or-ed in).
 pub trait Q5Groups: SignedQ5 {
     /// # Safety
     /// The CPU must support AVX2.
@@ -218,9 +218,9 @@ impl Q5Groups for TileQ5_0 {
 }
 
 /// Q5_0 (either form: `Q5Groups`) x Q8_0 for activation rows `c0..c0+C`; see `scalar::q5_0`.
-/// The weights enter `maddubs` unsigned (`q + 16`, at most 31), so no sign steps: each pair sum is at
-/// most 2*31*128 = 7936 and four groups add up in i16 (31744); the block's dot is then
-/// `sum((q+16) a) - 16 sum(a)`, the same exact integer. The float part is one unfused
+/// The weights enter `maddubs` as their unsigned 5-bit quants `u` (at most 31), so no sign steps: each
+/// pair sum is at most 2*31*128 = 7936 and four groups add up in i16 (31744); the block's dot
+/// `sum((u - 16) a)` is then `sum(u a) - 16 sum(a)`, the same exact integer. The float part is one unfused
 /// `acc += (isum*dw)*da` a block. At 5 bits it reads 35% fewer weight bytes for the same bits.
 ///
 /// # Safety
@@ -302,7 +302,7 @@ fn spread_bits(bits: u32) -> __m256i {
     _mm256_cmpeq_epi8(_mm256_or_si256(bytes, others), _mm256_set1_epi8(-1))
 }
 
-/// Group `g` of rows `8 half..8 half + 8` of a 5-bit tile as unsigned bytes `q + 16`: the nibbles,
+/// Group `g` of rows `8 half..8 half + 8` of a 5-bit tile as its unsigned quants `u`: the nibbles,
 /// with 16 or-ed in where the fifth bit is set.
 #[inline]
 #[target_feature(enable = "avx2")]
