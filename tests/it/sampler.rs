@@ -87,6 +87,34 @@ fn min_p_cuts_below_a_fraction_of_the_best() {
     assert_eq!(stage(&out, "min-p").kept, 2);
 }
 
+/// Both cut on the probabilities after temperature, as the settings panel says: a student who sets
+/// min-p 0.05 against the model's own 89.3% and 6.5% (above 5% of the top) sees the second cut at
+/// T 0.8, where its tempered share is 3.8% of the top's.
+#[test]
+fn min_p_and_top_p_read_the_tempered_probabilities() {
+    let probs = [0.893, 0.065, 0.042];
+    let min_p = |temperature| SamplerSettings {
+        min_p: 0.05,
+        temperature,
+        ..plain()
+    };
+    let kept = |s: &SamplerSettings, name| {
+        stage(&run_chain(&logits_of(&probs), &[], s, 3, 0.0), name).kept
+    };
+    assert_eq!(kept(&min_p(1.0), "min-p"), 2, "0.065 >= 0.05 * 0.893");
+    assert_eq!(kept(&min_p(0.8), "min-p"), 1, "(0.065 / 0.893)^1.25 < 0.05");
+    // top-p 0.85 over 0.6, 0.3, 0.1: two reach it untempered; at T 2 (0.47, 0.33, 0.19) it takes three.
+    let probs = [0.6, 0.3, 0.1];
+    let top_p = |temperature| SamplerSettings {
+        top_p: 0.85,
+        temperature,
+        ..plain()
+    };
+    let kept =
+        |s: &SamplerSettings| stage(&run_chain(&logits_of(&probs), &[], s, 3, 0.0), "top-p").kept;
+    assert_eq!((kept(&top_p(1.0)), kept(&top_p(2.0))), (2, 3));
+}
+
 #[test]
 fn temperature_sharpens_and_flattens() {
     let logits = [2.0, 1.0, 0.0];

@@ -54,17 +54,19 @@ sampler_settings! {
         help "Keep only the k most likely tokens; 0 turns it off (not `trace --top-k`, which is how \
               many candidates to print)",
         off 0, status ("top-k", "k");
-    /// Keeps the smallest set whose mass reaches p; 1.0 turns top-p off.
+    /// Keeps the smallest set whose mass (after temperature) reaches p; 1.0 turns top-p off.
     TopP top_p: f32 = 0.95;
         group Draw, flag "top-p", label "top-p",
-        explain "keeps the smallest set whose mass reaches p",
-        help "Keep the smallest set of tokens whose probability adds up to p",
+        explain "keeps the smallest set whose mass reaches p, after temperature",
+        help "Keep the smallest set of tokens whose probability (after temperature) adds up to p",
         range TOP_P = (0.01, 1.0, "1 turns it off"), off 1.0, status ("top-p", "p");
-    /// Drops tokens below min-p times the top probability; 0.0 turns min-p off.
+    /// Drops tokens below min-p times the top token's probability (both after temperature); 0.0
+    /// turns min-p off.
     MinP min_p: f32 = 0.05;
         group Draw, flag "min-p", label "min-p",
-        explain "drops tokens below min-p × the top probability",
-        help "Drop tokens less likely than min-p times the top token's probability",
+        explain "drops tokens below min-p × the top token's p, after temperature",
+        help "Drop tokens less likely than min-p times the top token's probability (both after \
+              temperature)",
         range MIN_P = (0.0, 0.99, "0 turns it off"), off 0.0, status ("min-p", "m");
     /// CTRL-style: divides positive logits, multiplies negative ones; 1.0 turns it off.
     RepeatPenalty repeat_penalty: f32 = 1.0;
