@@ -28,8 +28,8 @@ pub(super) unsafe fn bcast4(a: *const i8) -> __m256i {
 /// How far ahead of the block being read a kernel asks for the weights (bytes). A one-row (decode)
 /// matmul streams every weight once and does little with each byte, so the hardware prefetcher alone
 /// left the core waiting: the AVX2 Q8_0 kernel read Gemma 3's 178 MB head in 5.9 ms on one Zen 5 thread,
-/// 4.7 ms asking 6 KB ahead (2.7-2.8 against 2.1-2.3 ms on two; `quick -- 2 kernel token_embd.weight 1`,
-/// `ISA=avx2`). 6-12 KB read alike there; 3 KB and less gained little.
+/// 4.7 ms asking 6 KB ahead; on two, 2.7-2.8 ms against 2.1-2.3 at 6-8 KB ahead (`quick -- 2 kernel
+/// token_embd.weight 1`, `ISA=avx2`). 6-12 KB read alike there; 3 KB and less gained little.
 pub(super) const PREFETCH_AHEAD: usize = 8 << 10;
 
 /// Asks for the bytes `PREFETCH_AHEAD` past `block` (as many as it holds) to be brought into L1: the

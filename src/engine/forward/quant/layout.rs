@@ -90,6 +90,10 @@ fn u16_at(bytes: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([bytes[at], bytes[at + 1]])
 }
 
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
 /// Regroups the raw GGUF bytes of an `[n, k]` Q4_1 matrix (`k % 32 == 0`).
 pub fn pack_q4_1(raw: &[u8], n: usize, k: usize) -> Vec<TileQ4_1> {
     let zero = TileQ4_1 {
@@ -144,7 +148,7 @@ pub fn pack_q5_0(raw: &[u8], n: usize, k: usize) -> Vec<TileQ8_0> {
         ZERO_Q8_0,
         |tile, r, block| {
             tile.d[r] = u16_at(block, 0);
-            let qh = u32::from_le_bytes([block[2], block[3], block[4], block[5]]);
+            let qh = u32_at(block, 2);
             let nibbles = &block[6..22];
             for j in 0..QK {
                 let nib = if j < 16 {
@@ -173,7 +177,7 @@ pub fn pack_q5_0_packed(raw: &[u8], n: usize, k: usize) -> Vec<TileQ5_0> {
         zero,
         |tile, r, block| {
             tile.d[r] = u16_at(block, 0);
-            let qh = u32::from_le_bytes([block[2], block[3], block[4], block[5]]);
+            let qh = u32_at(block, 2);
             let (half, row) = (r / 8, r % 8);
             for g in 0..8 {
                 for j in 0..4 {
