@@ -74,7 +74,7 @@ impl Act {
             bsums: Vec::new(),
         };
         if kind == ActKind::Q8K {
-            super::act_k::quantize_rows(xs, &mut act);
+            super::act_k::quantize_rows(xs, &mut act, simd);
             return act;
         }
         #[cfg(target_arch = "x86_64")]

@@ -12,39 +12,33 @@ use super::layout_k::QK_K;
 /// Quants per `bsums` entry.
 pub const BSUM_LEN: usize = 16;
 
-/// Fills `act` (sized for Q8_K: `act.qk == QK_K`) from `xs`, block by block: the same code compiled
-/// for AVX2 where the CPU has it (its loops vectorise 8 lanes wide; the bits cannot change).
-pub(super) fn quantize_rows(xs: &[f32], act: &mut Act) {
-    #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") {
-        // SAFETY: AVX2 was detected just above.
-        return unsafe { quantize_rows_avx2(xs, act) };
-    }
-    quantize_rows_any(xs, act)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn quantize_rows_avx2(xs: &[f32], act: &mut Act) {
-    quantize_rows_any(xs, act)
-}
-
-#[inline(always)]
-fn quantize_rows_any(xs: &[f32], act: &mut Act) {
+/// Fills `act` (sized for Q8_K: `act.qk == QK_K`) from `xs`, block by block: with AVX2 intrinsics where
+/// the CPU has it and `simd` (`act_x86::quantize_block_k`, the same bits), else the portable block.
+pub(super) fn quantize_rows(xs: &[f32], act: &mut Act, simd: bool) {
     assert_eq!(act.qk, QK_K);
+    #[cfg(target_arch = "x86_64")]
+    let simd = simd && is_x86_feature_detected!("avx2");
     act.bsums = vec![0; xs.len() / BSUM_LEN];
     let blocks = xs
         .chunks_exact(QK_K)
         .zip(act.qs.chunks_exact_mut(QK_K))
         .zip(act.bsums.chunks_exact_mut(QK_K / BSUM_LEN));
     for (i, ((x, q), bsums)) in blocks.enumerate() {
-        let (x, q) = (x.try_into().unwrap(), q.try_into().unwrap());
-        act.d[i] = quantize_block(x, q, bsums.try_into().unwrap());
+        let (x, q, bsums) = (
+            x.try_into().unwrap(),
+            q.try_into().unwrap(),
+            bsums.try_into().unwrap(),
+        );
+        act.d[i] = match simd {
+            // SAFETY: `simd` holds only where AVX2 was detected just above.
+            #[cfg(target_arch = "x86_64")]
+            true => unsafe { super::act_x86::quantize_block_k(x, q, bsums) },
+            _ => quantize_block(x, q, bsums),
+        };
     }
 }
 
 /// One block; returns `d`.
-#[inline(always)]
 fn quantize_block(x: &[f32; QK_K], q: &mut [i8; QK_K], bsums: &mut [i16; 16]) -> f32 {
     // The largest magnitude as integer bits (monotonic for non-NaN floats, so this vectorises; NaN bits
     // are skipped as candle's `amax < x.abs()` skips them), then the first value that has it: candle
@@ -88,7 +82,8 @@ mod tests {
     use candle_core::quantized::{GgmlDType, QTensor};
     use candle_core::{Device, Tensor};
 
-    /// Our Q8_K blocks must be byte-identical to candle's (`d`, quants, `bsums`), special values included.
+    /// Our Q8_K blocks, portable and AVX2, must be byte-identical to candle's (`d`, quants, `bsums`),
+    /// special values included.
     #[test]
     fn matches_candle_bit_for_bit() {
         let (m, k) = (3, 512);
@@ -106,13 +101,54 @@ mod tests {
         let t = Tensor::from_vec(xs.clone(), (m, k), &Device::Cpu).unwrap();
         let theirs = QTensor::quantize(&t, GgmlDType::Q8K).unwrap();
         let theirs = theirs.data().unwrap();
-        let ours = Act::quantize(&xs, m, k, ActKind::Q8K);
-        assert_eq!(ours.nb, m * k / QK_K / m);
+        for simd in [false, true] {
+            let ours = Act::quantize_with(&xs, m, k, ActKind::Q8K, simd);
+            assert_eq!(ours.nb, m * k / QK_K / m);
+            same_blocks(&ours, &theirs, simd);
+        }
+    }
+
+    /// Many blocks of varied scale, each with its largest magnitude at both signs (the first is kept): the
+    /// AVX2 blocks equal the portable ones byte for byte.
+    #[test]
+    fn avx2_blocks_equal_the_portable_ones() {
+        let (m, k) = (7, 2048);
+        let xs: Vec<f32> = (0..m * k)
+            .map(|i| {
+                let h = (i as u32).wrapping_mul(2_654_435_761).rotate_left(7);
+                let scale = [1e-3, 0.5, 3.0, 40.0][i / 256 % 4];
+                let x = (h % 2001) as f32 - 1000.0;
+                match i % 97 {
+                    0 => 1000.0 * scale, // magnitudes repeat: the first one is kept
+                    1 => -1000.0 * scale,
+                    _ => x * scale * 0.001,
+                }
+            })
+            .collect();
+        let (a, b) = (
+            Act::quantize_with(&xs, m, k, ActKind::Q8K, false),
+            Act::quantize_with(&xs, m, k, ActKind::Q8K, true),
+        );
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&a.d), bits(&b.d));
+        assert_eq!(a.qs, b.qs);
+        assert_eq!(a.bsums, b.bsums);
+    }
+
+    fn same_blocks(ours: &Act, theirs: &[u8], simd: bool) {
         for (i, block) in theirs.chunks_exact(4 + QK_K + 32).enumerate() {
             let d = f32::from_le_bytes(block[..4].try_into().unwrap());
-            assert_eq!(ours.d[i].to_bits(), d.to_bits(), "d of block {i}");
+            assert_eq!(
+                ours.d[i].to_bits(),
+                d.to_bits(),
+                "d of block {i}, simd {simd}"
+            );
             let qs: Vec<i8> = block[4..4 + QK_K].iter().map(|&b| b as i8).collect();
-            assert_eq!(&ours.qs[i * QK_K..][..QK_K], &qs[..], "quants of block {i}");
+            assert_eq!(
+                &ours.qs[i * QK_K..][..QK_K],
+                &qs[..],
+                "quants of block {i}, simd {simd}"
+            );
             let bsums: Vec<i16> = block[4 + QK_K..]
                 .chunks_exact(2)
                 .map(|b| i16::from_le_bytes([b[0], b[1]]))
@@ -120,7 +156,7 @@ mod tests {
             assert_eq!(
                 &ours.bsums[i * 16..][..16],
                 &bsums[..],
-                "bsums of block {i}"
+                "bsums of block {i}, simd {simd}"
             );
         }
     }

@@ -90,3 +90,76 @@ fn quantize_block(x: &[f32; QK], q: &mut [i8; QK]) -> (f32, i32) {
     unsafe { _mm256_storeu_si256(q.as_mut_ptr() as *mut __m256i, ordered) };
     (d, sum)
 }
+
+/// `act_k.rs`'s Q8_K block, 8 lanes at a time: the largest magnitude as integer bits (NaN bits
+/// zeroed), the first value that has it, then `round(iscale * x)` ties away from zero, clamped by the
+/// saturating packs, and the sum of each 16 quants. Returns `d`. Bit-identical to the portable block
+/// for every input the model can give (`iscale * x` is within ±127.0001, or ±inf for a block whose
+/// largest magnitude is below 3.7e-37, where both step the truncation of ±inf the same way).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub unsafe fn quantize_block_k(x: &[f32; 256], q: &mut [i8; 256], bsums: &mut [i16; 16]) -> f32 {
+    let load = |j: usize| {
+        // SAFETY: 8 floats at `8 * j` (j < 32) of a 256-float array; `loadu` is unaligned.
+        unsafe { _mm256_loadu_si256(x.as_ptr().add(8 * j) as *const __m256i) }
+    };
+    let (abs, inf) = (
+        _mm256_set1_epi32(0x7FFF_FFFF),
+        _mm256_set1_epi32(0x7F80_0000),
+    );
+    let mut m = _mm256_setzero_si256();
+    for j in 0..32 {
+        let bits = _mm256_and_si256(load(j), abs);
+        m = _mm256_max_epi32(m, _mm256_andnot_si256(_mm256_cmpgt_epi32(bits, inf), bits));
+    }
+    let m = _mm_max_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256::<1>(m));
+    let m = _mm_max_epi32(m, _mm_unpackhi_epi64(m, m));
+    let amax_bits = _mm_cvtsi128_si32(_mm_max_epi32(m, _mm_shuffle_epi32::<1>(m)));
+    if amax_bits == 0 {
+        q.fill(0);
+        bsums.fill(0);
+        return 0.0;
+    }
+    let want = _mm256_set1_epi32(amax_bits);
+    let first = (0..32)
+        .find_map(|j| {
+            let hit = _mm256_cmpeq_epi32(_mm256_and_si256(load(j), abs), want);
+            let mask = _mm256_movemask_ps(_mm256_castsi256_ps(hit));
+            (mask != 0).then(|| 8 * j + mask.trailing_zeros() as usize)
+        })
+        .expect("amax is one of the values");
+    let iscale = -127f32 / x[first];
+    let scale = _mm256_set1_ps(iscale);
+    let (half, neg_half) = (_mm256_set1_ps(0.5), _mm256_set1_ps(-0.5));
+    let ones = (_mm256_set1_epi8(1), _mm256_set1_epi16(1));
+    for k in 0..8 {
+        let r: [__m256i; 4] = std::array::from_fn(|i| {
+            let v = _mm256_mul_ps(_mm256_castsi256_ps(load(4 * k + i)), scale);
+            // Truncate (NaN lanes forced to 0, as `NaN as i32`), then step away from zero on a
+            // fraction >= 1/2; the compare masks are -1 where true.
+            let ordered = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_ORD_Q>(v, v));
+            let t = _mm256_and_si256(_mm256_cvttps_epi32(v), ordered);
+            let frac = _mm256_sub_ps(v, _mm256_cvtepi32_ps(t));
+            let up = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GE_OQ>(frac, half));
+            let down = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_LE_OQ>(frac, neg_half));
+            _mm256_add_epi32(_mm256_sub_epi32(t, up), down)
+        });
+        // As in `quantize_block`: the saturating packs clamp to -128..=127, the permute restores order.
+        let packed = _mm256_packs_epi16(
+            _mm256_packs_epi32(r[0], r[1]),
+            _mm256_packs_epi32(r[2], r[3]),
+        );
+        let qv = _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        // SAFETY: 32 bytes at `32 * k` (k < 8) of the 256-byte `q`; `storeu` is unaligned.
+        unsafe { _mm256_storeu_si256(q.as_mut_ptr().add(32 * k) as *mut __m256i, qv) };
+        // Each 128-bit half is 16 quants: pairs, fours, then two horizontal adds give its sum.
+        let fours = _mm256_madd_epi16(_mm256_maddubs_epi16(ones.0, qv), ones.1);
+        let s = _mm256_hadd_epi32(fours, fours);
+        let s = _mm256_hadd_epi32(s, s);
+        bsums[2 * k] = _mm256_extract_epi32::<0>(s) as i16;
+        bsums[2 * k + 1] = _mm256_extract_epi32::<4>(s) as i16;
+    }
+    1.0 / iscale
+}
