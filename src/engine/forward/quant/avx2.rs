@@ -4,7 +4,7 @@
 //! Same arithmetic and order as `scalar.rs` (see there), so results are bit-identical to it.
 
 use super::act::Act;
-use super::layout::{SignedQ5, TileQ4_1, TileQ5_0, TileQ8_0, QK, TILE};
+use super::layout::{SignedQ5, TileQ4_1, TileQ5_0, TileQ5_0U, TileQ8_0, QK, TILE};
 use std::arch::x86_64::*;
 
 pub use super::avx2_k::{q4k, q6k};
@@ -209,6 +209,15 @@ impl Q5Groups for TileQ8_0 {
     }
 }
 
+impl Q5Groups for TileQ5_0U {
+    #[inline(always)]
+    unsafe fn group(&self, half: usize, g: usize) -> __m256i {
+        let v = &self.qs[(g * TILE + 8 * half) * 4..][..32];
+        // SAFETY: `v` is 32 readable bytes (bounds-checked slice); AVX2 per this fn's contract.
+        unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) }
+    }
+}
+
 impl Q5Groups for TileQ5_0 {
     #[inline(always)]
     unsafe fn group(&self, half: usize, g: usize) -> __m256i {
@@ -282,8 +291,8 @@ pub unsafe fn q5_0<const C: usize>(
     out
 }
 
-/// Q5_0 kept at 5 bits: `q5_0` on the other form.
-pub use self::q5_0 as q5_0p;
+/// Q5_0 kept at 5 bits, and unpacked unsigned: `q5_0` on the other forms.
+pub use self::{q5_0 as q5_0p, q5_0 as q5_0u};
 
 /// 32 bytes from 32 bits: byte `i` is 0xFF where bit `i` of `bits` is set, else 0.
 #[inline]
@@ -320,25 +329,20 @@ fn q5_0_group(tile: &TileQ5_0, half: usize, g: usize) -> __m256i {
     _mm256_or_si256(nibbles, _mm256_and_si256(high, _mm256_set1_epi8(16)))
 }
 
-/// `TileQ5_0::unpack` in 16 vector steps: a prefill unpacks each tile once for a chunk of rows.
+/// `TileQ5_0::unpack` in 16 vector steps, into `out`: a prefill unpacks each tile once for a chunk of
+/// rows.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
-pub unsafe fn unpack_q5_0(tile: &TileQ5_0) -> TileQ8_0 {
-    let mut out = TileQ8_0 {
-        d: tile.d,
-        qs: [0; TILE * QK],
-    };
+pub unsafe fn unpack_q5_0(tile: &TileQ5_0, out: &mut TileQ5_0U) {
+    out.d = tile.d;
     for half in 0..2 {
         for g in 0..8 {
+            let u = q5_0_group(tile, half, g);
             let dst = &mut out.qs[(g * TILE + 8 * half) * 4..][..32];
             // SAFETY: `dst` is 32 writable bytes (bounds-checked slice); `storeu` is unaligned.
-            unsafe {
-                let signed = _mm256_sub_epi8(q5_0_group(tile, half, g), _mm256_set1_epi8(16));
-                _mm256_storeu_si256(dst.as_mut_ptr() as *mut __m256i, signed)
-            };
+            unsafe { _mm256_storeu_si256(dst.as_mut_ptr() as *mut __m256i, u) };
         }
     }
-    out
 }

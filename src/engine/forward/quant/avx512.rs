@@ -9,9 +9,10 @@ use super::layout::{TileQ4_1, TileQ8_0, QK, TILE};
 pub use super::avx512_k::{q4k, q6k};
 use std::arch::x86_64::*;
 
-/// Q5_0 kept at 5 bits runs AVX2's kernel (every AVX-512 CPU has AVX2); AVX-512 machines load Q5_0
-/// unpacked for `q5_0` below instead (`QMatrix::from_rows`), so this serves forced-kernel tests.
-pub use super::avx2::q5_0p;
+/// Q5_0 kept at 5 bits, and its unsigned prefill unpacking, run AVX2's kernel (every AVX-512 CPU has
+/// AVX2); AVX-512 machines load Q5_0 unpacked for `q5_0` below instead (`QMatrix::from_rows`), so
+/// these serve forced-kernel tests.
+pub use super::avx2::{q5_0p, q5_0u};
 
 pub fn available() -> bool {
     is_x86_feature_detected!("avx512f")

@@ -2,22 +2,31 @@
 //! the chosen instruction set (`Isa`), and the unpacking of 5-bit Q5_0 tiles for a prefill's chunk.
 
 use super::act::Act;
-use super::layout::{TileQ5_0, TileQ8_0, TILE};
+use super::layout::{TileQ5_0, TileQ5_0U, QK, TILE};
 use super::matmul::Isa;
 use super::scalar;
 
-/// `w`'s tiles unpacked to signed bytes into `into` (`TileQ5_0::unpack`, in vector steps where the
-/// kernels are SIMD).
-pub(super) fn unpack_q5_0(isa: Isa, w: &[TileQ5_0], into: &mut Vec<TileQ8_0>) {
-    into.clear();
+/// `w`'s tiles unpacked to a byte a quant into `into` (`TileQ5_0::unpack`, in vector steps where the
+/// kernels are SIMD), in place: `into` keeps its length from tile to tile.
+pub(super) fn unpack_q5_0(isa: Isa, w: &[TileQ5_0], into: &mut Vec<TileQ5_0U>) {
+    let blank = TileQ5_0U {
+        d: [0; TILE],
+        qs: [0; TILE * QK],
+    };
+    into.resize(w.len(), blank);
     #[cfg(target_arch = "x86_64")]
     if isa != Isa::Scalar {
-        // SAFETY: `Isa::all()` lists AVX2 or AVX-512 only if the CPU supports it, and every
-        // AVX-512 CPU has AVX2.
-        into.extend(w.iter().map(|t| unsafe { super::avx2::unpack_q5_0(t) }));
+        for (t, out) in w.iter().zip(into.iter_mut()) {
+            // SAFETY: `Isa::all()` lists AVX2 or AVX-512 only if the CPU supports it, and every
+            // AVX-512 CPU has AVX2.
+            unsafe { super::avx2::unpack_q5_0(t, out) };
+        }
         return;
     }
-    into.extend(w.iter().map(TileQ5_0::unpack));
+    let _ = isa;
+    for (t, out) in w.iter().zip(into.iter_mut()) {
+        *out = t.unpack();
+    }
 }
 
 /// Expands to one kernel call per (ISA, rows-at-once) pair; `C` must be a constant.
@@ -70,6 +79,7 @@ macro_rules! runner {
 runner!(run_q4_1, q4_1, super::layout::TileQ4_1);
 runner!(run_q5_0, q5_0, super::layout::TileQ8_0);
 runner!(run_q5_0p, q5_0p, super::layout::TileQ5_0);
+runner!(run_q5_0u, q5_0u, super::layout::TileQ5_0U);
 runner!(run_q8_0, q8_0, super::layout::TileQ8_0);
 runner!(run_q4k, q4k, super::layout_k::TileQ4K);
 runner!(run_q6k, q6k, super::layout_k::TileQ6K);

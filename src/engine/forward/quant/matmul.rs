@@ -8,7 +8,9 @@
 //! shapes), need no second copy of the weights, and give `Exact`'s bits, which the f32 gemm would not.
 
 use super::act::{Act, ActKind};
-use super::kernels::{run_q4_1, run_q4k, run_q5_0, run_q5_0p, run_q6k, run_q8_0, unpack_q5_0};
+use super::kernels::{
+    run_q4_1, run_q4k, run_q5_0, run_q5_0p, run_q5_0u, run_q6k, run_q8_0, unpack_q5_0,
+};
 use super::layout::{pack_q4_1, pack_q5_0, pack_q5_0_packed, pack_q8_0, Tiles, QK, TILE};
 use super::layout_k::{pack_q4k, pack_q6k};
 use super::pool;
@@ -119,7 +121,7 @@ const PARALLEL_MIN_ROWS: usize = 4;
 const PARALLEL_MIN_WEIGHTS: usize = 32 << 20;
 const PARALLEL_MIN_MACS: usize = 4 << 20;
 
-/// From this many rows in a chunk, a 5-bit Q5_0 tile is unpacked to signed bytes once for all of them
+/// From this many rows in a chunk, a 5-bit Q5_0 tile is unpacked to a byte a quant once for all of them
 /// (one per 4 rows in its own kernel cost pp512 15-25% on Gemma 3; decode reads it packed).
 const UNPACK_MIN_ROWS: usize = 8;
 
@@ -276,7 +278,7 @@ impl QMatrix {
             let (rows, act) = (rows_of(chunk), &acts[chunk]);
             let mut unpacked = Vec::new();
             for t in group * per_item..n_tiles.min((group + 1) * per_item) {
-                // 5-bit Q5_0 for many rows: unpacked once here, then `q5_0` for every row.
+                // 5-bit Q5_0 for many rows: unpacked once here, then `q5_0u` for every row.
                 if let (Tiles::Q5_0P(w), UNPACK_MIN_ROWS..) = (&self.tiles, act.m) {
                     unpack_q5_0(isa, &w[t * nb..][..nb], &mut unpacked);
                 }
@@ -292,7 +294,7 @@ impl QMatrix {
                         Tiles::Q8_0(w) => run_q8_0(isa, step, &w[t * nb..][..nb], act, c0, emit),
                         Tiles::Q5_0(w) => run_q5_0(isa, step, &w[t * nb..][..nb], act, c0, emit),
                         Tiles::Q5_0P(_) if !unpacked.is_empty() => {
-                            run_q5_0(isa, step, &unpacked, act, c0, emit)
+                            run_q5_0u(isa, step, &unpacked, act, c0, emit)
                         }
                         Tiles::Q5_0P(w) => run_q5_0p(isa, step, &w[t * nb..][..nb], act, c0, emit),
                         Tiles::Q4K(w) => run_q4k(isa, step, &w[t * nb..][..nb], act, c0, emit),

@@ -1,6 +1,7 @@
 //! Q5_0's two tile forms (unpacked to signed bytes, kept at 5 bits) give candle's bits on every kernel
 //! set, on any machine: `QMatrix::from_rows` picks one form by the best ISA, so a test through it
-//! would cover only that machine's form.
+//! would cover only that machine's form. From 8 rows the 5-bit form is unpacked to its unsigned bytes
+//! (`TileQ5_0U`) for the chunk: the third form, covered here by the larger row counts.
 
 use super::layout::{pack_q5_0, pack_q5_0_packed, Tiles};
 use super::{Isa, QMatrix};
@@ -36,7 +37,8 @@ fn both_forms_give_candles_bits_on_every_kernel_set() {
     ];
     let candle = QMatMul::from_qtensor(q).unwrap();
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    // 1..=9 rows cover every kernel width and remainder; 64 and 70 the unpacked prefill chunks.
+    // 1..=9 rows cover every kernel width and remainder; 8 and up the 5-bit form's unsigned unpacking;
+    // 64 and 70 the prefill chunks.
     for rows in [1, 2, 3, 4, 5, 7, 8, 9, 64, 70] {
         let mut xs = values(rows * k, rows, 2.0);
         xs[1] = 50.0; // a block whose largest quant is +127, and one at -127

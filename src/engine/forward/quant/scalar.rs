@@ -107,7 +107,7 @@ pub fn q5_0<const C: usize>(tiles: &[impl SignedQ5], act: &Act, c0: usize) -> [[
 }
 
 /// Q5_0 kept at 5 bits: `q5_0` on the other form.
-pub use self::q5_0 as q5_0p;
+pub use self::{q5_0 as q5_0p, q5_0 as q5_0u};
 
 /// Q4_K weights (one row tile, all super-block columns) times Q8_K activation rows `c0..c0+C`.
 pub fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[f32; TILE]; C] {
