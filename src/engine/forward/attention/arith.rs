@@ -65,6 +65,31 @@ impl Arith for Unfused {
     }
 }
 
+/// Asks for floats `at..at + len` of `x` to be brought into L1 (a no-op on other CPUs than x86): a
+/// decode step reads each key and value once, from memory (the weights it streamed since the last step
+/// evicted them), with too little work per key to hide that wait unless the next block is on its way.
+#[inline(always)]
+pub(super) fn prefetch(x: &[f32], at: usize, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (from, to) = (
+            x.as_ptr().wrapping_add(at),
+            x.as_ptr().wrapping_add(at + len),
+        );
+        let first = (from as usize & !63) as *const f32;
+        for line in (0..to as usize - first as usize).step_by(64) {
+            // SAFETY: a prefetch reads nothing architecturally and never faults, whatever the address;
+            // `wrapping_byte_add` keeps the pointer arithmetic defined. SSE, which every x86_64 has.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>(first.wrapping_byte_add(line) as *const i8)
+            };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (x, at, len);
+}
+
 /// Bytes of keys or values a block brings into L1 for all of a group's queries.
 pub(super) const L1_BLOCK_BYTES: usize = 16 << 10;
 
@@ -79,8 +104,8 @@ pub(super) struct Sums<'a> {
 }
 
 /// `y[y_at(qi)..][..hd] = Σ_j p_qi,j v_j` for each query, where `v_j` starts `j * stride` floats on
-/// from `v_at(qi)` (`n_kv` heads size the blocks): 64 elements of the head at a time, a block of keys
-/// at a time, so that block of values stays in L1 across the queries, and up to `A::SUMS_TOGETHER`
+/// from `v_at(qi)` (`n_kv` heads size the blocks; a decode step's `decode_block` keys, the next block's
+/// values asked for ahead): 64 elements of the head at a time, a block of keys at a time, so that block of values stays in L1 across the queries, and up to `A::SUMS_TOGETHER`
 /// queries that read one kv head over the same keys (a row's heads of one group) in one pass. Each
 /// element is one chain of multiply-adds in key order, from zero (a block's partial sum is stored and
 /// picked up again, which changes no bit).
@@ -88,17 +113,30 @@ pub(super) struct Sums<'a> {
 pub(super) fn weighted_sums<A: Arith>(
     q: &Sums,
     (v, stride, n_kv): (&[f32], usize, usize),
-    hd: usize,
+    (hd, decode_block): (usize, Option<usize>),
     y: &mut [f32],
 ) {
     const W: usize = 64; // 64 elements of a head stay in registers
-    let keys = (L1_BLOCK_BYTES / (4 * W * n_kv)).max(1);
+    let keys = decode_block.unwrap_or((L1_BLOCK_BYTES / (4 * W * n_kv)).max(1));
     let lo = q.spans.iter().map(|s| s.start).min().unwrap_or(0);
     let hi = q.spans.iter().map(|s| s.end).max().unwrap_or(0);
+    // Where each kv head a decode step's queries read starts, to ask for the next block's values.
+    let mut heads: Vec<usize> = match decode_block {
+        Some(_) => (0..q.spans.len()).map(|qi| (q.v_at)(qi)).collect(),
+        None => Vec::new(),
+    };
+    heads.dedup();
     for c0 in (0..hd).step_by(W) {
         let w = W.min(hd - c0);
         for j0 in (lo..hi).step_by(keys) {
             let j1 = hi.min(j0 + keys);
+            if decode_block.is_some() {
+                for j in j1..hi.min(j1 + keys) {
+                    heads
+                        .iter()
+                        .for_each(|&at| prefetch(v, j * stride + at + c0, w));
+                }
+            }
             let mut qi = 0;
             while qi < q.spans.len() {
                 let s = &q.spans[qi];
