@@ -121,6 +121,14 @@ const PARALLEL_MIN_ROWS: usize = 4;
 const PARALLEL_MIN_WEIGHTS: usize = 32 << 20;
 const PARALLEL_MIN_MACS: usize = 4 << 20;
 
+/// Runs of tiles per thread in a decode's matmul. Each thread streams its runs' weights from memory,
+/// and a stream pays to start: the prefetchers ramp up, and a thread's software prefetch (8 KB
+/// ahead) then lands in the other thread's run. On two Zen 5 threads (`bench -p 8 -n 128`, four
+/// alternating tries each), SmolLM2's tg128 under `--isa avx2` ran 381-385 tok/s at 8 runs a thread,
+/// 452 at 4, 476-483 at 3, 488-519 at 2 and 476-490 at 1; AVX-512 427 at 8, 519 at 2. Gemma 3 (whose
+/// time is its one 178 MB head, already long runs) within noise.
+const DECODE_RUNS: usize = 2;
+
 /// From this many rows in a chunk, a 5-bit Q5_0 tile is unpacked to a byte a quant once for all of them
 /// (one per 4 rows in its own kernel cost pp512 15-25% on Gemma 3; decode reads it packed).
 const UNPACK_MIN_ROWS: usize = 8;
@@ -269,8 +277,13 @@ impl QMatrix {
         let mut dst = vec![0f32; m * self.n];
         let out = OutPtr(dst.as_mut_ptr());
         // Each item takes a run of neighbouring tiles, so a thread streams contiguous weights (the
-        // hardware prefetcher follows), with about 8 items per thread left to balance the load.
-        let per_item = (chunks * n_tiles / (8 * threads)).clamp(1, n_tiles);
+        // hardware prefetcher follows), with about 8 items per thread left to balance the load; a
+        // decode's few rows, bound by memory, `DECODE_RUNS` (longer streams).
+        let runs = match m < PARALLEL_MIN_ROWS {
+            true => DECODE_RUNS * threads,
+            false => 8 * threads,
+        };
+        let per_item = (chunks * n_tiles).div_ceil(runs).clamp(1, n_tiles);
         let groups = n_tiles.div_ceil(per_item);
         // Items run chunk-major: neighbouring items share one chunk of activations.
         pool::parallel_for(chunks * groups, threads, |item| {
