@@ -43,31 +43,36 @@ pub fn lines(app: &App, s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<
         )
     };
     let mut out = vec![Line::styled(first, theme.info)];
-    out.push(Line::styled(newest(app, s, m, floor, wide), theme.info));
+    let newest = newest(app, s, m, floor, wide);
+    out.extend(newest.into_iter().map(|t| Line::styled(t, theme.info)));
     out
 }
 
-/// The newest pass against its limit: a cached step against the bandwidth floor, a pass over many
-/// tokens against the peak arithmetic; a round's tokens say where their time is.
-fn newest(app: &App, s: &SessionView, m: &MachineSpeed, floor: f64, wide: bool) -> String {
+/// The newest pass against its limit, then the prefill against the peak arithmetic, a line each (side
+/// by side they overran the panel's width): a cached step against the bandwidth floor, a pass over
+/// many tokens against the peak; a round's tokens say where their time is.
+fn newest(app: &App, s: &SessionView, m: &MachineSpeed, floor: f64, wide: bool) -> Vec<String> {
     let p = &s.prefill;
     let prefill = gflops(m.pass_flop(p.tokens, 0), p.ms);
     let read = if wide {
         format!("prefill {prefill:.1} of {:.0} GFLOP/s peak", m.peak_gflops)
     } else {
-        format!("read {:.0}% of peak", 100.0 * prefill / m.peak_gflops)
+        format!("prefill at {:.0}% of peak", 100.0 * prefill / m.peak_gflops)
     };
     let last = &s.last_pass;
     let stepped = s.tokens.len() > s.prompt_len;
     let from_round = app.speculative.last.is_some() && app.round_on_path();
     let write = match (stepped, from_round, last.kv_cache_on) {
-        (false, _, _) => return read,
-        (true, true, _) => "the last token came from a round (its panel)".to_string(),
+        (false, _, _) => return vec![read],
+        (true, true, _) => match wide {
+            true => "the last token came from a round (its panel)".to_string(),
+            false => "last token came from a round".to_string(),
+        },
         (true, false, true) if last.tokens_fed == 1 => {
             let pct = 100.0 * floor / last.ms.max(1e-9);
             match wide {
                 true => format!("the last took {}: {pct:.0}% of light", ms(last.ms)),
-                false => format!("last {} = {pct:.0}%", ms(last.ms)),
+                false => format!("last step {}: {pct:.0}% of light", ms(last.ms)),
             }
         }
         (true, false, _) => {
@@ -82,7 +87,7 @@ fn newest(app: &App, s: &SessionView, m: &MachineSpeed, floor: f64, wide: bool) 
             }
         }
     };
-    format!("{write} · {read}")
+    vec![write, read]
 }
 
 fn gflops(flop: f64, ms: f64) -> f64 {

@@ -82,4 +82,20 @@ fn the_timing_panel_sets_the_newest_step_against_the_bandwidth_floor() {
     ] {
         assert!(text.contains(&want), "{want}\n{text}");
     }
+    // At 80x24 the narrow panel says the same, each sentence whole on its own line.
+    update(
+        &mut app,
+        Msg::Resize {
+            width: 80,
+            height: 24,
+        },
+    );
+    let text = screen_text(&app).join("\n");
+    let prefill_pct = 100.0 * flop / 0.0214 / 1e9 / 40.0;
+    for want in [
+        format!("last step 9.00 ms: {:.0}% of light", 100.0 * floor / 9.0),
+        format!("prefill at {prefill_pct:.0}% of peak"),
+    ] {
+        assert!(text.contains(&want), "{want}\n{text}");
+    }
 }

@@ -275,32 +275,8 @@ impl Job<'_> {
             .collect();
         let spans: Vec<_> = queries.iter().map(|&(i, _)| span(i)).collect();
         let mut p = vec![0f32; queries.len() * kv_len];
-        // A block of keys (of every kv head), read once for all the queries. A decode step's keys come
-        // from memory: small blocks, the next one asked for ahead (`DECODE_BLOCK`).
         let decode = rows.len() == 1;
-        let score_block = match decode {
-            true => DECODE_BLOCK,
-            false => (L1_BLOCK_BYTES / (4 * n_kv_head * hd)).max(4) / 4 * 4,
-        };
-        let kv_heads = hs.start / n_rep..hs.end.div_ceil(n_rep);
-        for j0 in keys.clone().step_by(score_block) {
-            let j1 = keys.end.min(j0 + score_block);
-            if decode {
-                for j in j1..keys.end.min(j1 + score_block) {
-                    kv_heads
-                        .clone()
-                        .for_each(|g| prefetch(kv.k, kv.at(j, g), hd));
-                }
-            }
-            for (qi, (&(i, h), s)) in queries.iter().zip(&spans).enumerate() {
-                let (a, b) = (s.start.max(j0), s.end.min(j1));
-                if a < b {
-                    let q = &self.q[(i * n_head + h) * hd..][..hd];
-                    let k = &kv.k[kv.at(a, h / n_rep)..];
-                    arith.scores(q, k, stride, self.scale, &mut p[qi * kv_len..][a..b]);
-                }
-            }
-        }
+        self.score_blocks(arith, (&queries, &spans), keys, decode, &mut p);
         for (qi, (&(i, h), s)) in queries.iter().zip(&spans).enumerate() {
             let ps = &mut p[qi * kv_len..][s.clone()];
             softmax(arith, ps, exp_ok);
@@ -322,6 +298,49 @@ impl Job<'_> {
         let block = decode.then_some(DECODE_BLOCK);
         weighted_sums::<A>(&sums, (kv.v, stride, n_kv_head), (hd, block), &mut y);
         BlockOut { y, probs }
+    }
+
+    /// Every query's scores over its keys (of `keys`), into `p` (query `qi`'s at `p[qi * kv_len..]`):
+    /// a block of keys (of every kv head) at a time, read once for all the queries. A decode step's
+    /// keys come from memory: small blocks, the next one asked for ahead (`DECODE_BLOCK`).
+    #[inline(always)]
+    fn score_blocks<A: Arith>(
+        &self,
+        arith: A,
+        (queries, spans): (&[(usize, usize)], &[Range<usize>]),
+        keys: Range<usize>,
+        decode: bool,
+        p: &mut [f32],
+    ) {
+        let (n_head, hd) = (self.heads.n_head, self.heads.head_dim);
+        let n_rep = n_head / self.heads.n_kv_head;
+        let kv = self.kv;
+        let score_block = match decode {
+            true => DECODE_BLOCK,
+            false => (L1_BLOCK_BYTES / (4 * self.heads.n_kv_head * hd)).max(4) / 4 * 4,
+        };
+        // The kv heads the queries read (a kv group's queries are neighbours).
+        let kv_heads = match (queries.first(), queries.last()) {
+            (Some(a), Some(b)) => a.1 / n_rep..b.1 / n_rep + 1,
+            _ => 0..0,
+        };
+        for j0 in keys.clone().step_by(score_block) {
+            let j1 = keys.end.min(j0 + score_block);
+            if decode {
+                for j in j1..keys.end.min(j1 + score_block) {
+                    (kv_heads.clone()).for_each(|g| prefetch(kv.k, kv.at(j, g), hd));
+                }
+            }
+            for (qi, (&(i, h), s)) in queries.iter().zip(spans).enumerate() {
+                let (a, b) = (s.start.max(j0), s.end.min(j1));
+                if a < b {
+                    let q = &self.q[(i * n_head + h) * hd..][..hd];
+                    let k = &kv.k[kv.at(a, h / n_rep)..];
+                    let out = &mut p[qi * kv.len..][a..b];
+                    arith.scores(q, k, kv.row_stride, self.scale, out);
+                }
+            }
+        }
     }
 }
 
