@@ -8,9 +8,9 @@
 //! - Q5_0 block (22 bytes): f16 `d`, 4 bytes `qh` of high bits, 16 bytes of nibbles; value
 //!   `x = d*(q - 16)`, `q` in 0..32: byte `j`'s low nibble and bit `j` of `qh` make `q[j]`, its high
 //!   nibble and bit `j+16` make `q[j+16]`. Kept at 5 bits in `TileQ5_0` where the kernels are AVX2's
-//!   or scalar (decode reads its 22 bytes a block; a prefill chunk unpacks each tile once); unpacked at
-//!   load into a Q8_0 tile of the signed values `q - 16` (34 bytes a block) for AVX-512's kernels. Both
-//!   take exact 8-bit dots as for Q8_0.
+//!   or scalar (decode reads its 22 bytes a block; a prefill chunk unpacks each tile once, `layout_q5`);
+//!   unpacked at load into a Q8_0 tile of the signed values `q - 16` (34 bytes a block) for AVX-512's
+//!   kernels. All take exact 8-bit dots as for Q8_0.
 //!
 //! A tile holds one 32-value block column of 16 consecutive rows. Its quants are laid out in 4-value
 //! groups, row-minor: `[group][row 0..16][4 bytes]`, so a 64-byte load is "4 k-values of 16 rows" and
@@ -19,6 +19,7 @@
 //! k-values 4p..4p+4 in its low nibbles and 16+4p..16+4p+4 in its high nibbles.
 
 use super::layout_k::{TileQ4K, TileQ6K};
+pub use super::layout_q5::{SignedQ5, TileQ5_0U};
 use half::f16;
 use rayon::prelude::*;
 
@@ -50,17 +51,6 @@ pub struct TileQ8_0 {
     /// f16 bits of each row's scale `d`.
     pub d: [u16; TILE],
     /// `[g in 0..8][row][4 bytes]`: k-values 4g..4g+4 of each row, signed bytes stored as `u8`.
-    pub qs: [u8; TILE * QK],
-}
-
-/// A 5-bit Q5_0 tile unpacked for a prefill's chunk of rows: `TileQ8_0`'s layout, but each byte the
-/// file's unsigned 5-bit quant `u` (0..=31; the value is `u - 16`), which AVX2's `maddubs` takes as it is.
-#[derive(Clone, Copy)]
-#[repr(C, align(32))]
-pub struct TileQ5_0U {
-    /// f16 bits of each row's scale `d`.
-    pub d: [u16; TILE],
-    /// `[g in 0..8][row][4 bytes]`: the unsigned quants `u` of k-values 4g..4g+4 of each row.
     pub qs: [u8; TILE * QK],
 }
 
@@ -202,68 +192,6 @@ pub fn pack_q5_0_packed(raw: &[u8], n: usize, k: usize) -> Vec<TileQ5_0> {
             }
         },
     )
-}
-
-/// A Q5_0 tile in either form: its scales, and row `r`'s signed value `q - 16` at position `v` of
-/// the block. The kernels take both forms through it (`scalar::q5_0`, `avx2::q5_0`).
-pub trait SignedQ5 {
-    fn scales(&self) -> &[u16; TILE];
-    fn signed(&self, r: usize, v: usize) -> i8;
-}
-
-impl SignedQ5 for TileQ8_0 {
-    fn scales(&self) -> &[u16; TILE] {
-        &self.d
-    }
-
-    fn signed(&self, r: usize, v: usize) -> i8 {
-        self.qs[((v / 4) * TILE + r) * 4 + v % 4] as i8
-    }
-}
-
-impl SignedQ5 for TileQ5_0U {
-    fn scales(&self) -> &[u16; TILE] {
-        &self.d
-    }
-
-    fn signed(&self, r: usize, v: usize) -> i8 {
-        self.qs[((v / 4) * TILE + r) * 4 + v % 4] as i8 - 16
-    }
-}
-
-impl SignedQ5 for TileQ5_0 {
-    fn scales(&self) -> &[u16; TILE] {
-        &self.d
-    }
-
-    fn signed(&self, r: usize, v: usize) -> i8 {
-        self.value(r, v)
-    }
-}
-
-impl TileQ5_0 {
-    /// The tile unpacked to a byte a quant (`TileQ5_0U`), for many rows to read.
-    pub fn unpack(&self) -> TileQ5_0U {
-        let mut out = TileQ5_0U {
-            d: self.d,
-            qs: [0; TILE * QK],
-        };
-        for r in 0..TILE {
-            for v in 0..QK {
-                out.qs[((v / 4) * TILE + r) * 4 + v % 4] = (self.value(r, v) + 16) as u8;
-            }
-        }
-        out
-    }
-
-    /// Row `r`'s signed value `q - 16` at position `v` of the block.
-    pub fn value(&self, r: usize, v: usize) -> i8 {
-        let (g, j) = (v % 16 / 4, v % 4);
-        let byte = self.qs[(g * TILE + r) * 4 + j];
-        let nibble = if v < 16 { byte & 0x0F } else { byte >> 4 };
-        let high = (self.qh[(r / 8) * 8 + v / 4] >> ((r % 8) * 4 + j)) & 1;
-        (nibble | (high as u8) << 4) as i8 - 16
-    }
 }
 
 /// The tiles of an `[n, k]` matrix of `bytes`-byte blocks of `qk` values: `fill(tile, r, block)` puts

@@ -1,7 +1,7 @@
 //! Fast quantised matmul kernels (Q4_1, Q8_0, Q5_0, Q4_K and Q6_K weights, 8-bit activations) and their
 //! threads.
 //!
-//! - `layout` (+ `layout_k` for the K-quants): GGUF blocks regrouped into 16-row tiles (one SIMD lane per
+//! - `layout` (+ `layout_k` for the K-quants, `layout_q5` for Q5_0's forms): GGUF blocks regrouped into 16-row tiles (one SIMD lane per
 //!   output row).
 //! - `act` (+ `act_x86`, `act_k`): activations quantised to Q8_1 / Q8_0 / Q8_K exactly as candle does.
 //! - `scalar`, `avx2` (+ `avx2_k`), `avx512` (+ `avx512_k`): tile kernels, bit-identical to each other.
@@ -25,6 +25,7 @@ pub mod decode_threads;
 mod kernels;
 pub mod layout;
 pub mod layout_k;
+mod layout_q5;
 pub mod matmul;
 pub mod pool;
 #[cfg(test)]
