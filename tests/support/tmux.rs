@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 pub struct Tmux {
     session: String,
-    /// The private tmux server's socket name (`tmux -L NAME`), or `None` for the default server.
-    socket: Option<String>,
+    /// The private tmux server's socket name (`tmux -L NAME`): every session has a server of its own.
+    socket: String,
     /// The private server's socket file, removed on drop (tmux leaves it behind).
     socket_path: Option<std::path::PathBuf>,
 }
@@ -21,18 +21,20 @@ pub fn available() -> bool {
 }
 
 impl Tmux {
-    /// A session running `cmd` on the default tmux server.
+    /// A session running `cmd` on a private tmux server of its own (as `start_private`). On the default
+    /// server, tests running at once raced: one test's last session ending stopped the server while
+    /// another's `new-session` was connecting to it ("tmux new-session failed" in a CI run).
     pub fn start(cmd: &str, width: u16, height: u16) -> Tmux {
-        Self::launch(None, cmd, width, height)
+        Self::launch("nexttoken-e2e", cmd, width, height)
     }
 
     /// A session running `cmd` on a private tmux server (`tmux -L SOCKET-PID-N`), which is killed with
     /// it: a test that needs its own server (its own environment, no other session) uses this.
     pub fn start_private(socket: &str, cmd: &str, width: u16, height: u16) -> Tmux {
-        Self::launch(Some(socket), cmd, width, height)
+        Self::launch(socket, cmd, width, height)
     }
 
-    fn launch(socket: Option<&str>, cmd: &str, width: u16, height: u16) -> Tmux {
+    fn launch(socket: &str, cmd: &str, width: u16, height: u16) -> Tmux {
         assert!(
             available(),
             "tmux is needed for this test: apt-get install tmux (.ci/run installs it)"
@@ -41,7 +43,7 @@ impl Tmux {
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let pid = std::process::id();
         let session = format!("nexttoken-e2e-{pid}-{n}");
-        let socket = socket.map(|s| format!("{s}-{pid}-{n}"));
+        let socket = format!("{socket}-{pid}-{n}");
         let mut t = Tmux {
             session,
             socket,
@@ -65,18 +67,14 @@ impl Tmux {
             .unwrap()
             .success();
         assert!(ok, "tmux new-session failed");
-        if t.socket.is_some() {
-            t.socket_path = Some(t.display("#{socket_path}").into());
-        }
+        t.socket_path = Some(t.display("#{socket_path}").into());
         t
     }
 
     /// A tmux command on this session's server.
     fn tmux(&self) -> Command {
         let mut c = Command::new("tmux");
-        if let Some(s) = &self.socket {
-            c.args(["-L", s]);
-        }
+        c.args(["-L", &self.socket]);
         c
     }
 
@@ -157,14 +155,12 @@ impl Drop for Tmux {
             .tmux()
             .args(["kill-session", "-t", &self.session])
             .status();
-        // A private server is this session's alone (the default server is never killed).
-        if self.socket.is_some() {
-            let _ = self
-                .tmux()
-                .arg("kill-server")
-                .stderr(std::process::Stdio::null())
-                .status();
-        }
+        // The private server is this session's alone.
+        let _ = self
+            .tmux()
+            .arg("kill-server")
+            .stderr(std::process::Stdio::null())
+            .status();
         if let Some(p) = &self.socket_path {
             let _ = std::fs::remove_file(p);
         }
