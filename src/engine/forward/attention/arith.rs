@@ -104,11 +104,12 @@ pub(super) struct Sums<'a> {
 }
 
 /// `y[y_at(qi)..][..hd] = Σ_j p_qi,j v_j` for each query, where `v_j` starts `j * stride` floats on
-/// from `v_at(qi)` (`n_kv` heads size the blocks; a decode step's `decode_block` keys, the next block's
-/// values asked for ahead): 64 elements of the head at a time, a block of keys at a time, so that block of values stays in L1 across the queries, and up to `A::SUMS_TOGETHER`
-/// queries that read one kv head over the same keys (a row's heads of one group) in one pass. Each
-/// element is one chain of multiply-adds in key order, from zero (a block's partial sum is stored and
-/// picked up again, which changes no bit).
+/// from `v_at(qi)` (`n_kv` heads size the blocks; a decode step's blocks are `decode_block` keys, the
+/// next block's values asked for ahead): 64 elements of the head at a time, a block of keys at a time,
+/// so that block of values stays in L1 across the queries, and up to `A::SUMS_TOGETHER` queries that
+/// read one kv head over the same keys (a row's heads of one group) in one pass. Each element is one
+/// chain of multiply-adds in key order, from zero (a block's partial sum is stored and picked up again,
+/// which changes no bit).
 #[inline(always)]
 pub(super) fn weighted_sums<A: Arith>(
     q: &Sums,

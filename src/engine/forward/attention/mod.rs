@@ -46,7 +46,7 @@ const BLOCK_ROWS: usize = 16;
 /// read. One query row does a few dozen operations per key: the step waits on memory (the weights it
 /// streamed since the last step evicted the cache), and an L1-sized block of 20 SmolLM2 keys, read
 /// kv head by kv head, is a strided pattern the hardware prefetcher follows poorly. At 2048 keys, one
-/// Zen 5 thread under `--isa avx2` (`quick 1 attention-cold`): 200-210 us a layer at 20 keys without
+/// Zen 5 thread under `--isa avx2` (`quick 1 attention-cold`): 200-235 us a layer at 20 keys without
 /// prefetch, 190-200 with it, 131-133 at 8 keys with it, 164-175 at 8 without, 141-147 at 4.
 const DECODE_BLOCK: usize = 8;
 /// Below this many multiply-adds a pass runs on the calling thread (the hand-off costs more).
