@@ -50,9 +50,6 @@ pub struct Act {
     pub gsum: Vec<i32>,
     /// Q8_K only: `sum(q)` of each 16 quants (`m * k / 16`), as candle's `bsums`.
     pub bsums: Vec<i16>,
-    /// Q8_K only: `d * (bsums[2s] + bsums[2s+1]) as f32` of each 32-quant sub-block (`m * k / 32`),
-    /// the factor of Q4_K's minimum term, once per activation rather than once per weight tile.
-    pub dbsums: Vec<f32>,
 }
 
 impl Act {
@@ -75,7 +72,6 @@ impl Act {
             sum: vec![0; m * nb],
             gsum: Vec::new(),
             bsums: Vec::new(),
-            dbsums: Vec::new(),
         };
         if kind == ActKind::Q8K {
             super::act_k::quantize_rows(xs, &mut act, simd);

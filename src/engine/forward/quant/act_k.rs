@@ -36,10 +36,6 @@ pub(super) fn quantize_rows(xs: &[f32], act: &mut Act, simd: bool) {
             _ => quantize_block(x, q, bsums),
         };
     }
-    let d = &act.d;
-    act.dbsums = (act.bsums.chunks_exact(2).enumerate())
-        .map(|(j, b)| d[j / (QK_K / 32)] * (b[0] as i32 + b[1] as i32) as f32)
-        .collect();
 }
 
 /// One block; returns `d`.

@@ -25,14 +25,6 @@ pub(super) fn rows<const C: usize>(act: &Act, c0: usize) -> (*const i8, *const f
     )
 }
 
-/// Pointer to row `c0`, block 0 of `act`'s `dbsums` (8 a block; row `c0 + c`, block `b` at
-/// `8 (c * nb + b)`), after checking that `act` has them for rows `c0..c0+C` (`rows` checks the rest).
-#[inline(always)]
-pub(super) fn dbsums<const C: usize>(act: &Act, c0: usize) -> *const f32 {
-    assert!(act.dbsums.len() * 32 == act.qs.len() && c0 + C <= act.m);
-    act.dbsums[c0 * act.nb * 8..].as_ptr()
-}
-
 /// The 8 bytes `v[..8]` as f32 (unsigned).
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -80,8 +72,7 @@ fn store<const C: usize>(out: &mut [[f32; TILE]; C], half: usize, acc: [__m256; 
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[f32; TILE]; C] {
     assert_eq!(tiles.len(), act.nb);
-    let (qs, d, _) = rows::<C>(act, c0);
-    let dbsums = dbsums::<C>(act, c0);
+    let (qs, d, bsums) = rows::<C>(act, c0);
     let nb = act.nb;
     let low = _mm256_set1_epi8(0x0F);
     let ones = _mm256_set1_epi16(1);
@@ -115,13 +106,20 @@ pub unsafe fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[
                 let min = _mm256_mul_ps(mw, u8x8(&tile.mn[s * TILE + 8 * half..]));
                 for (c, acc) in acc.iter_mut().enumerate() {
                     let i = c * nb + b;
-                    // SAFETY: `rows` checked rows c0..c0+C exist, and `dbsums` that `act` has 8
-                    // `dbsums` a block: index `i` is inside `act.d`, `8i + s` inside `act.dbsums`.
-                    let (da, dbsum) = unsafe { (*d.add(i), *dbsums.add(8 * i + s)) };
+                    // SAFETY: `rows` checked rows c0..c0+C exist and that `act` has 16 bsums a block:
+                    // index `i` is inside `act.d`, `16i + 2s + 1 < 16(i + 1)` inside `act.bsums`.
+                    let (da, b0, b1) = unsafe {
+                        (
+                            *d.add(i),
+                            *bsums.add(16 * i + 2 * s),
+                            *bsums.add(16 * i + 2 * s + 1),
+                        )
+                    };
+                    let bsum = (b0 as i32 + b1 as i32) as f32;
                     let isum = _mm256_cvtepi32_ps(_mm256_madd_epi16(sum16[c], ones));
                     // candle's `acc = fma(isum, scale*da, acc)`, then `acc = fnma(min, da*bsum, acc)`
                     *acc = _mm256_fmadd_ps(isum, _mm256_mul_ps(scale, _mm256_set1_ps(da)), *acc);
-                    *acc = _mm256_fnmadd_ps(min, _mm256_set1_ps(dbsum), *acc);
+                    *acc = _mm256_fnmadd_ps(min, _mm256_set1_ps(da * bsum), *acc);
                 }
             }
         }

@@ -8,7 +8,7 @@
 
 use super::act::Act;
 use super::avx2::prefetch_ahead;
-use super::avx2_k::{dbsums, rows};
+use super::avx2_k::rows;
 use super::avx512::{bcast4, f16x16, group, load64, store};
 use super::layout::TILE;
 use super::layout_k::{TileQ4K, TileQ6K, QK_K};
@@ -41,8 +41,7 @@ fn i8x16(v: &[i8]) -> __m512 {
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 pub unsafe fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[f32; TILE]; C] {
     assert_eq!(tiles.len(), act.nb);
-    let (qs, d, _) = rows::<C>(act, c0);
-    let dbsums = dbsums::<C>(act, c0);
+    let (qs, d, bsums) = rows::<C>(act, c0);
     let nb = act.nb;
     let low = _mm512_set1_epi8(0x0F);
     let mut acc = [_mm512_setzero_ps(); C];
@@ -73,13 +72,20 @@ pub unsafe fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[
                     isum = _mm512_dpbusd_epi32(isum, lo[p], x);
                     isum = _mm512_dpbusd_epi32(isum, hi[p], y);
                 }
-                // SAFETY: `rows` checked rows c0..c0+C exist, and `dbsums` that `act` has 8
-                // `dbsums` a block: index `i` is inside `act.d`, `8i + s` inside `act.dbsums`.
-                let (da, dbsum) = unsafe { (*d.add(i), *dbsums.add(8 * i + s)) };
+                // SAFETY: `rows` checked rows c0..c0+C exist and that `act` has 16 bsums a block:
+                // index `i` is inside `act.d`, `16i + 2s + 1 < 16(i + 1)` inside `act.bsums`.
+                let (da, b0, b1) = unsafe {
+                    (
+                        *d.add(i),
+                        *bsums.add(16 * i + 2 * s),
+                        *bsums.add(16 * i + 2 * s + 1),
+                    )
+                };
+                let bsum = (b0 as i32 + b1 as i32) as f32;
                 // candle's `acc = fma(isum, scale*da, acc)`, then `acc = fnma(min, da*bsum, acc)`
                 let isum = _mm512_cvtepi32_ps(isum);
                 *acc = _mm512_fmadd_ps(isum, _mm512_mul_ps(scale, _mm512_set1_ps(da)), *acc);
-                *acc = _mm512_fnmadd_ps(min, _mm512_set1_ps(dbsum), *acc);
+                *acc = _mm512_fnmadd_ps(min, _mm512_set1_ps(da * bsum), *acc);
             }
         }
     }
