@@ -3,7 +3,8 @@
 //! block's weights and gated MLP (`block.rs`, `gate.rs`, `tanhf.rs`), the residual stream's norms
 //! (`rows.rs`), the quantised embeddings (`embedding.rs`), reading the matrices from the file
 //! (`weights.rs`), the KV cache (`kv_cache.rs`), attention in one
-//! fixed order (`attention/`), and the matrix multiplications (`linear.rs`, the kernels in `quant/`).
+//! fixed order (`attention/`), and the matrix multiplications (`linear.rs`, the kernels in `quant/`);
+//! `prefetch.rs` asks for memory ahead of both.
 
 pub mod attention;
 pub mod block;
@@ -13,6 +14,7 @@ pub mod gate;
 pub mod kv_cache;
 pub mod linear;
 pub mod model;
+mod prefetch;
 pub mod quant;
 mod rows;
 mod tanhf;

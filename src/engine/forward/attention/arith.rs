@@ -3,6 +3,7 @@
 //! each in the one fixed order that keeps a position's bits whatever pass computes it.
 
 use super::expf;
+use crate::engine::forward::prefetch;
 use std::ops::Range;
 
 /// The kernel's arithmetic: portable loops, or (`x86::Avx2`) intrinsics for the two hottest ones that
@@ -65,31 +66,6 @@ impl Arith for Unfused {
     }
 }
 
-/// Asks for floats `at..at + len` of `x` to be brought into L1 (a no-op on other CPUs than x86): a
-/// decode step reads each key and value once, from memory (the weights it streamed since the last step
-/// evicted them), with too little work per key to hide that wait unless the next block is on its way.
-#[inline(always)]
-pub(super) fn prefetch(x: &[f32], at: usize, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let (from, to) = (
-            x.as_ptr().wrapping_add(at),
-            x.as_ptr().wrapping_add(at + len),
-        );
-        let first = (from as usize & !63) as *const f32;
-        for line in (0..to as usize - first as usize).step_by(64) {
-            // SAFETY: a prefetch reads nothing architecturally and never faults, whatever the address;
-            // `wrapping_byte_add` keeps the pointer arithmetic defined. SSE, which every x86_64 has.
-            unsafe {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch::<_MM_HINT_T0>(first.wrapping_byte_add(line) as *const i8)
-            };
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (x, at, len);
-}
-
 /// Bytes of keys or values a block brings into L1 for all of a group's queries.
 pub(super) const L1_BLOCK_BYTES: usize = 16 << 10;
 
@@ -135,7 +111,7 @@ pub(super) fn weighted_sums<A: Arith>(
                 for j in j1..hi.min(j1 + keys) {
                     heads
                         .iter()
-                        .for_each(|&at| prefetch(v, j * stride + at + c0, w));
+                        .for_each(|&at| prefetch::floats(v, j * stride + at + c0, w));
                 }
             }
             let mut qi = 0;

@@ -32,11 +32,12 @@ mod x86_512;
 pub use rope::Rope;
 
 use super::kv_cache::KvView;
+use super::prefetch;
 use super::quant::decode_threads::small_rows_threads;
 use super::quant::pool;
 #[cfg(target_arch = "x86_64")]
 use arith::Unfused;
-use arith::{prefetch, softmax, weighted_sums, Arith, Fused, Sums, L1_BLOCK_BYTES};
+use arith::{softmax, weighted_sums, Arith, Fused, Sums, L1_BLOCK_BYTES};
 use std::ops::Range;
 use std::sync::OnceLock;
 
@@ -328,7 +329,7 @@ impl Job<'_> {
             let j1 = keys.end.min(j0 + score_block);
             if decode {
                 for j in j1..keys.end.min(j1 + score_block) {
-                    (kv_heads.clone()).for_each(|g| prefetch(kv.k, kv.at(j, g), hd));
+                    (kv_heads.clone()).for_each(|g| prefetch::floats(kv.k, kv.at(j, g), hd));
                 }
             }
             for (qi, (&(i, h), s)) in queries.iter().zip(spans).enumerate() {

@@ -33,16 +33,11 @@ pub(super) unsafe fn bcast4(a: *const i8) -> __m256i {
 pub(super) const PREFETCH_AHEAD: usize = 8 << 10;
 
 /// Asks for the bytes `PREFETCH_AHEAD` past `block` (as many as it holds) to be brought into L1: the
-/// same tile `PREFETCH_AHEAD` bytes on, or the next tiles of the matrix. Past the matrix's end it asks
-/// for nothing that matters (a prefetch never faults).
+/// same tile `PREFETCH_AHEAD` bytes on, or the next tiles of the matrix (`forward::prefetch`).
 #[inline(always)]
 pub(super) fn prefetch_ahead<T>(block: &T) {
-    let at = (block as *const T as *const i8).wrapping_add(PREFETCH_AHEAD);
-    for line in (0..std::mem::size_of::<T>()).step_by(64) {
-        // SAFETY: a prefetch reads nothing architecturally and never faults, whatever the address;
-        // `wrapping_add` keeps the pointer arithmetic defined. SSE, which every x86_64 CPU has.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(line)) };
-    }
+    let at = (block as *const T as *const u8).wrapping_add(PREFETCH_AHEAD);
+    crate::engine::forward::prefetch::lines(at, std::mem::size_of::<T>());
 }
 
 /// 8 f16 values from `h[8 * half..][..8]` as f32.
@@ -188,9 +183,9 @@ pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
     out
 }
 
-/// A Q5_0 tile in either form, as the AVX2 kernel reads it: group `g` of rows `8 half..8 half + 8`
+/// A Q5_0 tile in any of its forms (`layout_q5`), as the AVX2 kernel reads it: group `g` of rows `8 half..8 half + 8`
 /// as 32 unsigned bytes, the file's 5-bit quants `u` in 0..=31 (the unpacked form's signed `u - 16`
-/// plus 16; at 5 bits the nibbles with the fifth bits or-ed in).
+/// plus 16; the unsigned unpacking as it is; at 5 bits the nibbles with the fifth bits or-ed in).
 pub trait Q5Groups: SignedQ5 {
     /// # Safety
     /// The CPU must support AVX2.
@@ -226,7 +221,7 @@ impl Q5Groups for TileQ5_0 {
     }
 }
 
-/// Q5_0 (either form: `Q5Groups`) x Q8_0 for activation rows `c0..c0+C`; see `scalar::q5_0`.
+/// Q5_0 (any form: `Q5Groups`) x Q8_0 for activation rows `c0..c0+C`; see `scalar::q5_0`.
 /// The weights enter `maddubs` as their unsigned 5-bit quants `u` (at most 31), so no sign steps: each
 /// pair sum is at most 2*31*128 = 7936 and four groups add up in i16 (31744); the block's dot
 /// `sum((u - 16) a)` is then `sum(u a) - 16 sum(a)`, the same exact integer. The float part is one unfused

@@ -106,7 +106,7 @@ pub fn q5_0<const C: usize>(tiles: &[impl SignedQ5], act: &Act, c0: usize) -> [[
     acc
 }
 
-/// Q5_0 kept at 5 bits: `q5_0` on the other form.
+/// Q5_0 kept at 5 bits, and unpacked unsigned: `q5_0` on the other forms.
 pub use self::{q5_0 as q5_0p, q5_0 as q5_0u};
 
 /// Q4_K weights (one row tile, all super-block columns) times Q8_K activation rows `c0..c0+C`.
