@@ -275,6 +275,47 @@ fn each_row_is_independent_of_the_others() {
     }
 }
 
+/// The largest dots a sub-block can have: rows of one value (either sign) and of alternating signs,
+/// the weights at the ends of their ranges, times activations all at -127, all at +127 and
+/// alternating, where the AVX2 Q6_K kernel's i16 lanes end at +-32512 (`Act::lane_bias`); on every
+/// kernel set, candle's bits where candle runs its AVX2 kernels.
+#[test]
+fn k_quants_at_their_largest_dots_match_candle() {
+    let (n, k) = (32, 512);
+    let sign = |i: usize| [1.0, -1.0][i % 2];
+    let w: Vec<f32> = (0..n * k)
+        .map(|i| match i / k {
+            0 => 0.5,
+            1 => -0.5,
+            2 => 0.5 * sign(i),
+            r => 0.01 * r as f32 * sign(i % 3),
+        })
+        .collect();
+    let w = Tensor::from_vec(w, (n, k), &Device::Cpu).unwrap();
+    for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
+        let q = QTensor::quantize(&w, dtype).unwrap();
+        let exact = Linear::new(copy(&q), MatmulPath::Exact).unwrap();
+        for rows in [1, 4, 9] {
+            let xs: Vec<f32> = (0..rows * k)
+                .map(|i| [-1.0, 1.0, sign(i)][i / k % 3])
+                .collect();
+            let xs = Tensor::from_vec(xs, (rows, k), &Device::Cpu).unwrap();
+            let want = exact.forward(&xs).unwrap();
+            for isa in Isa::all() {
+                let fast = Linear::new(copy(&q), MatmulPath::Fast)
+                    .unwrap()
+                    .with_isa(isa);
+                let got = fast.forward(&xs).unwrap();
+                let diff = max_abs(&(&got - &want).unwrap());
+                match bit_identical(dtype) {
+                    true => assert_eq!(bits(&got), bits(&want), "{dtype:?} {isa:?} rows={rows}"),
+                    false => assert!(diff <= 1e-5 * max_abs(&want), "{dtype:?} {isa:?}"),
+                }
+            }
+        }
+    }
+}
+
 /// Q4_K and Q6_K through the tiled kernels: every shape with whole 16-row tiles (as in every model we
 /// load) is tiled and gives candle's bits for 1, a few and many rows (70 rows of the 640-wide matrices
 /// go over two threads); with a partial last tile the matrix stays with candle, so the bits are still

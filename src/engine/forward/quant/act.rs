@@ -48,6 +48,12 @@ pub struct Act {
     /// Q8_0 only: `sum(q)` of each 4-value group (`m * k / 4`), so a kernel can use unsigned weights
     /// (`q + 128`) and take `128 * gsum` off each group's dot.
     pub gsum: Vec<i32>,
+    /// Q8_0 and Q8_K: the two i16 lanes from which the AVX2 Q5_0 and Q6_K kernels take a row's `u a`
+    /// pairs away (`u = q_w + 16` or `+ 32`, the unsigned weights), to end at `-sum(q_w a)`: for
+    /// each Q8_0 block `16 * sum(a)`, for each 16 Q8_K quants `32 * sum(a)`, over the values `4g, 4g + 1`
+    /// and over `4g + 2, 4g + 3` of its 4-value groups `g` (`lane_biases`). Each is in
+    /// -32768..=32512 (`|a| <= 128`), as is the lane's end.
+    pub lane_bias: Vec<[i16; 2]>,
     /// Q8_K only: `sum(q)` of each 16 quants (`m * k / 16`), as candle's `bsums`.
     pub bsums: Vec<i16>,
 }
@@ -71,6 +77,7 @@ impl Act {
             s: vec![0.0; m * nb],
             sum: vec![0; m * nb],
             gsum: Vec::new(),
+            lane_bias: Vec::new(),
             bsums: Vec::new(),
         };
         if kind == ActKind::Q8K {
@@ -92,6 +99,7 @@ impl Act {
         }
         if kind == ActKind::Q8_0 {
             act.gsum = group_sums(&act.qs, simd);
+            act.lane_bias = lane_biases(&act.qs, QK, 16);
         }
         act
     }
@@ -123,6 +131,21 @@ fn group_sums(qs: &[i8], simd: bool) -> Vec<i32> {
     }
     let _ = simd;
     sums(qs)
+}
+
+/// `Act::lane_bias`: for each `len` quants of `qs`, `times` the sum of its values `4g, 4g + 1` and of
+/// its values `4g + 2, 4g + 3`.
+pub(super) fn lane_biases(qs: &[i8], len: usize, times: i32) -> Vec<[i16; 2]> {
+    let lane = |q: &[i8], p: usize| -> i16 {
+        let sum: i32 = q
+            .chunks_exact(4)
+            .map(|g| g[2 * p] as i32 + g[2 * p + 1] as i32)
+            .sum();
+        (times * sum).try_into().expect("a lane's bias fits i16")
+    };
+    qs.chunks_exact(len)
+        .map(|q| [lane(q, 0), lane(q, 1)])
+        .collect()
 }
 
 #[inline(always)]

@@ -222,10 +222,13 @@ impl Q5Groups for TileQ5_0 {
 }
 
 /// Q5_0 (any form: `Q5Groups`) x Q8_0 for activation rows `c0..c0+C`; see `scalar::q5_0`.
-/// The weights enter `maddubs` as their unsigned 5-bit quants `u` (at most 31), so no sign steps: each
-/// pair sum is at most 2*31*128 = 7936 and four groups add up in i16 (31744); the block's dot
-/// `sum((u - 16) a)` is then `sum(u a) - 16 sum(a)`, the same exact integer. The float part is one unfused
-/// `acc += (isum*dw)*da` a block. At 5 bits it reads 35% fewer weight bytes for the same bits.
+/// The weights enter `maddubs` as their unsigned 5-bit quants `u = q + 16` (at most 31), so no sign
+/// steps; each row's two i16 lanes start from the block's `Act::lane_bias` (`16 a` summed over the
+/// values each lane takes), the `u a` pairs come off them, and they end at `-sum(q a)` over their 16
+/// values, in -32768..=32512: one `madd` by -1 gives the block's dot, the same exact integer. The
+/// subtractions on the way wrap harmlessly; `maddubs` saturates, but its pair sums are at most
+/// 2 * 31 * 128. The float part is one unfused `acc += (isum*dw)*da` a block. At 5 bits it reads 35%
+/// fewer weight bytes for the same bits.
 ///
 /// # Safety
 /// As for `q4_1`.
@@ -238,8 +241,8 @@ pub unsafe fn q5_0<const C: usize>(
     assert_eq!(tiles.len(), act.nb);
     let (qs, d, _) = rows::<C>(act, c0);
     let nb = act.nb;
-    let sums = &act.sum[c0 * nb..(c0 + C) * nb];
-    let ones = _mm256_set1_epi16(1);
+    let bias = act.lane_bias[c0 * nb..(c0 + C) * nb].as_ptr() as *const i8;
+    let minus_ones = _mm256_set1_epi16(-1);
     let mut out = [[0f32; TILE]; C];
     for half in 0..2 {
         let mut acc = [_mm256_setzero_ps(); C];
@@ -248,8 +251,10 @@ pub unsafe fn q5_0<const C: usize>(
                 prefetch_ahead(tile);
             }
             let dw = f16x8(tile.scales(), half);
-            // i16 sums of groups 0..4 and 4..8
-            let mut sum16 = [[_mm256_setzero_si256(); 2]; C];
+            // SAFETY: `bias` holds `C * nb` 4-byte entries (the slice above is bounds-checked), and
+            // `c * nb + b` is one of them; AVX2 per this fn's contract.
+            let mut sum16: [__m256i; C] =
+                std::array::from_fn(|c| unsafe { bcast4(bias.add(4 * (c * nb + b))) });
             for g in 0..8 {
                 // SAFETY: AVX2 per this fn's contract.
                 let u = unsafe { tile.group(half, g) };
@@ -257,16 +262,11 @@ pub unsafe fn q5_0<const C: usize>(
                     // SAFETY: `rows` checked rows c0..c0+C exist, so block `c * nb + b` (b < nb) is
                     // inside `act.qs` with `4g + 4 <= QK` bytes of it read; AVX2 per this fn's contract.
                     let a = unsafe { bcast4(qs.add((c * nb + b) * QK + 4 * g)) };
-                    let dot = _mm256_maddubs_epi16(u, a);
-                    sum16[g / 4] = _mm256_add_epi16(sum16[g / 4], dot);
+                    *sum16 = _mm256_sub_epi16(*sum16, _mm256_maddubs_epi16(u, a));
                 }
             }
             for (c, acc) in acc.iter_mut().enumerate() {
-                let isum = _mm256_add_epi32(
-                    _mm256_madd_epi16(sum16[c][0], ones),
-                    _mm256_madd_epi16(sum16[c][1], ones),
-                );
-                let isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(16 * sums[c * nb + b]));
+                let isum = _mm256_madd_epi16(sum16[c], minus_ones);
                 // SAFETY: `rows` checked rows c0..c0+C exist: index `c * nb + b` is inside `act.d`.
                 let da = unsafe { *d.add(c * nb + b) };
                 // candle's unfused `acc += (isum*dw)*da`

@@ -128,18 +128,21 @@ pub unsafe fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[
     out
 }
 
-/// Q6_K x Q8_K for activation rows `c0..c0+C`; see `scalar::q6k`. The unsigned 6-bit quants go into
-/// `maddubs` as they are (pair sums at most 2*63*127 = 16002, so two groups add up in i16); the `- 32`
-/// comes off each sub-block's integer sum as `32 * bsum`.
+/// Q6_K x Q8_K for activation rows `c0..c0+C`; see `scalar::q6k`. The unsigned 6-bit quants `u = q + 32`
+/// go into `maddubs` as they are (pair sums at most 2 * 63 * 128 = 16128): each row's two i16 lanes
+/// start from the sub-block's `Act::lane_bias` (`32 a` summed over the values each lane takes), the
+/// `u a` pairs come off them, and they end at `-sum(q a)` over their 8 values, in -32768..=32512 (the
+/// subtractions on the way wrap harmlessly): one `madd` by -1 gives the sub-block's `isum - 32 bsum`.
 ///
 /// # Safety
 /// As for `q4k`.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn q6k<const C: usize>(tiles: &[TileQ6K], act: &Act, c0: usize) -> [[f32; TILE]; C] {
     assert_eq!(tiles.len(), act.nb);
-    let (qs, d, bsums) = rows::<C>(act, c0);
+    let (qs, d, _) = rows::<C>(act, c0);
     let nb = act.nb;
-    let ones = _mm256_set1_epi16(1);
+    let bias = act.lane_bias[c0 * nb * 16..(c0 + C) * nb * 16].as_ptr() as *const i8;
+    let minus_ones = _mm256_set1_epi16(-1);
     let mut out = [[0f32; TILE]; C];
     for half in 0..2 {
         let mut acc = [_mm256_setzero_ps(); C];
@@ -149,29 +152,25 @@ pub unsafe fn q6k<const C: usize>(tiles: &[TileQ6K], act: &Act, c0: usize) -> [[
             }
             let dw = f16x8(&tile.d, half);
             for s in 0..16 {
-                let mut isum = [_mm256_setzero_si256(); C];
-                for pair in 0..2 {
-                    let mut sum16 = [_mm256_setzero_si256(); C];
-                    for g in 4 * s + 2 * pair..4 * s + 2 * pair + 2 {
-                        let v = load32(&tile.qs, (g * TILE + 8 * half) * 4);
-                        for (c, sum16) in sum16.iter_mut().enumerate() {
-                            // SAFETY: `rows` checked rows c0..c0+C exist, so block `c * nb + b` (b < nb)
-                            // is inside `act.qs`, and `4g + 4 <= QK_K`; AVX2 per this fn's contract.
-                            let a = unsafe { bcast4(qs.add((c * nb + b) * QK_K + 4 * g)) };
-                            *sum16 = _mm256_add_epi16(*sum16, _mm256_maddubs_epi16(v, a));
-                        }
-                    }
-                    for (isum, sum16) in isum.iter_mut().zip(sum16) {
-                        *isum = _mm256_add_epi32(*isum, _mm256_madd_epi16(sum16, ones));
+                // SAFETY: `bias` holds 16 4-byte entries a block of rows c0..c0+C (the slice above is
+                // bounds-checked), `16 (c nb + b) + s` one of them; AVX2 per this fn's contract.
+                let mut sum16: [__m256i; C] = std::array::from_fn(|c| unsafe {
+                    bcast4(bias.add(4 * (16 * (c * nb + b) + s)))
+                });
+                for g in 4 * s..4 * s + 4 {
+                    let v = load32(&tile.qs, (g * TILE + 8 * half) * 4);
+                    for (c, sum16) in sum16.iter_mut().enumerate() {
+                        // SAFETY: `rows` checked rows c0..c0+C exist, so block `c * nb + b` (b < nb)
+                        // is inside `act.qs`, and `4g + 4 <= QK_K`; AVX2 per this fn's contract.
+                        let a = unsafe { bcast4(qs.add((c * nb + b) * QK_K + 4 * g)) };
+                        *sum16 = _mm256_sub_epi16(*sum16, _mm256_maddubs_epi16(v, a));
                     }
                 }
                 let scale = _mm256_mul_ps(dw, i8x8(&tile.sc[s * TILE + 8 * half..]));
                 for (c, acc) in acc.iter_mut().enumerate() {
-                    let i = c * nb + b;
-                    // SAFETY: as in `q4k`: index `i` is inside `act.d`, `16i + s` inside `act.bsums`.
-                    let (da, bsum) = unsafe { (*d.add(i), *bsums.add(16 * i + s) as i32) };
-                    let f = _mm256_sub_epi32(isum[c], _mm256_set1_epi32(32 * bsum));
-                    let f = _mm256_cvtepi32_ps(f);
+                    // SAFETY: `rows` checked rows c0..c0+C exist: index `c * nb + b` is inside `act.d`.
+                    let da = unsafe { *d.add(c * nb + b) };
+                    let f = _mm256_cvtepi32_ps(_mm256_madd_epi16(sum16[c], minus_ones));
                     // candle's `acc = fma(isum - 32*bsum, scale*da, acc)`
                     *acc = _mm256_fmadd_ps(f, _mm256_mul_ps(scale, _mm256_set1_ps(da)), *acc);
                 }

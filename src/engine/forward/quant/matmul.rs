@@ -100,6 +100,9 @@ fn rows_per_call(isa: Isa, tiles: &Tiles) -> usize {
         // every 4 values stay in registers: 68-71 against 50-55 GMAC/s a core on 512 rows of
         // SmolLM2's q, up and down (`quick 1 kernel NAME 512`, Zen 3; PERFORMANCE round five).
         (Isa::Avx2, Tiles::Q4_1(_)) => 8,
+        // Likewise one i16 sum a row per sub-block: Gemma's Q4_K 111-114 -> 120-122 GMAC/s on one Zen
+        // 5 thread (`ISA=avx2`); Q5_0 and Q6_K ran 4-8% slower at 8 (PERFORMANCE round eleven).
+        (Isa::Avx2, Tiles::Q4K(_)) => 8,
         _ => 4,
     }
 }

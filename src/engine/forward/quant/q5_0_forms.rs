@@ -22,6 +22,51 @@ fn both_forms_give_candles_bits_on_every_kernel_set() {
     let mut w = values(n * k, 3, 0.05);
     w[5] = 1.0;
     w[k + 9] = -1.0;
+    // 1..=9 rows cover every kernel width and remainder; 8 and up the 5-bit form's unsigned unpacking;
+    // 64 and 70 the prefill chunks.
+    assert_every_form_matches_candle(w, n, k, &[1, 2, 3, 4, 5, 7, 8, 9, 64, 70], |rows| {
+        let mut xs = values(rows * k, rows, 2.0);
+        xs[1] = 50.0; // a block whose largest quant is +127, and one at -127
+        let last = xs.len() - 1;
+        xs[k.min(last)] = -50.0;
+        xs
+    });
+}
+
+/// The largest dots a block can have: weights all at `q = -16` (a row of one value, either sign)
+/// or at +15 against -16, times activations all at -127 or +127, where the AVX2 kernel's i16 lanes
+/// end at +-32512 (`Act::lane_bias`).
+#[test]
+fn both_forms_give_candles_bits_at_the_largest_dots() {
+    let (n, k) = (16, 64);
+    let w: Vec<f32> = (0..n * k)
+        .map(|i| match i / k {
+            0 => 0.5,
+            1 => -0.5,
+            2 => [0.5, -0.5][i % 2],
+            r => r as f32 * 0.01 * [1.0, -1.0][i % 3 % 2],
+        })
+        .collect();
+    assert_every_form_matches_candle(w, n, k, &[1, 2, 4, 8, 9], |rows| {
+        (0..rows * k)
+            .map(|i| match i / k % 3 {
+                0 => -1.0,
+                1 => 1.0,
+                _ => [1.0, -1.0][i % 2],
+            })
+            .collect()
+    });
+}
+
+/// `w` (`n x k`) quantised to Q5_0, in each tile form and on every kernel set, times `xs(rows)` for
+/// each row count, gives candle's `QMatMul` bits.
+fn assert_every_form_matches_candle(
+    w: Vec<f32>,
+    n: usize,
+    k: usize,
+    row_counts: &[usize],
+    xs: impl Fn(usize) -> Vec<f32>,
+) {
     let w = Tensor::from_vec(w, (n, k), &Device::Cpu).unwrap();
     let q = QTensor::quantize(&w, GgmlDType::Q5_0).unwrap();
     let raw = q.data().unwrap().into_owned();
@@ -37,13 +82,8 @@ fn both_forms_give_candles_bits_on_every_kernel_set() {
     ];
     let candle = QMatMul::from_qtensor(q).unwrap();
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    // 1..=9 rows cover every kernel width and remainder; 8 and up the 5-bit form's unsigned unpacking;
-    // 64 and 70 the prefill chunks.
-    for rows in [1, 2, 3, 4, 5, 7, 8, 9, 64, 70] {
-        let mut xs = values(rows * k, rows, 2.0);
-        xs[1] = 50.0; // a block whose largest quant is +127, and one at -127
-        let last = xs.len() - 1;
-        xs[k.min(last)] = -50.0;
+    for &rows in row_counts {
+        let xs = xs(rows);
         let x = Tensor::from_vec(xs.clone(), (rows, k), &Device::Cpu).unwrap();
         let want = candle.forward(&x).unwrap().flatten_all().unwrap();
         let want = bits(&want.to_vec1::<f32>().unwrap());
