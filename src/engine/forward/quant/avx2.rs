@@ -68,13 +68,17 @@ fn rows<const C: usize>(act: &Act, c0: usize) -> (*const i8, *const f32, *const 
 /// # Safety
 /// The CPU must support AVX2, FMA and F16C (`available()`).
 #[target_feature(enable = "avx2,fma,f16c")]
-pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+pub unsafe fn q4_1<const C: usize>(
+    tiles: &[TileQ4_1],
+    act: &Act,
+    c0: usize,
+    out: &mut [[f32; TILE]; C],
+) {
     assert_eq!(tiles.len(), act.nb);
     let (qs, d, s) = rows::<C>(act, c0);
     let nb = act.nb;
     let low = _mm256_set1_epi8(0x0F);
     let ones = _mm256_set1_epi16(1);
-    let mut out = [[0f32; TILE]; C];
     for half in 0..2 {
         let mut acc = [_mm256_setzero_ps(); C];
         for (b, tile) in tiles.iter().enumerate() {
@@ -123,7 +127,6 @@ pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> 
             unsafe { _mm256_storeu_ps(o.as_mut_ptr(), a) };
         }
     }
-    out
 }
 
 /// Q8_0 x Q8_0 for activation rows `c0..c0+C`; see `scalar::q8_0`.
@@ -132,12 +135,16 @@ pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> 
 /// # Safety
 /// As for `q4_1`.
 #[target_feature(enable = "avx2,fma,f16c")]
-pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+pub unsafe fn q8_0<const C: usize>(
+    tiles: &[TileQ8_0],
+    act: &Act,
+    c0: usize,
+    out: &mut [[f32; TILE]; C],
+) {
     assert_eq!(tiles.len(), act.nb);
     let (qs, d, _) = rows::<C>(act, c0);
     let nb = act.nb;
     let ones = _mm256_set1_epi16(1);
-    let mut out = [[0f32; TILE]; C];
     for half in 0..2 {
         // 8 partial sums per output (one per 4-value group), as candle's AVX2 kernel keeps them.
         let mut lanes = [[_mm256_setzero_ps(); 8]; C];
@@ -180,7 +187,6 @@ pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
             unsafe { _mm256_storeu_ps(o.as_mut_ptr(), sum) };
         }
     }
-    out
 }
 
 /// A Q5_0 tile in any of its forms (`layout_q5`), as the AVX2 kernel reads it: group `g` of rows `8 half..8 half + 8`
@@ -237,13 +243,13 @@ pub unsafe fn q5_0<const C: usize>(
     tiles: &[impl Q5Groups],
     act: &Act,
     c0: usize,
-) -> [[f32; TILE]; C] {
+    out: &mut [[f32; TILE]; C],
+) {
     assert_eq!(tiles.len(), act.nb);
     let (qs, d, _) = rows::<C>(act, c0);
     let nb = act.nb;
     let bias = act.lane_bias[c0 * nb..(c0 + C) * nb].as_ptr() as *const i8;
     let minus_ones = _mm256_set1_epi16(-1);
-    let mut out = [[0f32; TILE]; C];
     for half in 0..2 {
         let mut acc = [_mm256_setzero_ps(); C];
         for (b, tile) in tiles.iter().enumerate() {
@@ -283,7 +289,6 @@ pub unsafe fn q5_0<const C: usize>(
             unsafe { _mm256_storeu_ps(o.as_mut_ptr(), a) };
         }
     }
-    out
 }
 
 /// Q5_0 kept at 5 bits, and unpacked unsigned: `q5_0` on the other forms.

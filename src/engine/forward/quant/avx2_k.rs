@@ -70,13 +70,17 @@ fn store<const C: usize>(out: &mut [[f32; TILE]; C], half: usize, acc: [__m256; 
 /// # Safety
 /// The CPU must support AVX2, FMA and F16C (`avx2::available()`).
 #[target_feature(enable = "avx2,fma,f16c")]
-pub unsafe fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+pub unsafe fn q4k<const C: usize>(
+    tiles: &[TileQ4K],
+    act: &Act,
+    c0: usize,
+    out: &mut [[f32; TILE]; C],
+) {
     assert_eq!(tiles.len(), act.nb);
     let (qs, d, bsums) = rows::<C>(act, c0);
     let nb = act.nb;
     let low = _mm256_set1_epi8(0x0F);
     let ones = _mm256_set1_epi16(1);
-    let mut out = [[0f32; TILE]; C];
     for half in 0..2 {
         let mut acc = [_mm256_setzero_ps(); C];
         for (b, tile) in tiles.iter().enumerate() {
@@ -123,9 +127,8 @@ pub unsafe fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[
                 }
             }
         }
-        store(&mut out, half, acc);
+        store(out, half, acc);
     }
-    out
 }
 
 /// Q6_K x Q8_K for activation rows `c0..c0+C`; see `scalar::q6k`. The unsigned 6-bit quants `u = q + 32`
@@ -137,13 +140,17 @@ pub unsafe fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[
 /// # Safety
 /// As for `q4k`.
 #[target_feature(enable = "avx2,fma,f16c")]
-pub unsafe fn q6k<const C: usize>(tiles: &[TileQ6K], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+pub unsafe fn q6k<const C: usize>(
+    tiles: &[TileQ6K],
+    act: &Act,
+    c0: usize,
+    out: &mut [[f32; TILE]; C],
+) {
     assert_eq!(tiles.len(), act.nb);
     let (qs, d, _) = rows::<C>(act, c0);
     let nb = act.nb;
     let bias = act.lane_bias[c0 * nb * 16..(c0 + C) * nb * 16].as_ptr() as *const i8;
     let minus_ones = _mm256_set1_epi16(-1);
-    let mut out = [[0f32; TILE]; C];
     for half in 0..2 {
         let mut acc = [_mm256_setzero_ps(); C];
         for (b, tile) in tiles.iter().enumerate() {
@@ -176,7 +183,6 @@ pub unsafe fn q6k<const C: usize>(tiles: &[TileQ6K], act: &Act, c0: usize) -> [[
                 }
             }
         }
-        store(&mut out, half, acc);
+        store(out, half, acc);
     }
-    out
 }

@@ -61,13 +61,11 @@ pub(super) fn load64(q: &[u8; 64]) -> __m512i {
 }
 
 #[target_feature(enable = "avx512f")]
-pub(super) fn store<const C: usize>(acc: [__m512; C]) -> [[f32; TILE]; C] {
-    acc.map(|a| {
-        let mut o = [0f32; TILE];
+pub(super) fn store<const C: usize>(acc: [__m512; C], out: &mut [[f32; TILE]; C]) {
+    for (o, a) in out.iter_mut().zip(acc) {
         // SAFETY: a 16-float store into a 16-float array; `storeu` is unaligned.
         unsafe { _mm512_storeu_ps(o.as_mut_ptr(), a) };
-        o
-    })
+    }
 }
 
 /// Group `g` (64 bytes) of a tile's quants.
@@ -81,7 +79,12 @@ pub(super) fn group<const N: usize>(qs: &[u8; N], g: usize) -> &[u8; 64] {
 /// # Safety
 /// The CPU must support AVX-512 F/BW/VNNI (`available()`).
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+pub unsafe fn q4_1<const C: usize>(
+    tiles: &[TileQ4_1],
+    act: &Act,
+    c0: usize,
+    out: &mut [[f32; TILE]; C],
+) {
     assert_eq!(tiles.len(), act.nb);
     let (qs, d, s) = rows::<C>(act, c0);
     let nb = act.nb;
@@ -121,7 +124,7 @@ pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> 
             *acc = _mm512_add_ps(*acc, _mm512_add_ps(t, u));
         }
     }
-    store(acc)
+    store(acc, out)
 }
 
 /// Q8_0 x Q8_0 for activation rows `c0..c0+C`; see `scalar::q8_0` (8 partial sums per output, one
@@ -131,7 +134,12 @@ pub unsafe fn q4_1<const C: usize>(tiles: &[TileQ4_1], act: &Act, c0: usize) -> 
 /// # Safety
 /// As for `q4_1`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+pub unsafe fn q8_0<const C: usize>(
+    tiles: &[TileQ8_0],
+    act: &Act,
+    c0: usize,
+    out: &mut [[f32; TILE]; C],
+) {
     assert_eq!(tiles.len(), act.nb);
     let (qs, d, _) = rows::<C>(act, c0);
     assert_eq!(act.gsum.len() * 4, act.qs.len());
@@ -159,12 +167,13 @@ pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
     }
     // candle's `hsum_float_8` order
     let add = |a, b| _mm512_add_ps(a, b);
-    store(lanes.map(|l| {
+    let sums = lanes.map(|l| {
         add(
             add(add(l[0], l[4]), add(l[2], l[6])),
             add(add(l[1], l[5]), add(l[3], l[7])),
         )
-    }))
+    });
+    store(sums, out)
 }
 
 /// Q5_0 (unpacked to signed bytes) x Q8_0 for activation rows `c0..c0+C`; see `scalar::q5_0`. As in
@@ -175,7 +184,12 @@ pub unsafe fn q8_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
 /// # Safety
 /// As for `q4_1`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-pub unsafe fn q5_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+pub unsafe fn q5_0<const C: usize>(
+    tiles: &[TileQ8_0],
+    act: &Act,
+    c0: usize,
+    out: &mut [[f32; TILE]; C],
+) {
     assert_eq!(tiles.len(), act.nb);
     assert_eq!(act.sum.len(), act.d.len());
     let (qs, d, _) = rows::<C>(act, c0);
@@ -208,5 +222,5 @@ pub unsafe fn q5_0<const C: usize>(tiles: &[TileQ8_0], act: &Act, c0: usize) -> 
             *acc = _mm512_add_ps(*acc, t);
         }
     }
-    store(acc)
+    store(acc, out)
 }

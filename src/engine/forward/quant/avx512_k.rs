@@ -39,7 +39,12 @@ fn i8x16(v: &[i8]) -> __m512 {
 /// # Safety
 /// The CPU must support AVX-512 F/BW/VNNI (`avx512::available()`).
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-pub unsafe fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+pub unsafe fn q4k<const C: usize>(
+    tiles: &[TileQ4K],
+    act: &Act,
+    c0: usize,
+    out: &mut [[f32; TILE]; C],
+) {
     assert_eq!(tiles.len(), act.nb);
     let (qs, d, bsums) = rows::<C>(act, c0);
     let nb = act.nb;
@@ -89,7 +94,7 @@ pub unsafe fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[
             }
         }
     }
-    store(acc)
+    store(acc, out)
 }
 
 /// Q6_K x Q8_K for activation rows `c0..c0+C`; see `scalar::q6k`. Each sub-block's integer sum starts
@@ -98,7 +103,12 @@ pub unsafe fn q4k<const C: usize>(tiles: &[TileQ4K], act: &Act, c0: usize) -> [[
 /// # Safety
 /// As for `q4k`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-pub unsafe fn q6k<const C: usize>(tiles: &[TileQ6K], act: &Act, c0: usize) -> [[f32; TILE]; C] {
+pub unsafe fn q6k<const C: usize>(
+    tiles: &[TileQ6K],
+    act: &Act,
+    c0: usize,
+    out: &mut [[f32; TILE]; C],
+) {
     assert_eq!(tiles.len(), act.nb);
     let (qs, d, bsums) = rows::<C>(act, c0);
     let nb = act.nb;
@@ -126,5 +136,5 @@ pub unsafe fn q6k<const C: usize>(tiles: &[TileQ6K], act: &Act, c0: usize) -> [[
             }
         }
     }
-    store(acc)
+    store(acc, out)
 }

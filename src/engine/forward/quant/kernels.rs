@@ -29,22 +29,25 @@ pub(super) fn unpack_q5_0(isa: Isa, w: &[TileQ5_0], into: &mut Vec<TileQ5_0U>) {
     }
 }
 
-/// Expands to one kernel call per (ISA, rows-at-once) pair; `C` must be a constant.
+/// Expands to one kernel call per (ISA, rows-at-once) pair; `C` must be a constant. The SIMD kernels
+/// store into `out` (the caller's, kept across calls: a kernel that returned its 512 bytes was copied
+/// twice on the way, 2% of a SmolLM2 prefill).
 macro_rules! dispatch {
-    ($isa:expr, $step:expr, $kernel:ident, $w:expr, $act:expr, $c0:expr, $emit:expr) => {{
+    ($isa:expr, $step:expr, $kernel:ident, $w:expr, $act:expr, $c0:expr, $out:expr, $emit:expr) => {{
         macro_rules! call {
             ($c:literal) => {{
-                let out: [[f32; TILE]; $c] = match $isa {
-                    Isa::Scalar => scalar::$kernel::<$c>($w, $act, $c0),
+                let out: &mut [[f32; TILE]; $c] = (&mut $out[..$c]).try_into().unwrap();
+                match $isa {
+                    Isa::Scalar => *out = scalar::$kernel::<$c>($w, $act, $c0),
                     // SAFETY: `Isa::all()` lists an ISA only if the CPU supports it (`avx2::available`),
                     // and callers only pass an ISA from it.
                     #[cfg(target_arch = "x86_64")]
-                    Isa::Avx2 => unsafe { super::avx2::$kernel::<$c>($w, $act, $c0) },
+                    Isa::Avx2 => unsafe { super::avx2::$kernel::<$c>($w, $act, $c0, out) },
                     // SAFETY: as above (`avx512::available`).
                     #[cfg(target_arch = "x86_64")]
-                    Isa::Avx512Vnni => unsafe { super::avx512::$kernel::<$c>($w, $act, $c0) },
+                    Isa::Avx512Vnni => unsafe { super::avx512::$kernel::<$c>($w, $act, $c0, out) },
                     #[cfg(not(target_arch = "x86_64"))]
-                    _ => scalar::$kernel::<$c>($w, $act, $c0),
+                    _ => *out = scalar::$kernel::<$c>($w, $act, $c0),
                 };
                 for (i, row) in out.iter().enumerate() {
                     $emit($c0 + i, row);
@@ -60,6 +63,9 @@ macro_rules! dispatch {
     }};
 }
 
+/// Up to 8 activation rows' outputs of one tile, as the kernels leave them.
+pub(super) type TileOut = [[f32; TILE]; 8];
+
 /// One function per weight format, each running its kernels through `dispatch!`.
 macro_rules! runner {
     ($name:ident, $kernel:ident, $tile:ty) => {
@@ -68,10 +74,10 @@ macro_rules! runner {
             step: usize,
             w: &[$tile],
             act: &Act,
-            c0: usize,
+            (c0, out): (usize, &mut TileOut),
             emit: impl Fn(usize, &[f32; TILE]),
         ) {
-            dispatch!(isa, step, $kernel, w, act, c0, emit)
+            dispatch!(isa, step, $kernel, w, act, c0, out, emit)
         }
     };
 }

@@ -9,7 +9,7 @@
 
 use super::act::{Act, ActKind};
 use super::kernels::{
-    run_q4_1, run_q4k, run_q5_0, run_q5_0p, run_q5_0u, run_q6k, run_q8_0, unpack_q5_0,
+    run_q4_1, run_q4k, run_q5_0, run_q5_0p, run_q5_0u, run_q6k, run_q8_0, unpack_q5_0, TileOut,
 };
 use super::layout::{pack_q4_1, pack_q5_0, pack_q5_0_packed, pack_q8_0, Tiles, QK, TILE};
 use super::layout_k::{pack_q4k, pack_q6k};
@@ -293,6 +293,7 @@ impl QMatrix {
             let (chunk, group) = (item / groups, item % groups);
             let (rows, act) = (rows_of(chunk), &acts[chunk]);
             let mut unpacked = Vec::new();
+            let mut tile_out: TileOut = [[0.0; TILE]; 8];
             for t in group * per_item..n_tiles.min((group + 1) * per_item) {
                 // 5-bit Q5_0 for many rows: unpacked once here, then `q5_0u` for every row.
                 if let (Tiles::Q5_0P(w), UNPACK_MIN_ROWS..) = (&self.tiles, act.m) {
@@ -305,16 +306,17 @@ impl QMatrix {
                     let step = 1 << (rows_per_call(isa, &self.tiles).min(act.m - c0)).ilog2();
                     let emit =
                         |c: usize, v: &[f32; TILE]| out.write((rows.start + c) * self.n, &cols, v);
+                    let at = (c0, &mut tile_out);
                     match &self.tiles {
-                        Tiles::Q4_1(w) => run_q4_1(isa, step, &w[t * nb..][..nb], act, c0, emit),
-                        Tiles::Q8_0(w) => run_q8_0(isa, step, &w[t * nb..][..nb], act, c0, emit),
-                        Tiles::Q5_0(w) => run_q5_0(isa, step, &w[t * nb..][..nb], act, c0, emit),
+                        Tiles::Q4_1(w) => run_q4_1(isa, step, &w[t * nb..][..nb], act, at, emit),
+                        Tiles::Q8_0(w) => run_q8_0(isa, step, &w[t * nb..][..nb], act, at, emit),
+                        Tiles::Q5_0(w) => run_q5_0(isa, step, &w[t * nb..][..nb], act, at, emit),
                         Tiles::Q5_0P(_) if !unpacked.is_empty() => {
-                            run_q5_0u(isa, step, &unpacked, act, c0, emit)
+                            run_q5_0u(isa, step, &unpacked, act, at, emit)
                         }
-                        Tiles::Q5_0P(w) => run_q5_0p(isa, step, &w[t * nb..][..nb], act, c0, emit),
-                        Tiles::Q4K(w) => run_q4k(isa, step, &w[t * nb..][..nb], act, c0, emit),
-                        Tiles::Q6K(w) => run_q6k(isa, step, &w[t * nb..][..nb], act, c0, emit),
+                        Tiles::Q5_0P(w) => run_q5_0p(isa, step, &w[t * nb..][..nb], act, at, emit),
+                        Tiles::Q4K(w) => run_q4k(isa, step, &w[t * nb..][..nb], act, at, emit),
+                        Tiles::Q6K(w) => run_q6k(isa, step, &w[t * nb..][..nb], act, at, emit),
                     }
                     c0 += step;
                 }
@@ -361,17 +363,26 @@ unsafe impl Sync for OutPtr {}
 
 impl OutPtr {
     /// Writes `v[..cols.len()]` to `dst[row_start + cols]`.
+    #[inline(always)]
     fn write(&self, row_start: usize, cols: &std::ops::Range<usize>, v: &[f32; TILE]) {
         // SAFETY: `matmul` allocates `m * n` elements and only passes rows `< m`, columns `< n`;
         // each (row, tile) pair belongs to exactly one work item, hence one thread.
-        unsafe {
-            let dst = self.0.add(row_start + cols.start);
-            if cols.len() == TILE {
-                // a fixed-size copy compiles to one 64-byte store, not a `memcpy` call
-                (dst as *mut [f32; TILE]).write_unaligned(*v);
-            } else {
-                std::ptr::copy_nonoverlapping(v.as_ptr(), dst, cols.len());
-            }
+        let dst = unsafe { self.0.add(row_start + cols.start) };
+        if cols.len() == TILE {
+            // A fixed-size copy: a few vector stores. (Beside the partial copy below in one function
+            // the two became one `memcpy` call of either size, 2% of a SmolLM2 prefill.)
+            // SAFETY: as above.
+            unsafe { (dst as *mut [f32; TILE]).write_unaligned(*v) };
+        } else {
+            Self::write_part(dst, &v[..cols.len()]);
         }
+    }
+
+    /// The last, partial tile of a row.
+    #[cold]
+    #[inline(never)]
+    fn write_part(dst: *mut f32, v: &[f32]) {
+        // SAFETY: as in `write`: `v.len()` columns from `dst` are this item's.
+        unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), dst, v.len()) };
     }
 }
