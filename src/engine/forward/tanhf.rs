@@ -143,10 +143,10 @@ pub(crate) mod x86 {
         em1 = _mm256_blendv_ps(em1, a, tiny_a);
 
         // tanh from expm1, then the edges and the sign.
-        let tp2 = _mm256_add_ps(em1, two);
-        let z_ge1 = _mm256_sub_ps(one, _mm256_div_ps(two, tp2));
-        let z_lt1 = _mm256_div_ps(_mm256_xor_ps(em1, sign), tp2);
-        let mut z = _mm256_blendv_ps(z_lt1, z_ge1, ge1);
+        // One division for both: `2/(t+2)` where |x| ≥ 1 (then `1 − q`), `−t/(t+2)` below.
+        let num = _mm256_blendv_ps(_mm256_xor_ps(em1, sign), two, ge1);
+        let q = _mm256_div_ps(num, _mm256_add_ps(em1, two));
+        let mut z = _mm256_blendv_ps(q, _mm256_sub_ps(one, q), ge1);
         z = _mm256_blendv_ps(z, one, mask(_mm256_cmpgt_epi32(ix, i(0x41af_ffff))));
         z = _mm256_xor_ps(z, _mm256_and_ps(x, sign));
         let tiny = mask(_mm256_cmpgt_epi32(i(0x2400_0000), ix));

@@ -99,7 +99,7 @@ impl Act {
         }
         if kind == ActKind::Q8_0 {
             act.gsum = group_sums(&act.qs, simd);
-            act.lane_bias = lane_biases(&act.qs, QK, 16);
+            act.lane_bias = lane_biases(&act.qs, QK, 16, simd);
         }
         act
     }
@@ -133,15 +133,24 @@ fn group_sums(qs: &[i8], simd: bool) -> Vec<i32> {
     sums(qs)
 }
 
-/// `Act::lane_bias`: for each `len` quants of `qs`, `times` the sum of its values `4g, 4g + 1` and of
-/// its values `4g + 2, 4g + 3`.
-pub(super) fn lane_biases(qs: &[i8], len: usize, times: i32) -> Vec<[i16; 2]> {
+/// `Act::lane_bias`: for each `len` quants of `qs` (16 or 32), `times` the sum of its values `4g, 4g + 1`
+/// and of its values `4g + 2, 4g + 3`; `simd` (AVX2 detected) in vector steps
+/// (`act_x86::lane_biases`, the same values).
+pub(super) fn lane_biases(qs: &[i8], len: usize, times: i16, simd: bool) -> Vec<[i16; 2]> {
+    #[cfg(target_arch = "x86_64")]
+    if simd {
+        // SAFETY: `simd` is true only where AVX2 was detected (`quantize_with`, `act_k`).
+        return unsafe { super::act_x86::lane_biases(qs, len, times) };
+    }
+    let _ = simd;
     let lane = |q: &[i8], p: usize| -> i16 {
         let sum: i32 = q
             .chunks_exact(4)
             .map(|g| g[2 * p] as i32 + g[2 * p + 1] as i32)
             .sum();
-        (times * sum).try_into().expect("a lane's bias fits i16")
+        (times as i32 * sum)
+            .try_into()
+            .expect("a lane's bias fits i16")
     };
     qs.chunks_exact(len)
         .map(|q| [lane(q, 0), lane(q, 1)])
@@ -258,6 +267,26 @@ mod tests {
             let qs: Vec<i8> = block[bytes - 32..].iter().map(|&b| b as i8).collect();
             assert_eq!(&ours.qs[i * 32..][..32], &qs[..], "quants of block {i}");
             assert_eq!(ours.sum[i], qs.iter().map(|&q| q as i32).sum::<i32>());
+        }
+    }
+
+    /// The AVX2 lane biases are the portable ones, for both block lengths, at the quants' extremes.
+    #[test]
+    fn lane_biases_are_the_same_on_both_paths() {
+        if !is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let mut qs: Vec<i8> = (0..4096u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8 as i8)
+            .collect();
+        qs[..32].fill(127);
+        qs[32..64].fill(-127);
+        qs[64..96].fill(-128);
+        for (len, times) in [(32, 16), (16, 32)] {
+            let portable = lane_biases(&qs, len, times, false);
+            assert_eq!(portable.len(), qs.len() / len);
+            assert_eq!(portable[0][0], times * 127 * (len as i16 / 2));
+            assert_eq!(lane_biases(&qs, len, times, true), portable, "{len}");
         }
     }
 }

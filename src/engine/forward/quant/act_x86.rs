@@ -163,3 +163,34 @@ pub unsafe fn quantize_block_k(x: &[f32; 256], q: &mut [i8; 256], bsums: &mut [i
     }
     1.0 / iscale
 }
+
+/// `act::lane_biases` (`len` 16 or 32), 32 quants a step: `maddubs` by ones gives the pair sums, two
+/// shuffled adds sum each 128-bit half's 4 dwords as i16 pairs (dword `i` holds pairs `2i`, `2i + 1`:
+/// lanes 0 and 1 of its 4-value group), and a block of 32 adds its two halves. Every sum is exact in
+/// i16 (`Act::lane_bias`).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub unsafe fn lane_biases(qs: &[i8], len: usize, times: i16) -> Vec<[i16; 2]> {
+    assert!((len == 16 || len == 32) && qs.len().is_multiple_of(32));
+    let pair = |x: i32| [x as i16, (x >> 16) as i16];
+    let mut out = Vec::with_capacity(qs.len() / len);
+    for q in qs.chunks_exact(32) {
+        // SAFETY: `q` is 32 readable bytes; `loadu` is unaligned.
+        let v = unsafe { _mm256_loadu_si256(q.as_ptr() as *const __m256i) };
+        let p = _mm256_maddubs_epi16(_mm256_set1_epi8(1), v);
+        let p = _mm256_add_epi16(p, _mm256_shuffle_epi32::<0b01_00_11_10>(p));
+        let p = _mm256_add_epi16(p, _mm256_shuffle_epi32::<0b10_11_00_01>(p));
+        let (lo, hi) = (_mm256_castsi256_si128(p), _mm256_extracti128_si256::<1>(p));
+        let times = _mm_set1_epi16(times);
+        if len == 16 {
+            out.push(pair(_mm_cvtsi128_si32(_mm_mullo_epi16(lo, times))));
+            out.push(pair(_mm_cvtsi128_si32(_mm_mullo_epi16(hi, times))));
+        } else {
+            let both = _mm_mullo_epi16(_mm_add_epi16(lo, hi), times);
+            out.push(pair(_mm_cvtsi128_si32(both)));
+        }
+    }
+    out
+}
