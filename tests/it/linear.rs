@@ -275,6 +275,47 @@ fn each_row_is_independent_of_the_others() {
     }
 }
 
+/// Q8_0 weights of -128 (which llama.cpp's quantiser never writes, but a file may hold): the AVX2
+/// kernel's faster form would overflow flipping their sign, so such a matrix keeps the other form;
+/// on every kernel set the bits are still candle's where candle runs its AVX2 kernels.
+#[test]
+fn q8_0_weights_of_minus_128_keep_their_sign() {
+    let (n, k) = (32, 64);
+    let mut g = Lcg::stepped(7);
+    let mut raw = Vec::new();
+    for i in 0..n * k / 32 {
+        raw.extend_from_slice(&half::f16::from_f32(0.01 + 0.001 * i as f32).to_bits().to_le_bytes());
+        for j in 0..32 {
+            let q = match (i + j) % 5 {
+                0 => -128,
+                _ => (g.unit() * 255.0 - 127.5) as i8,
+            };
+            raw.push(q as u8);
+        }
+    }
+    let storage = candle_core::quantized::QStorage::from_data(
+        std::borrow::Cow::Owned(raw),
+        &Device::Cpu,
+        GgmlDType::Q8_0,
+    )
+    .unwrap();
+    let q = QTensor::new(storage, (n, k)).unwrap();
+    let exact = Linear::new(copy(&q), MatmulPath::Exact).unwrap();
+    for rows in [1, 3, 8] {
+        let xs = input(rows, k, 40 + rows as u64);
+        let want = exact.forward(&xs).unwrap();
+        for isa in Isa::all() {
+            let fast = Linear::new(copy(&q), MatmulPath::Fast).unwrap().with_isa(isa);
+            let got = fast.forward(&xs).unwrap();
+            let diff = max_abs(&(&got - &want).unwrap());
+            match bit_identical(GgmlDType::Q8_0) {
+                true => assert_eq!(bits(&got), bits(&want), "{isa:?} rows={rows}"),
+                false => assert!(diff <= 1e-5 * max_abs(&want), "{isa:?} rows={rows}"),
+            }
+        }
+    }
+}
+
 /// The largest dots a sub-block can have: rows of one value (either sign) and of alternating signs,
 /// the weights at the ends of their ranges, times activations all at -127, all at +127 and
 /// alternating, where the AVX2 Q6_K kernel's i16 lanes end at +-32512 (`Act::lane_bias`); on every

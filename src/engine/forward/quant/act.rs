@@ -10,6 +10,7 @@
 
 use super::layout::QK;
 use half::f16;
+use std::sync::OnceLock;
 
 /// Which activation block a weight type pairs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +55,9 @@ pub struct Act {
     /// and over `4g + 2, 4g + 3` of its 4-value groups `g` (`lane_biases`). Each is in
     /// -32768..=32512 (`|a| <= 128`), as is the lane's end.
     pub lane_bias: Vec<[i16; 2]>,
+    /// Q8_0, filled on demand (`fill_abs`): `|q|` of each quant, the AVX2 Q8_0 kernel's unsigned
+    /// operand against a matrix without a weight of -128 (`avx2::q8_0`).
+    pub abs: Vec<u8>,
     /// Q8_K only: `sum(q)` of each 16 quants (`m * k / 16`), as candle's `bsums`.
     pub bsums: Vec<i16>,
 }
@@ -78,6 +82,7 @@ impl Act {
             sum: vec![0; m * nb],
             gsum: Vec::new(),
             lane_bias: Vec::new(),
+            abs: Vec::new(),
             bsums: Vec::new(),
         };
         if kind == ActKind::Q8K {
@@ -102,6 +107,36 @@ impl Act {
             act.lane_bias = lane_biases(&act.qs, QK, 16, simd);
         }
         act
+    }
+
+    /// Quantises each chunk of rows on its own, the chunks spread over the threads.
+    pub(super) fn quantize_chunks(
+        xs: &[f32],
+        k: usize,
+        kind: ActKind,
+        (chunks, threads): (usize, usize),
+        rows_of: impl Fn(usize) -> std::ops::Range<usize> + Sync,
+    ) -> Vec<Act> {
+        let chunk = |c: usize| {
+            let rows = rows_of(c);
+            Self::quantize(&xs[rows.start * k..rows.end * k], rows.len(), k, kind)
+        };
+        if chunks == 1 {
+            return vec![chunk(0)];
+        }
+        let slots: Vec<OnceLock<Act>> = (0..chunks).map(|_| OnceLock::new()).collect();
+        super::pool::parallel_for(chunks, threads, |c| {
+            let _ = slots[c].set(chunk(c));
+        });
+        slots
+            .into_iter()
+            .map(|s| s.into_inner().expect("every chunk quantised"))
+            .collect()
+    }
+
+    /// Sets `abs` from the quants.
+    pub(super) fn fill_abs(&mut self) {
+        self.abs = self.qs.iter().map(|q| q.unsigned_abs()).collect();
     }
 
     /// The `qk` quants of row `c`, block `b`.

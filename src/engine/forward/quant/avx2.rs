@@ -130,7 +130,9 @@ pub unsafe fn q4_1<const C: usize>(
 }
 
 /// Q8_0 x Q8_0 for activation rows `c0..c0+C`; see `scalar::q8_0`.
-/// `maddubs` needs an unsigned operand: `|w| * (a with w's sign)`; each product pair fits in i16.
+/// `maddubs` needs an unsigned operand: `|a| * (w with a's sign)` where `act.abs` holds `|a|` (the
+/// matrix has no weight of -128, whose sign flip would overflow: `QMatrix::abs_acts`), else
+/// `|w| * (a with w's sign)`, one more sign a group. Each product pair fits in i16 either way.
 ///
 /// # Safety
 /// As for `q4_1`.
@@ -144,6 +146,10 @@ pub unsafe fn q8_0<const C: usize>(
     assert_eq!(tiles.len(), act.nb);
     let (qs, d, _) = rows::<C>(act, c0);
     let nb = act.nb;
+    let abs = (!act.abs.is_empty()).then(|| {
+        assert_eq!(act.abs.len(), act.qs.len());
+        act.abs[c0 * nb * QK..(c0 + C) * nb * QK].as_ptr() as *const i8
+    });
     let ones = _mm256_set1_epi16(1);
     for half in 0..2 {
         // 8 partial sums per output (one per 4-value group), as candle's AVX2 kernel keeps them.
@@ -158,19 +164,25 @@ pub unsafe fn q8_0<const C: usize>(
                 let v = &tile.qs[at..at + 32];
                 // SAFETY: `v` is 32 readable bytes (bounds-checked slice); `loadu` is unaligned.
                 let v = unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) };
-                let w_abs = _mm256_sign_epi8(v, v);
+                // The weights as the dot takes them: as they are against `|a|`, else their sizes.
+                let w = match abs {
+                    Some(_) => v,
+                    None => _mm256_sign_epi8(v, v),
+                };
                 for (c, lanes) in lanes.iter_mut().enumerate() {
+                    let at = (c * nb + b) * QK + 4 * g;
                     // SAFETY: `rows` checked rows c0..c0+C exist, so block `c * nb + b` (b < nb) is
-                    // inside `act.qs` with `4g + 4 <= QK` bytes of it read, and index `c * nb + b` is
-                    // inside `act.d`; AVX2 per this fn's contract.
-                    let (a, da) = unsafe {
-                        (
-                            bcast4(qs.add((c * nb + b) * QK + 4 * g)),
-                            *d.add(c * nb + b),
-                        )
+                    // inside `act.qs` (and `abs`, as long) with `4g + 4 <= QK` bytes of it read, and
+                    // index `c * nb + b` is inside `act.d`; AVX2 per this fn's contract.
+                    let (a, da) = unsafe { (bcast4(qs.add(at)), *d.add(c * nb + b)) };
+                    let dot = match abs {
+                        // SAFETY: as above.
+                        Some(abs) => unsafe {
+                            _mm256_maddubs_epi16(bcast4(abs.add(at)), _mm256_sign_epi8(w, a))
+                        },
+                        None => _mm256_maddubs_epi16(w, _mm256_sign_epi8(a, v)),
                     };
-                    let a = _mm256_sign_epi8(a, v);
-                    let isum = _mm256_madd_epi16(_mm256_maddubs_epi16(w_abs, a), ones);
+                    let isum = _mm256_madd_epi16(dot, ones);
                     let scale = _mm256_mul_ps(dw, _mm256_set1_ps(da));
                     lanes[lane] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(isum), lanes[lane]);
                 }

@@ -16,7 +16,6 @@ use super::layout_k::{pack_q4k, pack_q6k};
 use super::pool;
 use candle_core::quantized::{GgmlDType, QTensor};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
 
 /// Which kernels run, slowest first (the declaration order is the order `Isa::cap` compares by).
 /// `best()` is read when a matrix is loaded; tests force the others to compare.
@@ -145,6 +144,9 @@ pub struct QMatrix {
     n: usize,
     k: usize,
     tiles: Tiles,
+    /// Q8_0 without a weight of -128, so the AVX2 kernel may take `|a|` as its unsigned operand
+    /// against `w` with `a`'s sign (`Act::abs`), which one more weight of -128 would overflow.
+    abs_acts: bool,
 }
 
 impl QMatrix {
@@ -212,13 +214,26 @@ impl QMatrix {
                 Some(all) => all.append(part),
             }
         }
-        Ok(tiles.map(|tiles| QMatrix { n, k, tiles }))
+        Ok(tiles.map(|tiles| QMatrix::new(n, k, tiles)))
     }
 
     /// A matrix of the given tiles (tests build both forms of one Q5_0 matrix).
     #[cfg(test)]
     pub(super) fn from_tiles(n: usize, k: usize, tiles: Tiles) -> QMatrix {
-        QMatrix { n, k, tiles }
+        QMatrix::new(n, k, tiles)
+    }
+
+    fn new(n: usize, k: usize, tiles: Tiles) -> QMatrix {
+        let abs_acts = match &tiles {
+            Tiles::Q8_0(t) => !t.iter().any(|t| t.qs.contains(&0x80)),
+            _ => false,
+        };
+        QMatrix {
+            n,
+            k,
+            tiles,
+            abs_acts,
+        }
     }
 
     /// The matrix of `parts`' rows one after another (q, k and v; gate and up), when they are of one
@@ -229,11 +244,7 @@ impl QMatrix {
             return None;
         }
         let tiles = Tiles::stack(&parts.iter().map(|p| &p.tiles).collect::<Vec<_>>())?;
-        Some(QMatrix {
-            n: parts.iter().map(|p| p.n).sum(),
-            k,
-            tiles,
-        })
+        Some(QMatrix::new(parts.iter().map(|p| p.n).sum(), k, tiles))
     }
 
     /// Row `r` of the matrix as f32, the same bits as dequantising the file's row; `None` when the
@@ -276,7 +287,10 @@ impl QMatrix {
             macs if macs < PARALLEL_MIN_MACS => 1,
             _ => pool::threads(),
         };
-        let acts = quantize_chunks(xs, self.k, kind, chunks, threads, rows_of);
+        let mut acts = Act::quantize_chunks(xs, self.k, kind, (chunks, threads), rows_of);
+        if self.abs_acts && isa == Isa::Avx2 {
+            acts.iter_mut().for_each(Act::fill_abs);
+        }
         let mut dst = vec![0f32; m * self.n];
         let out = OutPtr(dst.as_mut_ptr());
         // Each item takes a run of neighbouring tiles, so a thread streams contiguous weights (the
@@ -324,32 +338,6 @@ impl QMatrix {
         });
         dst
     }
-}
-
-/// Quantises each chunk of rows on its own, the chunks spread over the threads.
-fn quantize_chunks(
-    xs: &[f32],
-    k: usize,
-    kind: ActKind,
-    chunks: usize,
-    threads: usize,
-    rows_of: impl Fn(usize) -> std::ops::Range<usize> + Sync,
-) -> Vec<Act> {
-    let chunk = |c: usize| {
-        let rows = rows_of(c);
-        Act::quantize(&xs[rows.start * k..rows.end * k], rows.len(), k, kind)
-    };
-    if chunks == 1 {
-        return vec![chunk(0)];
-    }
-    let slots: Vec<OnceLock<Act>> = (0..chunks).map(|_| OnceLock::new()).collect();
-    pool::parallel_for(chunks, threads, |c| {
-        let _ = slots[c].set(chunk(c));
-    });
-    slots
-        .into_iter()
-        .map(|s| s.into_inner().expect("every chunk quantised"))
-        .collect()
 }
 
 /// The output matrix, written concurrently by work items that own disjoint (row, column-tile) cells.
