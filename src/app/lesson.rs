@@ -269,7 +269,7 @@ impl App {
     /// `false` when the question is a token question (a vocabulary search answers it).
     pub(super) fn open_answer(&mut self) -> bool {
         let waiting = self.lesson.as_ref().and_then(|l| l.waiting());
-        if !waiting.is_some_and(|q| !q.is_token()) || !self.awaiting_guess() {
+        if waiting.is_none_or(|q| q.is_token()) || !self.awaiting_guess() {
             return false;
         }
         self.open_text(Mode::Answer, String::new());

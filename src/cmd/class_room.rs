@@ -13,7 +13,9 @@ pub fn start(cli: &Cli, msg_tx: &Sender<Msg>) -> anyhow::Result<Option<ClassHand
     };
     let tx = std::sync::Mutex::new(msg_tx.clone());
     let notify = Box::new(move |m| {
-        let _ = tx.lock().map(|tx| tx.send(Msg::Class(m)));
+        if let Ok(tx) = tx.lock() {
+            let _ = tx.send(Msg::Class(m));
+        }
     });
     Ok(Some(ClassHandle::start(
         addr,

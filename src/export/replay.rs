@@ -9,12 +9,15 @@ use crate::protocol::{Source, TokenKind};
 
 /// What the command needs beyond the session file: how to name the model, and which forced tokens can
 /// be written as text.
+/// Whether `text` tokenises to exactly the one token `id` (`Replay::reads_back`).
+pub type ReadsBack<'a> = &'a dyn Fn(u32, &str) -> bool;
+
 pub struct Replay<'a> {
     /// `--model`'s value.
     pub model: String,
     /// Whether `text` tokenises to exactly the one token `id` under the session's tokenizer, as
     /// `trace --force STEP:text` reads it. `None` (no vocabulary at hand): every forced token by id.
-    pub reads_back: Option<&'a dyn Fn(u32, &str) -> bool>,
+    pub reads_back: Option<ReadsBack<'a>>,
 }
 
 impl Replay<'static> {

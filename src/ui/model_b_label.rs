@@ -5,9 +5,12 @@
 use crate::protocol::AbView;
 use unicode_width::UnicodeWidthStr;
 
-/// How a re-quantised B's matrices fell: the asked type's count, the total, and the other types
-/// (most first). `None` when every matrix got the asked type, or B is not a re-quantised model.
-fn mixed(ab: &AbView) -> Option<(usize, usize, Vec<(String, usize)>)> {
+/// The asked type's count of matrices, the total, and the other types with their counts (most first).
+type Mixed = (usize, usize, Vec<(String, usize)>);
+
+/// How a re-quantised B's matrices fell. `None` when every matrix got the asked type, or B is not a
+/// re-quantised model.
+fn mixed(ab: &AbView) -> Option<Mixed> {
     let types = ab.matrix_types.clone();
     let total: usize = types.iter().map(|t| t.1).sum();
     let asked = types.iter().find(|t| t.0 == ab.label).map_or(0, |t| t.1);

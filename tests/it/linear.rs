@@ -284,7 +284,11 @@ fn q8_0_weights_of_minus_128_keep_their_sign() {
     let mut g = Lcg::stepped(7);
     let mut raw = Vec::new();
     for i in 0..n * k / 32 {
-        raw.extend_from_slice(&half::f16::from_f32(0.01 + 0.001 * i as f32).to_bits().to_le_bytes());
+        raw.extend_from_slice(
+            &half::f16::from_f32(0.01 + 0.001 * i as f32)
+                .to_bits()
+                .to_le_bytes(),
+        );
         for j in 0..32 {
             let q = match (i + j) % 5 {
                 0 => -128,
@@ -305,7 +309,9 @@ fn q8_0_weights_of_minus_128_keep_their_sign() {
         let xs = input(rows, k, 40 + rows as u64);
         let want = exact.forward(&xs).unwrap();
         for isa in Isa::all() {
-            let fast = Linear::new(copy(&q), MatmulPath::Fast).unwrap().with_isa(isa);
+            let fast = Linear::new(copy(&q), MatmulPath::Fast)
+                .unwrap()
+                .with_isa(isa);
             let got = fast.forward(&xs).unwrap();
             let diff = max_abs(&(&got - &want).unwrap());
             match bit_identical(GgmlDType::Q8_0) {

@@ -55,7 +55,9 @@ pub fn join_and_norm(
     rms_norm(x, alpha, eps, out);
 }
 
-/// `x += branch`, or `x += rms_norm(branch, post)` (normed in place in `branch`).
+/// `x += branch`, or `x += rms_norm(branch, post)` (normed in place in `branch`), written `branch + x`:
+/// candle's operand order (the same sum either way; a NaN's payload follows the first operand).
+#[allow(clippy::assign_op_pattern)]
 pub fn join(x: &mut [f32], branch: &mut [f32], post: Option<&[f32]>, eps: f32) {
     assert_eq!(x.len(), branch.len());
     if let Some(post) = post {

@@ -175,7 +175,7 @@ impl Question {
                     return Some(format!("tolerance {tolerance}: expected 0 or more"));
                 }
                 match range {
-                    Some([lo, hi]) if !(lo <= hi) => {
+                    Some([lo, hi]) if lo.partial_cmp(hi).is_none_or(|o| o.is_gt()) => {
                         Some(format!("range [{lo}, {hi}]: expected [low, high]"))
                     }
                     _ => None,

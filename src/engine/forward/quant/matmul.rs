@@ -140,6 +140,9 @@ const UNPACK_MIN_ROWS: usize = 8;
 const ROW_CHUNK: usize = 64;
 
 /// An `[n, k]` weight matrix in 16-row tiles (see `layout.rs`).
+/// Puts a matrix's rows `rows`, as the file stores them, in the buffer (`QMatrix::from_rows`).
+pub type ReadRows<'a, E> = dyn FnMut(std::ops::Range<usize>, &mut Vec<u8>) -> Result<(), E> + 'a;
+
 pub struct QMatrix {
     n: usize,
     k: usize,
@@ -176,7 +179,7 @@ impl QMatrix {
         dtype: GgmlDType,
         n: usize,
         k: usize,
-        read: &mut dyn FnMut(std::ops::Range<usize>, &mut Vec<u8>) -> Result<(), E>,
+        read: &mut ReadRows<'_, E>,
     ) -> Result<Option<QMatrix>, E> {
         let whole_tiles = n.is_multiple_of(TILE);
         let tiled = match dtype {
