@@ -46,20 +46,29 @@ pub struct Act {
     pub s: Vec<f32>,
     /// `sum(q)` per block.
     pub sum: Vec<i32>,
-    /// Q8_0 only: `sum(q)` of each 4-value group (`m * k / 4`), so a kernel can use unsigned weights
-    /// (`q + 128`) and take `128 * gsum` off each group's dot.
+    /// Q8_0, for the AVX-512 Q8_0 kernel (`Extras`): `sum(q)` of each 4-value group (`m * k / 4`), so
+    /// it can use unsigned weights (`q + 128`) and take `128 * gsum` off each group's dot.
     pub gsum: Vec<i32>,
-    /// Q8_0 and Q8_K: the two i16 lanes from which the AVX2 Q5_0 and Q6_K kernels take a row's `u a`
+    /// Q8_0 and Q8_K, for the AVX2 kernels (`Extras`): the two i16 lanes from which the AVX2 Q5_0 and Q6_K kernels take a row's `u a`
     /// pairs away (`u = q_w + 16` or `+ 32`, the unsigned weights), to end at `-sum(q_w a)`: for
     /// each Q8_0 block `16 * sum(a)`, for each 16 Q8_K quants `32 * sum(a)`, over the values `4g, 4g + 1`
     /// and over `4g + 2, 4g + 3` of its 4-value groups `g` (`lane_biases`). Each is in
     /// -32768..=32512 (`|a| <= 128`), as is the lane's end.
     pub lane_bias: Vec<[i16; 2]>,
-    /// Q8_0, filled on demand (`fill_abs`): `|q|` of each quant, the AVX2 Q8_0 kernel's unsigned
-    /// operand against a matrix without a weight of -128 (`avx2::q8_0`).
+    /// Q8_0, for the AVX2 Q8_0 kernel (`Extras`): `|q|` of each quant, its unsigned operand against a
+    /// matrix without a weight of -128 (`avx2::q8_0`).
     pub abs: Vec<u8>,
     /// Q8_K only: `sum(q)` of each 16 quants (`m * k / 16`), as candle's `bsums`.
     pub bsums: Vec<i16>,
+}
+
+/// Sums beside the quants that only some kernels read (`Act::gsum`, `lane_bias`, `abs`): the matmul
+/// asks for those its kernel reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extras {
+    pub gsum: bool,
+    pub lane_bias: bool,
+    pub abs: bool,
 }
 
 impl Act {
@@ -102,24 +111,41 @@ impl Act {
         } else {
             quantize_rows(xs, &mut act, kind);
         }
-        if kind == ActKind::Q8_0 {
-            act.gsum = group_sums(&act.qs, simd);
-            act.lane_bias = lane_biases(&act.qs, QK, 16, simd);
-        }
         act
     }
 
-    /// Quantises each chunk of rows on its own, the chunks spread over the threads.
+    /// Adds the sums beside the quants that `extras` asks for (each a pass over them).
+    pub(super) fn add(&mut self, extras: Extras) {
+        #[cfg(target_arch = "x86_64")]
+        let simd = is_x86_feature_detected!("avx2");
+        #[cfg(not(target_arch = "x86_64"))]
+        let simd = false;
+        if extras.gsum {
+            self.gsum = group_sums(&self.qs, simd);
+        }
+        if extras.lane_bias {
+            self.lane_bias = match self.qk {
+                QK => lane_biases(&self.qs, QK, 16, simd),
+                _ => lane_biases(&self.qs, super::act_k::BSUM_LEN, 32, simd),
+            };
+        }
+        if extras.abs {
+            self.abs = self.qs.iter().map(|q| q.unsigned_abs()).collect();
+        }
+    }
+
+    /// Quantises each chunk of rows on its own, with `extras`, the chunks spread over the threads.
     pub(super) fn quantize_chunks(
         xs: &[f32],
-        k: usize,
-        kind: ActKind,
+        (k, kind, extras): (usize, ActKind, Extras),
         (chunks, threads): (usize, usize),
         rows_of: impl Fn(usize) -> std::ops::Range<usize> + Sync,
     ) -> Vec<Act> {
         let chunk = |c: usize| {
             let rows = rows_of(c);
-            Self::quantize(&xs[rows.start * k..rows.end * k], rows.len(), k, kind)
+            let mut act = Self::quantize(&xs[rows.start * k..rows.end * k], rows.len(), k, kind);
+            act.add(extras);
+            act
         };
         if chunks == 1 {
             return vec![chunk(0)];
@@ -132,11 +158,6 @@ impl Act {
             .into_iter()
             .map(|s| s.into_inner().expect("every chunk quantised"))
             .collect()
-    }
-
-    /// Sets `abs` from the quants.
-    pub(super) fn fill_abs(&mut self) {
-        self.abs = self.qs.iter().map(|q| q.unsigned_abs()).collect();
     }
 
     /// The `qk` quants of row `c`, block `b`.

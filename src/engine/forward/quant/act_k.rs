@@ -36,7 +36,6 @@ pub(super) fn quantize_rows(xs: &[f32], act: &mut Act, simd: bool) {
             _ => quantize_block(x, q, bsums),
         };
     }
-    act.lane_bias = super::act::lane_biases(&act.qs, BSUM_LEN, 32, simd);
 }
 
 /// One block; returns `d`.

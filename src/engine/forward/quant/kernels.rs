@@ -1,8 +1,8 @@
 //! One function per weight format that runs its kernel on 1, 2, 4 or 8 activation rows at once for
 //! the chosen instruction set (`Isa`), and the unpacking of 5-bit Q5_0 tiles for a prefill's chunk.
 
-use super::act::Act;
-use super::layout::{TileQ5_0, TileQ5_0U, QK, TILE};
+use super::act::{Act, Extras};
+use super::layout::{TileQ5_0, TileQ5_0U, Tiles, QK, TILE};
 use super::matmul::Isa;
 use super::scalar;
 
@@ -26,6 +26,21 @@ pub(super) fn unpack_q5_0(isa: Isa, w: &[TileQ5_0], into: &mut Vec<TileQ5_0U>) {
     let _ = isa;
     for (t, out) in w.iter().zip(into.iter_mut()) {
         *out = t.unpack();
+    }
+}
+
+/// What the kernel for `tiles` on `isa` reads beside the quants (`Act::add`): AVX-512's Q8_0 the group
+/// sums; AVX2's Q5_0 (which AVX-512 runs on the 5-bit form too) and Q6_K the lane biases; AVX2's Q8_0
+/// the sizes, on a matrix without a weight of -128 (`abs_acts`).
+pub(super) fn extras(isa: Isa, tiles: &Tiles, abs_acts: bool) -> Extras {
+    Extras {
+        gsum: matches!((isa, tiles), (Isa::Avx512Vnni, Tiles::Q8_0(_))),
+        lane_bias: matches!(
+            (isa, tiles),
+            (Isa::Avx2, Tiles::Q5_0(_) | Tiles::Q6K(_))
+                | (Isa::Avx2 | Isa::Avx512Vnni, Tiles::Q5_0P(_))
+        ),
+        abs: isa == Isa::Avx2 && abs_acts && matches!(tiles, Tiles::Q8_0(_)),
     }
 }
 

@@ -9,7 +9,8 @@
 
 use super::act::{Act, ActKind};
 use super::kernels::{
-    run_q4_1, run_q4k, run_q5_0, run_q5_0p, run_q5_0u, run_q6k, run_q8_0, unpack_q5_0, TileOut,
+    extras, run_q4_1, run_q4k, run_q5_0, run_q5_0p, run_q5_0u, run_q6k, run_q8_0, unpack_q5_0,
+    TileOut,
 };
 use super::layout::{pack_q4_1, pack_q5_0, pack_q5_0_packed, pack_q8_0, Tiles, QK, TILE};
 use super::layout_k::{pack_q4k, pack_q6k};
@@ -290,10 +291,8 @@ impl QMatrix {
             macs if macs < PARALLEL_MIN_MACS => 1,
             _ => pool::threads(),
         };
-        let mut acts = Act::quantize_chunks(xs, self.k, kind, (chunks, threads), rows_of);
-        if self.abs_acts && isa == Isa::Avx2 {
-            acts.iter_mut().for_each(Act::fill_abs);
-        }
+        let extras = extras(isa, &self.tiles, self.abs_acts);
+        let acts = Act::quantize_chunks(xs, (self.k, kind, extras), (chunks, threads), rows_of);
         let mut dst = vec![0f32; m * self.n];
         let out = OutPtr(dst.as_mut_ptr());
         // Each item takes a run of neighbouring tiles, so a thread streams contiguous weights (the
