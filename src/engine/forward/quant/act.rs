@@ -49,11 +49,11 @@ pub struct Act {
     /// Q8_0, for the AVX-512 Q8_0 kernel (`Extras`): `sum(q)` of each 4-value group (`m * k / 4`), so
     /// it can use unsigned weights (`q + 128`) and take `128 * gsum` off each group's dot.
     pub gsum: Vec<i32>,
-    /// Q8_0 and Q8_K, for the AVX2 kernels (`Extras`): the two i16 lanes from which the AVX2 Q5_0 and Q6_K kernels take a row's `u a`
-    /// pairs away (`u = q_w + 16` or `+ 32`, the unsigned weights), to end at `-sum(q_w a)`: for
-    /// each Q8_0 block `16 * sum(a)`, for each 16 Q8_K quants `32 * sum(a)`, over the values `4g, 4g + 1`
-    /// and over `4g + 2, 4g + 3` of its 4-value groups `g` (`lane_biases`). Each is in
-    /// -32768..=32512 (`|a| <= 128`), as is the lane's end.
+    /// Q8_0 and Q8_K, for the AVX2 Q5_0 and Q6_K kernels (`Extras`): the two i16 lanes from which
+    /// they take a row's `u a` pairs away (`u = q_w + 16` or `+ 32`, the unsigned weights), to end at
+    /// `-sum(q_w a)`: for each Q8_0 block `16 * sum(a)`, for each 16 Q8_K quants `32 * sum(a)`, over
+    /// the values `4g, 4g + 1` and over `4g + 2, 4g + 3` of its 4-value groups `g` (`lane_biases`).
+    /// Each is in -32768..=32512 (`|a| <= 128`), as is the lane's end.
     pub lane_bias: Vec<[i16; 2]>,
     /// Q8_0, for the AVX2 Q8_0 kernel (`Extras`): `|q|` of each quant, its unsigned operand against a
     /// matrix without a weight of -128 (`avx2::q8_0`).
@@ -195,7 +195,7 @@ fn group_sums(qs: &[i8], simd: bool) -> Vec<i32> {
 pub(super) fn lane_biases(qs: &[i8], len: usize, times: i16, simd: bool) -> Vec<[i16; 2]> {
     #[cfg(target_arch = "x86_64")]
     if simd {
-        // SAFETY: `simd` is true only where AVX2 was detected (`quantize_with`, `act_k`).
+        // SAFETY: `simd` is true only where AVX2 was detected (`Act::add`; the test checks first).
         return unsafe { super::act_x86::lane_biases(qs, len, times) };
     }
     let _ = simd;
