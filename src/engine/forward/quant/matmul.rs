@@ -293,7 +293,9 @@ impl QMatrix {
         };
         let extras = extras(isa, &self.tiles, self.abs_acts);
         let acts = Act::quantize_chunks(xs, (self.k, kind, extras), (chunks, threads), rows_of);
-        let mut dst = vec![0f32; m * self.n];
+        // Not zeroed first: the items write every element (a freed buffer reused from the heap would
+        // be cleared for nothing, 1.5% of a prefill).
+        let mut dst: Vec<f32> = Vec::with_capacity(m * self.n);
         let out = OutPtr(dst.as_mut_ptr());
         // Each item takes a run of neighbouring tiles, so a thread streams contiguous weights (the
         // hardware prefetcher follows), with about 8 items per thread left to balance the load; a
@@ -338,6 +340,10 @@ impl QMatrix {
                 }
             }
         });
+        // SAFETY: the capacity is `m * n`, and the items have written all of it: every chunk of rows
+        // `< m` with every tile of columns `< n` was one item, whose kernel calls emit each of its
+        // rows and whose `write` covers the tile's columns.
+        unsafe { dst.set_len(m * self.n) };
         dst
     }
 }
