@@ -304,20 +304,30 @@ fn q8_0_weights_of_minus_128_keep_their_sign() {
     )
     .unwrap();
     let q = QTensor::new(storage, (n, k)).unwrap();
-    let exact = Linear::new(copy(&q), MatmulPath::Exact).unwrap();
     for rows in [1, 3, 8] {
-        let xs = input(rows, k, 40 + rows as u64);
-        let want = exact.forward(&xs).unwrap();
-        for isa in Isa::all() {
-            let fast = Linear::new(copy(&q), MatmulPath::Fast)
-                .unwrap()
-                .with_isa(isa);
-            let got = fast.forward(&xs).unwrap();
-            let diff = max_abs(&(&got - &want).unwrap());
-            match bit_identical(GgmlDType::Q8_0) {
-                true => assert_eq!(bits(&got), bits(&want), "{isa:?} rows={rows}"),
-                false => assert!(diff <= 1e-5 * max_abs(&want), "{isa:?} rows={rows}"),
-            }
+        every_kernel_set_matches_exact(&q, &input(rows, k, 40 + rows as u64));
+    }
+}
+
+/// `q` times `xs` on every kernel set against the exact path: candle's bits where candle runs its
+/// AVX2 kernels (`bit_identical`), else within `1e-5 * max|y|`.
+fn every_kernel_set_matches_exact(q: &QTensor, xs: &Tensor) {
+    let want = Linear::new(copy(q), MatmulPath::Exact)
+        .unwrap()
+        .forward(xs)
+        .unwrap();
+    for isa in Isa::all() {
+        let fast = Linear::new(copy(q), MatmulPath::Fast)
+            .unwrap()
+            .with_isa(isa);
+        let got = fast.forward(xs).unwrap();
+        let (dtype, rows) = (q.dtype(), xs.dims()[0]);
+        match bit_identical(dtype) {
+            true => assert_eq!(bits(&got), bits(&want), "{dtype:?} {isa:?} rows={rows}"),
+            false => assert!(
+                max_abs(&(&got - &want).unwrap()) <= 1e-5 * max_abs(&want),
+                "{dtype:?} {isa:?} rows={rows}"
+            ),
         }
     }
 }
@@ -341,24 +351,14 @@ fn k_quants_at_their_largest_dots_match_candle() {
     let w = Tensor::from_vec(w, (n, k), &Device::Cpu).unwrap();
     for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
         let q = QTensor::quantize(&w, dtype).unwrap();
-        let exact = Linear::new(copy(&q), MatmulPath::Exact).unwrap();
         for rows in [1, 4, 9] {
             let xs: Vec<f32> = (0..rows * k)
                 .map(|i| [-1.0, 1.0, sign(i)][i / k % 3])
                 .collect();
-            let xs = Tensor::from_vec(xs, (rows, k), &Device::Cpu).unwrap();
-            let want = exact.forward(&xs).unwrap();
-            for isa in Isa::all() {
-                let fast = Linear::new(copy(&q), MatmulPath::Fast)
-                    .unwrap()
-                    .with_isa(isa);
-                let got = fast.forward(&xs).unwrap();
-                let diff = max_abs(&(&got - &want).unwrap());
-                match bit_identical(dtype) {
-                    true => assert_eq!(bits(&got), bits(&want), "{dtype:?} {isa:?} rows={rows}"),
-                    false => assert!(diff <= 1e-5 * max_abs(&want), "{dtype:?} {isa:?}"),
-                }
-            }
+            every_kernel_set_matches_exact(
+                &q,
+                &Tensor::from_vec(xs, (rows, k), &Device::Cpu).unwrap(),
+            );
         }
     }
 }
