@@ -41,21 +41,23 @@ pub(crate) mod x86 {
         unsafe { _mm256_set1_epi32(v) }
     }
 
-    /// `tanhf(x)` on 8 lanes, glibc's bits on every input.
-    ///
-    /// Kept whole: it is one straight line of dataflow (reduce, approximate, the six ways back, tanh,
-    /// marked by comments as the module doc names them) whose stages share a dozen vectors (`sign`,
-    /// `neg`, `ha`, `k`, `r`, `c`, `hxs`, …). Split, they would pass those between `#[target_feature]`
-    /// functions, which cannot be `#[inline(always)]`, so the kernel's speed would rest on the
-    /// optimiser choosing to inline them.
+    #[inline(always)]
+    fn mask(m: __m256i) -> __m256 {
+        // SAFETY: as for `f`.
+        unsafe { _mm256_castsi256_ps(m) }
+    }
+
+    /// `tanhf(x)` on 8 lanes, glibc's bits on every input: `expm1f` of `±2|x|` in its three stages
+    /// (`reduce`, `approximate`, `rebuild`), then tanh from it. The stages pass their vectors by value
+    /// and run with the same features, so they inline into one straight line (each has this one
+    /// caller).
     #[inline]
     #[target_feature(enable = "avx2")]
     pub(crate) fn tanh8(x: __m256) -> __m256 {
-        let sign = _mm256_castsi256_ps(i(i32::MIN));
+        let sign = mask(i(i32::MIN));
         let ax = _mm256_andnot_ps(sign, x);
         let ix = _mm256_castps_si256(ax);
-        let (one, two, half) = (f(1.0), f(2.0), f(0.5));
-        let mask = |m: __m256i| _mm256_castsi256_ps(m);
+        let (one, two) = (f(1.0), f(2.0));
 
         // The argument of expm1f: 2|x| where |x| ≥ 1, else −2|x| (then `neg`).
         let ge1 = mask(_mm256_cmpgt_epi32(ix, i(0x3f7f_ffff)));
@@ -63,13 +65,33 @@ pub(crate) mod x86 {
         let a2 = _mm256_mul_ps(two, ax);
         let a = _mm256_blendv_ps(_mm256_xor_ps(a2, sign), a2, ge1);
         let ha = _mm256_castps_si256(a2);
+        let (k, r, c) = reduce(a, ha, neg);
+        let (hxs, e) = approximate(r);
+        let em1 = rebuild((a, ha), (k, r, c), (hxs, e));
 
-        // a = k·ln2 + (hi − lo).
+        // tanh from expm1, then the edges and the sign. One division for both: `2/(t+2)` where
+        // |x| ≥ 1 (then `1 − q`), `−t/(t+2)` below.
+        let num = _mm256_blendv_ps(_mm256_xor_ps(em1, sign), two, ge1);
+        let q = _mm256_div_ps(num, _mm256_add_ps(em1, two));
+        let mut z = _mm256_blendv_ps(q, _mm256_sub_ps(one, q), ge1);
+        z = _mm256_blendv_ps(z, one, mask(_mm256_cmpgt_epi32(ix, i(0x41af_ffff))));
+        z = _mm256_xor_ps(z, _mm256_and_ps(x, sign));
+        let tiny = mask(_mm256_cmpgt_epi32(i(0x2400_0000), ix));
+        z = _mm256_blendv_ps(z, _mm256_mul_ps(x, _mm256_add_ps(one, x)), tiny);
+        _mm256_blendv_ps(z, _mm256_add_ps(x, x), _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x))
+    }
+
+    /// expm1f's reduction `a = k·ln2 + r` (`c` the rounding of `r = hi − lo`), for `a` negative in the
+    /// lanes of `neg` and `ha` the bits of `|a|`: `k = 0` below ½ln2, `±1` below 1½ln2, else
+    /// `trunc(a/ln2 ± ½)`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn reduce(a: __m256, ha: __m256i, neg: __m256) -> (__m256i, __m256, __m256) {
         let above_half = _mm256_cmpgt_epi32(ha, i(0x3eb1_7218));
         let below_1_5 = _mm256_cmpgt_epi32(i(0x3f85_1592), ha);
         let k_unit = mask(_mm256_and_si256(above_half, below_1_5));
         let k_general = mask(_mm256_andnot_si256(below_1_5, above_half));
-        let bias = _mm256_blendv_ps(half, f(-0.5), neg);
+        let bias = _mm256_blendv_ps(f(0.5), f(-0.5), neg);
         let kg = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(f(INV_LN2), a), bias));
         let tk = _mm256_cvtepi32_ps(kg);
         let hi_g = _mm256_sub_ps(a, _mm256_mul_ps(tk, f(LN2_HI)));
@@ -90,21 +112,38 @@ pub(crate) mod x86 {
             k_general,
         ));
         let r = _mm256_sub_ps(hi, lo);
-        let c = _mm256_sub_ps(_mm256_sub_ps(hi, r), lo);
+        (k, r, _mm256_sub_ps(_mm256_sub_ps(hi, r), lo))
+    }
 
-        // The rational approximation on r.
-        let hfx = _mm256_mul_ps(half, r);
+    /// expm1f's rational approximation on `r`: `hxs = r·r/2` and the correction `e`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn approximate(r: __m256) -> (__m256, __m256) {
+        let hfx = _mm256_mul_ps(f(0.5), r);
         let hxs = _mm256_mul_ps(r, hfx);
         let mut p = f(Q[0]);
         for q in &Q[1..] {
             p = _mm256_add_ps(f(*q), _mm256_mul_ps(hxs, p));
         }
-        let r1 = _mm256_add_ps(one, _mm256_mul_ps(hxs, p));
+        let r1 = _mm256_add_ps(f(1.0), _mm256_mul_ps(hxs, p));
         let t = _mm256_sub_ps(f(3.0), _mm256_mul_ps(r1, hfx));
         let den = _mm256_sub_ps(f(6.0), _mm256_mul_ps(r, t));
-        let e = _mm256_mul_ps(hxs, _mm256_div_ps(_mm256_sub_ps(r1, t), den));
+        (
+            hxs,
+            _mm256_mul_ps(hxs, _mm256_div_ps(_mm256_sub_ps(r1, t), den)),
+        )
+    }
 
-        // The six ways back, by k.
+    /// expm1f's six ways back from the approximation, by `k`, each computed and the right one
+    /// blended in per lane; `a` itself where `|a|` (bits `ha`) is below 2⁻²⁵.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn rebuild(
+        (a, ha): (__m256, __m256i),
+        (k, r, c): (__m256i, __m256, __m256),
+        (hxs, e): (__m256, __m256),
+    ) -> __m256 {
+        let (one, two, half) = (f(1.0), f(2.0), f(0.5));
         let k0 = _mm256_sub_ps(r, _mm256_sub_ps(_mm256_mul_ps(r, e), hxs));
         let e2 = _mm256_sub_ps(_mm256_sub_ps(_mm256_mul_ps(r, _mm256_sub_ps(e, c)), c), hxs);
         let k_minus1 = _mm256_sub_ps(_mm256_mul_ps(half, _mm256_sub_ps(r, e2)), half);
@@ -140,18 +179,7 @@ pub(crate) mod x86 {
         em1 = _mm256_blendv_ps(em1, k_minus1, k_eq(-1));
         em1 = _mm256_blendv_ps(em1, k0, k_eq(0));
         let tiny_a = mask(_mm256_cmpgt_epi32(i(0x3300_0000), ha));
-        em1 = _mm256_blendv_ps(em1, a, tiny_a);
-
-        // tanh from expm1, then the edges and the sign.
-        // One division for both: `2/(t+2)` where |x| ≥ 1 (then `1 − q`), `−t/(t+2)` below.
-        let num = _mm256_blendv_ps(_mm256_xor_ps(em1, sign), two, ge1);
-        let q = _mm256_div_ps(num, _mm256_add_ps(em1, two));
-        let mut z = _mm256_blendv_ps(q, _mm256_sub_ps(one, q), ge1);
-        z = _mm256_blendv_ps(z, one, mask(_mm256_cmpgt_epi32(ix, i(0x41af_ffff))));
-        z = _mm256_xor_ps(z, _mm256_and_ps(x, sign));
-        let tiny = mask(_mm256_cmpgt_epi32(i(0x2400_0000), ix));
-        z = _mm256_blendv_ps(z, _mm256_mul_ps(x, _mm256_add_ps(one, x)), tiny);
-        _mm256_blendv_ps(z, _mm256_add_ps(x, x), _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x))
+        _mm256_blendv_ps(em1, a, tiny_a)
     }
 
     /// `out[i] = tanhf(x[i])` for whole groups of 8 (the probe and the tests).

@@ -31,7 +31,7 @@ pub(super) fn unpack_q5_0(isa: Isa, w: &[TileQ5_0], into: &mut Vec<TileQ5_0U>) {
 
 /// What the kernel for `tiles` on `isa` reads beside the quants (`Act::add`): AVX-512's Q8_0 the group
 /// sums; AVX2's Q5_0 (which AVX-512 runs on the 5-bit form too) and Q6_K the lane biases; AVX2's Q8_0
-/// the sizes, on a matrix without a weight of -128 (`abs_acts`).
+/// the sizes, on a matrix without a weight of -128 (`abs_acts`, only ever true of Q8_0).
 pub(super) fn extras(isa: Isa, tiles: &Tiles, abs_acts: bool) -> Extras {
     Extras {
         gsum: matches!((isa, tiles), (Isa::Avx512Vnni, Tiles::Q8_0(_))),
@@ -40,7 +40,7 @@ pub(super) fn extras(isa: Isa, tiles: &Tiles, abs_acts: bool) -> Extras {
             (Isa::Avx2, Tiles::Q5_0(_) | Tiles::Q6K(_))
                 | (Isa::Avx2 | Isa::Avx512Vnni, Tiles::Q5_0P(_))
         ),
-        abs: isa == Isa::Avx2 && abs_acts && matches!(tiles, Tiles::Q8_0(_)),
+        abs: isa == Isa::Avx2 && abs_acts,
     }
 }
 

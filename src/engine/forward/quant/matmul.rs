@@ -140,10 +140,10 @@ const UNPACK_MIN_ROWS: usize = 8;
 /// threads sweep the weight tiles.
 const ROW_CHUNK: usize = 64;
 
-/// An `[n, k]` weight matrix in 16-row tiles (see `layout.rs`).
 /// Puts a matrix's rows `rows`, as the file stores them, in the buffer (`QMatrix::from_rows`).
 pub type ReadRows<'a, E> = dyn FnMut(std::ops::Range<usize>, &mut Vec<u8>) -> Result<(), E> + 'a;
 
+/// An `[n, k]` weight matrix in 16-row tiles (see `layout.rs`).
 pub struct QMatrix {
     n: usize,
     k: usize,
