@@ -40,6 +40,9 @@ fn main() {
     if args.iter().any(|a| a == "attention") {
         return attention();
     }
+    if args.iter().any(|a| a == "chain") {
+        return chain();
+    }
     if args.iter().any(|a| a == "attention-cold") {
         return attention_cold();
     }
@@ -339,4 +342,61 @@ fn candle_attention(
         .reshape((n_head, seq, hd))?
         .transpose(0, 1)?
         .reshape((seq, n_head * hd))
+}
+
+/// `chain`: the default sampler chain over a 49,152-token row (SmolLM2's vocabulary) shaped like real
+/// logits (a few tokens far above a broad bulk) on one thread and on all, interleaved for ~6 s: best
+/// and median in microseconds.
+fn chain() {
+    use nexttoken::engine::sampler::run_chain;
+    use nexttoken::protocol::SamplerSettings;
+    let vocab = 49_152;
+    let mut z = 0x2545_f491_4f6c_dd1du64;
+    let logits: Vec<f32> = (0..vocab)
+        .map(|i| {
+            z ^= z << 13;
+            z ^= z >> 7;
+            z ^= z << 17;
+            let u = (z >> 40) as f32 / (1u64 << 24) as f32;
+            let bulk = (u - 0.5) * 8.0;
+            if i % 4099 == 7 {
+                14.0 + u * 4.0
+            } else {
+                bulk
+            }
+        })
+        .collect();
+    // `LOGITS=file`: a real row instead (little-endian f32s).
+    let logits = match std::env::var("LOGITS") {
+        Ok(f) => std::fs::read(f)
+            .unwrap()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect(),
+        Err(_) => logits,
+    };
+    let history: Vec<u32> = (0..64).map(|i| (i * 37) % vocab as u32).collect();
+    let s = SamplerSettings::default();
+    use nexttoken::engine::forward::quant::decode_threads::with_small_rows_threads;
+    // One thread and the pool's threads, interleaved.
+    let counts = [1, nexttoken::engine::forward::quant::threads()];
+    let (start, mut times) = (Instant::now(), [Vec::new(), Vec::new()]);
+    while start.elapsed().as_secs_f64() < 6.0 {
+        for (c, times) in counts.iter().zip(&mut times) {
+            let t = Instant::now();
+            with_small_rows_threads(*c, || {
+                std::hint::black_box(run_chain(&logits, &history, &s, 10, 0.3))
+            });
+            times.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    for (c, times) in counts.iter().zip(&mut times) {
+        times.sort_by(f64::total_cmp);
+        println!(
+            "chain on {c} thread(s): best {:.1} us, median {:.1} us over {} runs",
+            times[0],
+            times[times.len() / 2],
+            times.len()
+        );
+    }
 }

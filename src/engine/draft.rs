@@ -9,6 +9,7 @@
 
 use super::forward::linear::MatmulPath;
 use super::forward::model::{ForwardOptions, Model};
+use super::forward::quant::decode_threads::with_small_rows_threads;
 use super::gguf::{GgufFile, LoadError};
 use super::requant::Requant;
 use super::sampler::{self, DryBreakers};
@@ -193,7 +194,9 @@ impl Draft {
         for i in 0..k {
             let pos = ids.len();
             let u = sampler::uniform(settings.seed ^ DRAFT_SALT, pos);
-            let out = sampler::run_chain_with(&logits, &ids, settings, breakers, 1, u);
+            let out = with_small_rows_threads(self.model.decode_threads(), || {
+                sampler::run_chain_with(&logits, &ids, settings, breakers, 1, u)
+            });
             let token = out.planned;
             let q = out
                 .kept

@@ -9,11 +9,13 @@
 //! Every cut-off stage keeps a *prefix* of the tokens sorted by penalised logit (temperature does not
 //! change the order), so the chain sorts one short prefix and each stage is just a length. Over the whole
 //! vocabulary it only needs normalisers (log-sum-exp), one pass per stage that is switched on; a
-//! probability vector the size of the vocabulary is never built. That keeps a step's own cost a few
-//! percent of the forward pass (see `nexttoken bench`).
+//! probability vector the size of the vocabulary is never built. Those passes and the sort run side by
+//! side on the decode threads (`sampler/passes.rs`). That keeps a step's own cost a few percent of
+//! the forward pass (see `nexttoken bench`).
 
 mod dry;
 mod fate;
+mod passes;
 mod penalties;
 mod row;
 pub mod sparse;
@@ -27,8 +29,9 @@ pub use penalties::apply_penalties;
 pub use row::{entropy, lse_entropy, rank_of, ranks_of, softmax, top_n};
 
 use crate::protocol::{Draw, SamplerSettings, StageReport};
+use passes::{top_k_len, RowPasses};
 use penalties::PenaltyRows;
-use row::{lse_entropy_max, lse_scaled, lse_scaled_from, max_of};
+use row::lse_scaled;
 
 /// The chain's result over one logits row.
 #[derive(Debug, Clone)]
@@ -97,10 +100,12 @@ pub fn run_chain_with(
     shown_n: usize,
     u: f32,
 ) -> ChainOutput {
-    let (lse, entropy, max) = lse_entropy_max(logits);
     let rows = PenaltyRows::new(logits, history, s, breakers);
-    let tempered = Tempered::new(logits, (lse, max), rows.base(), s.temperature);
-    let cuts = Cutoffs::find(&tempered, s, shown_n);
+    let t = Tempered::t_of(s.temperature);
+    let passes = RowPasses::run(logits, rows.base(), t, s, shown_n);
+    let (lse, entropy) = (passes.lse, passes.entropy);
+    let tempered = Tempered::new(logits, &passes, rows.base(), t);
+    let cuts = Cutoffs::find(&tempered, s, passes.sorted);
     let shown: Vec<u32> = cuts.sorted.iter().take(shown_n).cloned().collect();
     // With DRY on, the penalties stage shows the row before DRY (one more normaliser when both apply).
     let before_dry = dry_on(s).then(|| match (&rows.pen, &rows.dried) {
@@ -159,31 +164,23 @@ struct Tempered<'a> {
 }
 
 impl<'a> Tempered<'a> {
-    /// Each normaliser is one pass over the vocabulary, skipped when it equals one already known
-    /// (`lse` and `max` are the raw row's).
-    fn new(
-        logits: &'a [f32],
-        (lse, max): (f32, f32),
-        penalised: Option<&'a [f32]>,
-        temperature: f32,
-    ) -> Self {
-        let base = penalised.unwrap_or(logits);
-        let lse_pen = if penalised.is_some() {
-            lse_scaled(base, 1.0)
+    /// The temperature the chain divides by: 1 where the setting is 0 or below (greedy).
+    fn t_of(temperature: f32) -> f32 {
+        if temperature > 0.0 {
+            temperature
         } else {
-            lse
-        };
-        let t = if temperature > 0.0 { temperature } else { 1.0 };
-        let lse_t = match (t == 1.0, penalised) {
-            (true, _) => lse_pen,
-            (false, None) => lse_scaled_from(base, t, max),
-            (false, Some(_)) => lse_scaled(base, t),
-        };
+            1.0
+        }
+    }
+
+    /// The distribution from the normalisers the whole-row passes found (`t` from [`Self::t_of`]).
+    fn new(logits: &'a [f32], passes: &RowPasses, penalised: Option<&'a [f32]>, t: f32) -> Self {
+        let lse_pen = passes.lse_pen.unwrap_or(passes.lse);
         Tempered {
-            base,
+            base: penalised.unwrap_or(logits),
             lse_pen,
             t,
-            lse_t,
+            lse_t: passes.lse_t.unwrap_or(lse_pen),
         }
     }
 
@@ -225,14 +222,9 @@ struct Cutoffs {
 }
 
 impl Cutoffs {
-    fn find(d: &Tempered, s: &SamplerSettings, shown_n: usize) -> Cutoffs {
-        let vocab = d.vocab();
-        let k = if s.top_k > 0 {
-            s.top_k.min(vocab)
-        } else {
-            vocab
-        };
-        let mut sorted = top_n(d.base, sorted_needed(d, s, k).max(shown_n));
+    /// `sorted`: the best ids by penalised logit, as many as [`RowPasses`] found the cut-offs need.
+    fn find(d: &Tempered, s: &SamplerSettings, mut sorted: Vec<u32>) -> Cutoffs {
+        let k = top_k_len(d.vocab(), s);
         let mass_k = d.mass(k, &sorted);
         let n_p = top_p_len(d, s.top_p, k, mass_k, &mut sorted);
         let mass_p = d.mass(n_p, &sorted);
@@ -260,23 +252,6 @@ impl Cutoffs {
             .enumerate()
             .map(|(r, &i)| if r < n { d.prob(i) / mass } else { 0.0 })
             .collect()
-    }
-}
-
-/// How much of the sorted order the cut-offs need, so that only a short prefix is ever sorted.
-fn sorted_needed(d: &Tempered, s: &SamplerSettings, k: usize) -> usize {
-    let vocab = d.vocab();
-    if k < vocab {
-        k
-    } else if s.top_p < 1.0 {
-        // A first guess; `top_p_len` sorts further when the mass is spread wider.
-        512.min(vocab)
-    } else if s.min_p > 0.0 {
-        // p_i >= min_p * p_max  <=>  base_i >= base_max + t ln(min_p)
-        let floor = max_of(d.base) + d.t * s.min_p.ln();
-        d.base.iter().filter(|&&l| l >= floor).count()
-    } else {
-        vocab
     }
 }
 

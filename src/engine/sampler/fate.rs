@@ -2,7 +2,7 @@
 //! after the penalties, DRY and the cut-offs. The repetition panel asks it of the token that would go
 //! on with a loop, which the penalties may push far below the rows on screen.
 
-use super::{lse_entropy_max, rank_of, Cutoffs, DryBreakers, PenaltyRows, Tempered};
+use super::{rank_of, Cutoffs, DryBreakers, PenaltyRows, RowPasses, Tempered};
 use crate::protocol::SamplerSettings;
 
 /// One token's figures before and after the chain (ranks 0-based).
@@ -26,9 +26,11 @@ pub fn fate(
     breakers: &DryBreakers,
     id: u32,
 ) -> Fate {
-    let (lse, _, max) = lse_entropy_max(logits);
     let rows = PenaltyRows::new(logits, history, s, breakers);
-    let tempered = Tempered::new(logits, (lse, max), rows.base(), s.temperature);
+    let t = Tempered::t_of(s.temperature);
+    let passes = RowPasses::run(logits, rows.base(), t, s, 1);
+    let lse = passes.lse;
+    let tempered = Tempered::new(logits, &passes, rows.base(), t);
     // Ties rank by lower id first, as the chain's sorted order does.
     let b = tempered.base[id as usize];
     let sampled_rank = tempered
@@ -41,7 +43,7 @@ pub fn fate(
     let sampled_prob = if greedy {
         f32::from(u8::from(sampled_rank == 0))
     } else {
-        let cuts = Cutoffs::find(&tempered, s, 1);
+        let cuts = Cutoffs::find(&tempered, s, passes.sorted);
         if sampled_rank < cuts.n_m {
             tempered.prob(id) / cuts.mass_m
         } else {

@@ -108,8 +108,14 @@ pub fn lse_entropy(logits: &[f32]) -> (f32, f32) {
 /// `lse_entropy`, and the largest logit it found on the way.
 pub(super) fn lse_entropy_max(logits: &[f32]) -> (f32, f32, f32) {
     let max = max_of(logits);
+    let (lse, entropy) = lse_entropy_from(logits, max);
+    (lse, entropy, max)
+}
+
+/// `lse_entropy` when `max_of(logits)` is already known (`max`).
+pub(super) fn lse_entropy_from(logits: &[f32], max: f32) -> (f32, f32) {
     let (s, sl) = exp_sums(logits, 1.0, max);
-    (max + s.ln(), (s.ln() - sl / s).max(0.0), max)
+    (max + s.ln(), (s.ln() - sl / s).max(0.0))
 }
 
 /// Softmax of a logits row (tests, bench).

@@ -3,7 +3,8 @@
 
 use super::{ChainMemo, ChainOutput, Node, Result, Session, SessionError};
 use super::{ATTENTION_KEEP, LOGITS_KEEP};
-use crate::engine::forward::model::ForwardOptions;
+use crate::engine::forward::model::{ForwardOptions, Model};
+use crate::engine::forward::quant::decode_threads::with_small_rows_threads;
 use crate::engine::sampler::{self, DryBreakers};
 use crate::protocol::{PassReport, TokenRecord};
 use std::sync::Arc;
@@ -154,14 +155,12 @@ impl Session {
         let history = self.tokens();
         let u = sampler::uniform(self.settings.seed, self.path.len());
         let breakers = self.dry_breakers();
-        let mut out = sampler::run_chain_with(
-            &logits,
-            &history,
-            &self.settings,
-            &breakers,
-            self.opts.top_k_shown,
-            u,
-        );
+        // The chain's whole-row passes run side by side on the threads the decode steps chose.
+        let threads = self.model.local().map_or(1, Model::decode_threads);
+        let mut out = with_small_rows_threads(threads, || {
+            let shown = self.opts.top_k_shown;
+            sampler::run_chain_with(&logits, &history, &self.settings, &breakers, shown, u)
+        });
         if self.model.is_served() {
             // A served row holds log-probabilities over the whole vocabulary already: the raw
             // probabilities are theirs (normaliser 1), not renormalised over the K known.

@@ -18,11 +18,13 @@ const MARGIN: f64 = 0.97;
 const RECHECK: usize = 512;
 
 thread_local! {
-    /// Threads for small-row matmuls called from this thread (the engine thread running a forward).
+    /// Threads for small-row matmuls called from this thread (the engine thread running a forward), and
+    /// for the sampler chain's whole-row passes (`sampler/passes.rs`, set by the session).
     static SMALL_ROWS: Cell<usize> = const { Cell::new(1) };
 }
 
-/// Threads for a matmul of few rows on this thread (set by the running forward pass; 1 otherwise).
+/// Threads for a matmul of few rows, or a sampler chain, on this thread (set by the running forward
+/// pass and by the session around its chain; 1 otherwise).
 pub fn small_rows_threads() -> usize {
     SMALL_ROWS.with(Cell::get)
 }

@@ -1,0 +1,218 @@
+//! The chain's passes over the whole vocabulary, run side by side.
+//!
+//! Once the raw row's largest logit is known, three passes are independent of each other: the raw
+//! row's normaliser and entropy, the penalised and tempered rows' normalisers, and the sorted prefix
+//! of the best ids. Each is a pass over 49k (Gemma: 262k) logits, the chain's whole cost, so they run
+//! as one job on the threads a decode step's matmuls use (`decode_threads::small_rows_threads`, set
+//! by the session around its chain): a step pays for the longest, not the sum. Each pass computes
+//! what it computed alone, in the same order, so the threads change no bit of the result.
+
+use super::row::{lse_entropy_from, lse_scaled_from, max_of, top_n};
+use crate::engine::forward::quant::decode_threads::small_rows_threads;
+use crate::engine::forward::quant::pool::parallel_for;
+use crate::protocol::SamplerSettings;
+use std::sync::OnceLock;
+
+/// Below this many logits a row is one job on the calling thread: waking a helper would cost more
+/// than the passes.
+const SIDE_BY_SIDE_FROM: usize = 16_384;
+
+/// What the whole-vocabulary passes found.
+pub(super) struct RowPasses {
+    /// log-sum-exp and entropy (nats) of the raw logits.
+    pub lse: f32,
+    pub entropy: f32,
+    /// log-sum-exp of the penalised row; `None` when there is none (the raw `lse` stands).
+    pub lse_pen: Option<f32>,
+    /// log-sum-exp of the penalised row over the temperature; `None` at temperature 1 (`lse_pen`).
+    pub lse_t: Option<f32>,
+    /// The best ids of the penalised row, best first: as many as the cut-offs need and `shown_n`.
+    pub sorted: Vec<u32>,
+}
+
+impl RowPasses {
+    /// Runs the passes over `logits` and, when a penalty changed it, the `penalised` row, at the
+    /// temperature `t` (already 1 where the setting means greedy).
+    pub fn run(
+        logits: &[f32],
+        penalised: Option<&[f32]>,
+        t: f32,
+        s: &SamplerSettings,
+        shown_n: usize,
+    ) -> RowPasses {
+        let max = max_of(logits);
+        let base = penalised.unwrap_or(logits);
+        let n = sorted_needed(base, t, s).max(shown_n);
+        // The sorted prefix in two halves (the best `n` of the whole row are the best of the two
+        // halves' best `n`), so that two threads finish together.
+        let half = base.len() / 2;
+        let (raw, norms) = (OnceLock::new(), OnceLock::new());
+        let halves: [OnceLock<Vec<u32>>; 2] = Default::default();
+        let threads = if logits.len() >= SIDE_BY_SIDE_FROM {
+            small_rows_threads()
+        } else {
+            1
+        };
+        parallel_for(4, threads, |pass| match pass {
+            0 => put(&raw, lse_entropy_from(logits, max)),
+            1 => put(&norms, normalisers(logits, max, penalised, t)),
+            2 => put(&halves[0], top_n(&base[..half], n)),
+            _ => put(&halves[1], {
+                let best = top_n(&base[half..], n);
+                best.into_iter().map(|i| i + half as u32).collect()
+            }),
+        });
+        let [first, second] = halves.map(|h| h.into_inner().expect("every pass ran"));
+        let sorted = merge_best(base, first, second, n);
+        let (lse, entropy) = raw.into_inner().expect("every pass ran");
+        let (lse_pen, lse_t) = norms.into_inner().expect("every pass ran");
+        RowPasses {
+            lse,
+            entropy,
+            lse_pen,
+            lse_t,
+            sorted,
+        }
+    }
+}
+
+/// Stores one pass's result (each pass runs exactly once, so the cell is empty).
+fn put<T>(cell: &OnceLock<T>, value: T) {
+    let _ = cell.set(value);
+}
+
+/// The penalised row's log-sum-exp and its log-sum-exp over `t`, each `None` where it equals one
+/// already known (the raw row's; the penalised row's at `t = 1`). `max` is the raw row's.
+fn normalisers(
+    logits: &[f32],
+    max: f32,
+    penalised: Option<&[f32]>,
+    t: f32,
+) -> (Option<f32>, Option<f32>) {
+    match penalised {
+        None => (None, (t != 1.0).then(|| lse_scaled_from(logits, t, max))),
+        Some(row) => {
+            let max = max_of(row);
+            let lse_pen = lse_scaled_from(row, 1.0, max);
+            let lse_t = (t != 1.0).then(|| lse_scaled_from(row, t, max));
+            (Some(lse_pen), lse_t)
+        }
+    }
+}
+
+/// The best `n` of two lists each sorted best first (by value, then lower id), as `top_n` orders them.
+fn merge_best(values: &[f32], a: Vec<u32>, b: Vec<u32>, n: usize) -> Vec<u32> {
+    let better = |i: u32, j: u32| {
+        let (x, y) = (values[i as usize], values[j as usize]);
+        y.total_cmp(&x).then(i.cmp(&j)).is_lt()
+    };
+    let mut out = Vec::with_capacity(n.min(a.len() + b.len()));
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    while out.len() < n {
+        let next = match (a.peek(), b.peek()) {
+            (Some(&i), Some(&j)) if better(j, i) => b.next(),
+            (Some(_), _) => a.next(),
+            (None, _) => b.next(),
+        };
+        match next {
+            Some(i) => out.push(i),
+            None => break,
+        }
+    }
+    out
+}
+
+/// The number of top-k survivors, `k` (the vocabulary when top-k is off).
+pub(super) fn top_k_len(vocab: usize, s: &SamplerSettings) -> usize {
+    if s.top_k > 0 {
+        s.top_k.min(vocab)
+    } else {
+        vocab
+    }
+}
+
+/// How much of the sorted order the cut-offs need, so that only a short prefix is ever sorted.
+fn sorted_needed(base: &[f32], t: f32, s: &SamplerSettings) -> usize {
+    let vocab = base.len();
+    let k = top_k_len(vocab, s);
+    if k < vocab {
+        k
+    } else if s.top_p < 1.0 {
+        // A first guess; `top_p_len` sorts further when the mass is spread wider.
+        512.min(vocab)
+    } else if s.min_p > 0.0 {
+        // p_i >= min_p * p_max  <=>  base_i >= base_max + t ln(min_p)
+        let floor = max_of(base) + t * s.min_p.ln();
+        base.iter().filter(|&&l| l >= floor).count()
+    } else {
+        vocab
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::forward::quant::decode_threads::with_small_rows_threads;
+    use crate::engine::sampler::row::{lse_entropy, lse_scaled};
+
+    /// A logits row with ties, a NaN and a few far-out tokens, from a seed.
+    fn row(len: usize, seed: u64) -> Vec<f32> {
+        let mut z = seed | 1;
+        (0..len)
+            .map(|i| {
+                z ^= z << 13;
+                z ^= z >> 7;
+                z ^= z << 17;
+                match i % 997 {
+                    5 => f32::NAN,
+                    7 => 9.0,
+                    _ => ((z >> 40) % 4096) as f32 / 256.0 - 8.0,
+                }
+            })
+            .collect()
+    }
+
+    /// The best `n` of the two halves, merged, are `top_n` of the whole row, ties and NaN included.
+    #[test]
+    fn merged_halves_are_the_whole_rows_best() {
+        for (len, seed) in [(9, 3), (100, 5), (5000, 7)] {
+            let r = row(len, seed);
+            let half = len / 2;
+            for n in [1, 2, 10, 40, len / 2 + 1, len] {
+                let second = top_n(&r[half..], n).into_iter().map(|i| i + half as u32);
+                let merged = merge_best(&r, top_n(&r[..half], n), second.collect(), n);
+                assert_eq!(merged, top_n(&r, n), "len {len}, n {n}");
+            }
+        }
+    }
+
+    /// Side by side or one after another, the passes give the bits each gives alone.
+    #[test]
+    fn threads_change_no_bit() {
+        let logits = row(SIDE_BY_SIDE_FROM * 3, 11);
+        let logits: Vec<f32> = logits
+            .iter()
+            .map(|x| if x.is_nan() { -3.0 } else { *x })
+            .collect();
+        let penalised: Vec<f32> = logits.iter().map(|x| x * 0.9 - 0.25).collect();
+        let s = SamplerSettings::default();
+        let bits = |x: f32| x.to_bits();
+        for pen in [None, Some(penalised.as_slice())] {
+            for t in [1.0, 0.7] {
+                let run = |threads| {
+                    with_small_rows_threads(threads, || RowPasses::run(&logits, pen, t, &s, 10))
+                };
+                let (one, two) = (run(1), run(2));
+                let (lse, entropy) = lse_entropy(&logits);
+                let base = pen.unwrap_or(&logits);
+                for p in [&one, &two] {
+                    assert_eq!((bits(p.lse), bits(p.entropy)), (bits(lse), bits(entropy)));
+                    assert_eq!(p.lse_pen.map(bits), pen.map(|b| bits(lse_scaled(b, 1.0))));
+                    let lse_t = (t != 1.0).then(|| bits(lse_scaled(base, t)));
+                    assert_eq!(p.lse_t.map(bits), lse_t);
+                    assert_eq!(p.sorted, top_n(base, s.top_k));
+                }
+            }
+        }
+    }
+}
