@@ -8,9 +8,9 @@
 //! each 16 quants (`bsums`).
 //! Matching candle exactly means the fast path differs from the exact one only in float summation order.
 
+use super::act_spare::{zeroed, Spare};
 use super::layout::QK;
 use half::f16;
-use std::cell::Cell;
 use std::sync::OnceLock;
 
 /// Which activation block a weight type pairs with.
@@ -63,42 +63,6 @@ pub struct Act {
     pub bsums: Vec<i16>,
 }
 
-thread_local! {
-    /// The buffers of the last `Act` dropped on this thread, for its next one: a decode step quantises
-    /// an activation row for each of its ~120 matmuls, and allocating, zeroing and freeing four
-    /// buffers each time was about 2% of a SmolLM2 step's samples (`calloc` and `free`, AVX2).
-    static SPARE: Cell<Option<Spare>> = const { Cell::new(None) };
-}
-
-/// An `Act`'s main buffers, kept for reuse (`SPARE`).
-#[derive(Default)]
-struct Spare {
-    qs: Vec<i8>,
-    d: Vec<f32>,
-    s: Vec<f32>,
-    sum: Vec<i32>,
-}
-
-impl Drop for Act {
-    fn drop(&mut self) {
-        let spare = Spare {
-            qs: std::mem::take(&mut self.qs),
-            d: std::mem::take(&mut self.d),
-            s: std::mem::take(&mut self.s),
-            sum: std::mem::take(&mut self.sum),
-        };
-        // `try_with`: a thread being torn down has no spare to keep.
-        let _ = SPARE.try_with(|c| c.set(Some(spare)));
-    }
-}
-
-/// `v` holding `len` zeros, in its own allocation where that is large enough.
-fn zeroed<T: Copy + Default>(mut v: Vec<T>, len: usize) -> Vec<T> {
-    v.clear();
-    v.resize(len, T::default());
-    v
-}
-
 /// Sums beside the quants that only some kernels read (`Act::gsum`, `lane_bias`, `abs`): the matmul
 /// asks for those its kernel reads.
 #[derive(Debug, Clone, Copy, Default)]
@@ -118,7 +82,7 @@ impl Act {
         let qk = kind.block_len();
         assert!(k.is_multiple_of(qk) && xs.len() == m * k);
         let nb = k / qk;
-        let Spare { qs, d, s, sum } = SPARE.with(Cell::take).unwrap_or_default();
+        let Spare { qs, d, s, sum } = Spare::take();
         let mut act = Act {
             m,
             nb,
@@ -319,19 +283,14 @@ mod tests {
     fn a_spare_is_reused_and_leaves_nothing_behind() {
         let big: Vec<f32> = (0..4 * 96).map(|i| (i % 13) as f32 - 6.0).collect();
         let small: Vec<f32> = (0..96).map(|i| ((i * 7) % 11) as f32 * 0.1).collect();
+        let parts = |a: &Act| (a.qs.clone(), a.d.clone(), a.s.clone(), a.sum.clone());
         let first = Act::quantize(&big, 4, 96, ActKind::Q8_1);
         let at = first.qs.as_ptr();
         drop(first);
         let again = Act::quantize(&small, 1, 96, ActKind::Q8_1);
         assert_eq!(again.qs.as_ptr(), at, "the spare's buffer");
-        let fresh = std::thread::spawn(move || {
-            let a = Act::quantize(&small, 1, 96, ActKind::Q8_1);
-            (a.qs.clone(), a.d.clone(), a.s.clone(), a.sum.clone())
-        });
-        assert_eq!(
-            fresh.join().unwrap(),
-            (again.qs.clone(), again.d.clone(), again.s.clone(), again.sum.clone())
-        );
+        let fresh = std::thread::spawn(move || parts(&Act::quantize(&small, 1, 96, ActKind::Q8_1)));
+        assert_eq!(fresh.join().unwrap(), parts(&again));
     }
 
     /// Our quants must be byte-identical to candle's `quantize_row_q8_1` / `q8_0`, on both code paths.

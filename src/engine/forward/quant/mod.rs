@@ -3,7 +3,8 @@
 //!
 //! - `layout` (+ `layout_k` for the K-quants, `layout_q5` for Q5_0's forms): GGUF blocks regrouped into 16-row tiles (one SIMD lane per
 //!   output row).
-//! - `act` (+ `act_x86`, `act_k`): activations quantised to Q8_1 / Q8_0 / Q8_K exactly as candle does.
+//! - `act` (+ `act_x86`, `act_k`): activations quantised to Q8_1 / Q8_0 / Q8_K exactly as candle does;
+//!   `act_spare`: a dropped one's buffers kept for the next on its thread.
 //! - `scalar`, `avx2` (+ `avx2_k`), `avx512` (+ `avx512_k`): tile kernels, bit-identical to each other.
 //! - `matmul`: `QMatrix`, the threaded `xs @ W^T` over tiles; `kernels`: one runner per tile format
 //!   (Q5_0 is kept at 5 bits on AVX2 and unpacked per prefill chunk); `pool`: thread count; `decode_threads`:
@@ -11,6 +12,7 @@
 
 pub mod act;
 mod act_k;
+mod act_spare;
 #[cfg(target_arch = "x86_64")]
 mod act_x86;
 #[cfg(target_arch = "x86_64")]
