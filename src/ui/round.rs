@@ -271,7 +271,7 @@ fn cost_lines(r: &RoundReport, wide: bool, width: usize, theme: &Theme) -> Vec<L
         vec![
             format!("{} in {}", tokens(r.tokens()), ms(r.ms())),
             format!(
-                "plain: {} → {ratio:.2}× {verdict}",
+                "plain: {} → {ratio:.2}× ({verdict})",
                 ms(r.plain_equivalent_ms())
             ),
         ]
