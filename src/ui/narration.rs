@@ -12,6 +12,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// Rows the panel would like at this screen width: its lines and two borders.
 pub fn height(app: &App, width: u16) -> u16 {
@@ -42,10 +43,13 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Mode::Normal,
         [Action::PrevLessonStep, Action::NextLessonStep],
     );
+    let keys = format!(" {keys}: lesson steps ");
+    // The heading ends in "…" where it meets the keys, rather than cut mid-word by them.
+    let room = (area.width as usize).saturating_sub(2 + keys.width());
     let mut block = Block::bordered()
         .border_style(theme.border)
-        .title(Span::styled(title, theme.title))
-        .title_top(Line::styled(format!(" {keys}: lesson steps "), theme.dim).right_aligned());
+        .title(Span::styled(clipped(&title, room), theme.title))
+        .title_top(Line::styled(keys, theme.dim).right_aligned());
     let lines = body(app, state, area.width.saturating_sub(2) as usize, theme);
     let room = area.height.saturating_sub(2) as usize;
     if lines.len() > room {
@@ -55,6 +59,21 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ));
     }
     frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// `text` in at most `cols` columns: whole, or cut with "…" as its last column.
+fn clipped(text: &str, cols: usize) -> String {
+    if text.width() <= cols {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for c in text.chars() {
+        if out.width() + c.width().unwrap_or(0) + 1 > cols {
+            break;
+        }
+        out.push(c);
+    }
+    format!("{}…", out.trim_end())
 }
 
 /// The panel's lines at `width`: the narration, then the checks, then where the class is.
@@ -273,7 +292,17 @@ impl Marks {
 
 #[cfg(test)]
 mod tests {
-    use super::shown_narration;
+    use super::{clipped, shown_narration};
+
+    /// A heading that fits stays whole; one that does not ends in "…" within its columns, wide
+    /// characters counted as two.
+    #[test]
+    fn a_long_heading_ends_in_an_ellipsis() {
+        assert_eq!(clipped(" Every step reads ", 18), " Every step reads ");
+        assert_eq!(clipped(" Every step reads ", 13), " Every step…");
+        assert_eq!(clipped("⟨漢字⟩ token", 6), "⟨漢字…");
+        assert_eq!(clipped("⟨漢字⟩ token", 5), "⟨漢…");
+    }
 
     #[test]
     fn the_part_after_the_rule_waits_for_the_answer() {

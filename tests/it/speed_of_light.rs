@@ -99,3 +99,36 @@ fn the_timing_panel_sets_the_newest_step_against_the_bandwidth_floor() {
         assert!(text.contains(&want), "{want}\n{text}");
     }
 }
+
+/// A step faster than its floor means the bandwidth was measured low (a busy spell, or weights still
+/// in the cache): the panel says so, wide and narrow, and never shows a step above 100% of light.
+#[test]
+fn a_step_under_its_floor_says_the_measure_ran_low() {
+    let mut app = nexttoken::app::App::new(config(160, 48));
+    let info = ModelInfo {
+        machine: Some(machine()),
+        ..model_info()
+    };
+    update(&mut app, Msg::Engine(Event::Loaded(info)));
+    update(&mut app, Msg::Engine(Event::Synced(prefilled())));
+    // The floor is ~4.83 ms at 20 GB/s; this step took 3.
+    update(
+        &mut app,
+        Msg::Engine(Event::Stepped(step_after_is(0, Source::Sampled, true, 3.0))),
+    );
+    app.screen.side = SidePanel::Timing;
+    let text = screen_text(&app).join("\n");
+    let want = "the last took 3.00 ms: under its floor, light measured low";
+    assert!(text.contains(want), "{want}\n{text}");
+    assert!(!text.contains("% of light"), "{text}");
+    update(
+        &mut app,
+        Msg::Resize {
+            width: 80,
+            height: 24,
+        },
+    );
+    let text = screen_text(&app).join("\n");
+    assert!(text.contains("last 3.00 ms: light measured low"), "{text}");
+    assert!(!text.contains("% of light"), "{text}");
+}
