@@ -48,8 +48,20 @@ fn machine() -> MachineSpeed {
     }
 }
 
-#[test]
-fn the_timing_panel_sets_the_newest_step_against_the_bandwidth_floor() {
+/// The screen after the window shrinks to 80x24.
+fn at_80x24(app: &mut nexttoken::app::App) -> String {
+    update(
+        app,
+        Msg::Resize {
+            width: 80,
+            height: 24,
+        },
+    );
+    screen_text(app).join("\n")
+}
+
+/// An app at 160x48 that has loaded a model with `machine()`'s figures and prefilled its prompt.
+fn prefilled_app() -> nexttoken::app::App {
     let mut app = nexttoken::app::App::new(config(160, 48));
     let info = ModelInfo {
         machine: Some(machine()),
@@ -57,6 +69,12 @@ fn the_timing_panel_sets_the_newest_step_against_the_bandwidth_floor() {
     };
     update(&mut app, Msg::Engine(Event::Loaded(info)));
     update(&mut app, Msg::Engine(Event::Synced(prefilled())));
+    app
+}
+
+#[test]
+fn the_timing_panel_sets_the_newest_step_against_the_bandwidth_floor() {
+    let mut app = prefilled_app();
     let text = screen_text(&app).join("\n");
     // Prefill: 5 tokens of 2.69e8 FLOP and 15 keys of attention in 21.4 ms.
     let flop = 5.0 * 2.69e8 + 15.0 * 4.0 * 30.0 * 9.0 * 64.0;
@@ -83,14 +101,7 @@ fn the_timing_panel_sets_the_newest_step_against_the_bandwidth_floor() {
         assert!(text.contains(&want), "{want}\n{text}");
     }
     // At 80x24 the narrow panel says the same, each sentence whole on its own line.
-    update(
-        &mut app,
-        Msg::Resize {
-            width: 80,
-            height: 24,
-        },
-    );
-    let text = screen_text(&app).join("\n");
+    let text = at_80x24(&mut app);
     let prefill_pct = 100.0 * flop / 0.0214 / 1e9 / 40.0;
     for want in [
         format!("last step 9.00 ms: {:.0}% of light", 100.0 * floor / 9.0),
@@ -104,13 +115,7 @@ fn the_timing_panel_sets_the_newest_step_against_the_bandwidth_floor() {
 /// in the cache): the panel says so, wide and narrow, and never shows a step above 100% of light.
 #[test]
 fn a_step_under_its_floor_says_the_measure_ran_low() {
-    let mut app = nexttoken::app::App::new(config(160, 48));
-    let info = ModelInfo {
-        machine: Some(machine()),
-        ..model_info()
-    };
-    update(&mut app, Msg::Engine(Event::Loaded(info)));
-    update(&mut app, Msg::Engine(Event::Synced(prefilled())));
+    let mut app = prefilled_app();
     // The floor is ~4.83 ms at 20 GB/s; this step took 3.
     update(
         &mut app,
@@ -121,14 +126,7 @@ fn a_step_under_its_floor_says_the_measure_ran_low() {
     let want = "the last took 3.00 ms: under its floor, light measured low";
     assert!(text.contains(want), "{want}\n{text}");
     assert!(!text.contains("% of light"), "{text}");
-    update(
-        &mut app,
-        Msg::Resize {
-            width: 80,
-            height: 24,
-        },
-    );
-    let text = screen_text(&app).join("\n");
+    let text = at_80x24(&mut app);
     assert!(text.contains("last 3.00 ms: light measured low"), "{text}");
     assert!(!text.contains("% of light"), "{text}");
 }
