@@ -350,32 +350,31 @@ fn candle_attention(
 fn chain() {
     use nexttoken::engine::sampler::run_chain;
     use nexttoken::protocol::SamplerSettings;
-    let vocab = 49_152;
-    let mut z = 0x2545_f491_4f6c_dd1du64;
-    let logits: Vec<f32> = (0..vocab)
-        .map(|i| {
-            z ^= z << 13;
-            z ^= z >> 7;
-            z ^= z << 17;
-            let u = (z >> 40) as f32 / (1u64 << 24) as f32;
-            let bulk = (u - 0.5) * 8.0;
-            if i % 4099 == 7 {
-                14.0 + u * 4.0
-            } else {
-                bulk
-            }
-        })
-        .collect();
     // `LOGITS=file`: a real row instead (little-endian f32s).
-    let logits = match std::env::var("LOGITS") {
+    let logits: Vec<f32> = match std::env::var("LOGITS") {
         Ok(f) => std::fs::read(f)
             .unwrap()
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
             .collect(),
-        Err(_) => logits,
+        Err(_) => {
+            let mut z = 0x2545_f491_4f6c_dd1du64;
+            (0..49_152)
+                .map(|i| {
+                    z ^= z << 13;
+                    z ^= z >> 7;
+                    z ^= z << 17;
+                    let u = (z >> 40) as f32 / (1u64 << 24) as f32;
+                    if i % 4099 == 7 {
+                        14.0 + u * 4.0
+                    } else {
+                        (u - 0.5) * 8.0
+                    }
+                })
+                .collect()
+        }
     };
-    let history: Vec<u32> = (0..64).map(|i| (i * 37) % vocab as u32).collect();
+    let history: Vec<u32> = (0..64).map(|i| (i * 37) % logits.len() as u32).collect();
     let s = SamplerSettings::default();
     use nexttoken::engine::forward::quant::decode_threads::with_small_rows_threads;
     // One thread and the pool's threads, interleaved.

@@ -127,6 +127,16 @@ pub fn measure(model: &mut Model, threads: usize) -> candle_core::Result<Machine
 
 #[cfg(test)]
 mod tests {
+    /// The probe reads for its whole window, however quick each read: a 1 MiB buffer reads in well
+    /// under a millisecond, so twelve reads would end at once, inside one spell of a shared machine.
+    #[test]
+    fn the_probe_reads_for_its_whole_window() {
+        let start = std::time::Instant::now();
+        let gb_s = super::stream(1, 1 << 20);
+        assert!(gb_s > 0.0 && gb_s.is_finite());
+        assert!(start.elapsed().as_secs_f64() >= 0.3);
+    }
+
     /// The bandwidth is measured once per thread count and remembered: the second call returns the
     /// first figure (a second measurement would differ in its last bits), so a measure taken before
     /// the model loads is the one every later caller reads, and no later caller allocates the buffer.

@@ -7,11 +7,11 @@ use crate::engine::catalog::KNOWN;
 use crate::engine::session_file::SavedSession;
 use crate::protocol::{Source, TokenKind};
 
-/// What the command needs beyond the session file: how to name the model, and which forced tokens can
-/// be written as text.
 /// Whether `text` tokenises to exactly the one token `id` (`Replay::reads_back`).
 pub type ReadsBack<'a> = &'a dyn Fn(u32, &str) -> bool;
 
+/// What the command needs beyond the session file: how to name the model, and which forced tokens can
+/// be written as text.
 pub struct Replay<'a> {
     /// `--model`'s value.
     pub model: String,

@@ -66,9 +66,10 @@ fn clipped(text: &str, cols: usize) -> String {
     if text.width() <= cols {
         return text.to_string();
     }
-    let mut out = String::new();
+    let (mut out, mut used) = (String::new(), 0);
     for c in text.chars() {
-        if out.width() + c.width().unwrap_or(0) + 1 > cols {
+        used += c.width().unwrap_or(0);
+        if used + 1 > cols {
             break;
         }
         out.push(c);

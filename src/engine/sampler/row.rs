@@ -101,15 +101,7 @@ pub(super) fn lse_scaled_from(logits: &[f32], t: f32, max: f32) -> f32 {
 /// Log-sum-exp and entropy (nats) of the softmax of `logits`, in one pass:
 /// `H = lse - sum_i p_i l_i`, so no logarithm per token.
 pub fn lse_entropy(logits: &[f32]) -> (f32, f32) {
-    let (lse, entropy, _) = lse_entropy_max(logits);
-    (lse, entropy)
-}
-
-/// `lse_entropy`, and the largest logit it found on the way.
-pub(super) fn lse_entropy_max(logits: &[f32]) -> (f32, f32, f32) {
-    let max = max_of(logits);
-    let (lse, entropy) = lse_entropy_from(logits, max);
-    (lse, entropy, max)
+    lse_entropy_from(logits, max_of(logits))
 }
 
 /// `lse_entropy` when `max_of(logits)` is already known (`max`).

@@ -155,12 +155,7 @@ impl Session {
         let history = self.tokens();
         let u = sampler::uniform(self.settings.seed, self.path.len());
         let breakers = self.dry_breakers();
-        // The chain's whole-row passes run side by side on the threads the decode steps chose.
-        let threads = self.model.local().map_or(1, Model::decode_threads);
-        let mut out = with_small_rows_threads(threads, || {
-            let shown = self.opts.top_k_shown;
-            sampler::run_chain_with(&logits, &history, &self.settings, &breakers, shown, u)
-        });
+        let mut out = self.run_chain(&logits, &history, &breakers, self.opts.top_k_shown, u);
         if self.model.is_served() {
             // A served row holds log-probabilities over the whole vocabulary already: the raw
             // probabilities are theirs (normaliser 1), not renormalised over the K known.
@@ -175,6 +170,22 @@ impl Session {
             described: None,
         });
         Ok((out, logits))
+    }
+
+    /// The sampler chain over `row` after `history` with the session's settings, its whole-row passes
+    /// side by side on the threads the decode steps chose (`sampler/passes.rs`).
+    pub(super) fn run_chain(
+        &self,
+        row: &[f32],
+        history: &[u32],
+        breakers: &DryBreakers,
+        shown: usize,
+        u: f32,
+    ) -> ChainOutput {
+        let threads = self.model.local().map_or(1, Model::decode_threads);
+        with_small_rows_threads(threads, || {
+            sampler::run_chain_with(row, history, &self.settings, breakers, shown, u)
+        })
     }
 
     /// The DRY sequence breakers mapped onto the vocabulary (a pass over every token's text), built once

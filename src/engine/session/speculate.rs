@@ -328,7 +328,7 @@ impl Session {
     ) -> DraftedToken {
         let mut ids = history.to_vec();
         ids.extend(proposals.tokens[..i].iter().map(|p| p.token));
-        let out = sampler::run_chain_with(row, &ids, &self.settings, breakers, 1, 0.0);
+        let out = self.run_chain(row, &ids, breakers, 1, 0.0);
         let d = &proposals.tokens[i];
         let p = prob_in(&out.kept, d.token);
         DraftedToken {
