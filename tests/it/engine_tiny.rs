@@ -410,3 +410,64 @@ fn toggling_the_cache_keeps_each_steps_time_as_it_ran() {
     );
     assert_eq!(v.decode_kv, vec![true, true, false, false, true]);
 }
+
+/// A logits row given back is the buffer the next pass's output head writes, with the bits a fresh
+/// buffer would get.
+#[test]
+fn a_recycled_row_is_written_again_with_the_same_bits() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = &mut model(&dir);
+    let fresh = m.forward(&PROMPT, 0, ForwardOptions::default()).unwrap();
+    let at = fresh.logits.as_ptr();
+    let bits: Vec<u32> = fresh.logits.iter().map(|x| x.to_bits()).collect();
+    m.recycle_row(fresh.logits);
+    m.ready_rows(1);
+    m.cache.clear();
+    let again = m.forward(&PROMPT, 0, ForwardOptions::default()).unwrap();
+    assert_eq!(
+        again.logits.as_ptr(),
+        at,
+        "the row given back is written again"
+    );
+    let again_bits: Vec<u32> = again.logits.iter().map(|x| x.to_bits()).collect();
+    assert_eq!(again_bits, bits);
+}
+
+/// A session writes its logits rows into the buffers it readied before its first step, and reuses a
+/// dropped step's: past the rows it keeps, no step's output head writes memory the process never had
+/// (`forward/spare_rows.rs`: each fresh page was a fault on the pass's own clock).
+#[test]
+fn a_session_writes_every_logits_row_into_a_readied_buffer() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = &mut session_with(
+        &dir,
+        SamplerSettings {
+            temperature: 0.0,
+            ..SamplerSettings::default()
+        },
+        SessionOptions::default(),
+    );
+    s.prefill_ids(&PROMPT).unwrap();
+    let keep = s.logits_rows_kept();
+    let mut rows = std::collections::HashSet::new();
+    rows.insert(s.tip_logits().unwrap().as_ptr());
+    // The tiny model's context is short: rewind and branch (a forced first token, new each time)
+    // until more rows than are kept have been written.
+    let (mut steps, mut branch) = (0, 0u32);
+    while steps < keep + 8 {
+        if s.len() + 1 >= 64 {
+            s.rewind(s.len() - PROMPT.len()).unwrap();
+            branch += 1;
+            s.step(Choice::Force(20 + branch)).unwrap();
+        } else {
+            s.step(Choice::Sample).unwrap();
+        }
+        steps += 1;
+        rows.insert(s.tip_logits().unwrap().as_ptr());
+    }
+    assert!(
+        rows.len() <= keep + 2,
+        "{} distinct rows over {steps} steps, keeping {keep}: a step wrote a fresh buffer",
+        rows.len()
+    );
+}

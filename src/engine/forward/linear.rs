@@ -116,11 +116,22 @@ impl Linear {
     /// `xs @ W^T` on plain rows: `xs` is `[m][in_dim]`, the result `[m][out_dim]`. The fast path
     /// builds no tensor; candle's path wraps the rows in one, with `forward`'s bits either way.
     pub fn forward_rows(&self, xs: &[f32], m: usize) -> Result<Vec<f32>> {
+        self.forward_rows_into(xs, m, Vec::new())
+    }
+
+    /// `forward_rows`, written into `dst`'s buffer (its contents replaced): the output head writes a
+    /// logits row a session keeps into a buffer it kept before (`forward/spare_rows.rs`).
+    pub fn forward_rows_into(&self, xs: &[f32], m: usize, mut dst: Vec<f32>) -> Result<Vec<f32>> {
         match &self.inner {
-            Inner::Tiled(op) if xs.len() == m * self.in_dim => Ok(op.w.matmul(xs, m, op.isa)),
+            Inner::Tiled(op) if xs.len() == m * self.in_dim => {
+                Ok(op.w.matmul_into(xs, m, op.isa, dst))
+            }
             _ => {
                 let xs = Tensor::from_slice(xs, (m, self.in_dim), &candle_core::Device::Cpu)?;
-                self.forward(&xs)?.flatten_all()?.to_vec1::<f32>()
+                let ys = self.forward(&xs)?.flatten_all()?.to_vec1::<f32>()?;
+                dst.clear();
+                dst.extend_from_slice(&ys);
+                Ok(dst)
             }
         }
     }

@@ -2,9 +2,9 @@
 //! The llama-family layer loop on plain f32 rows (`model.rs`, its hyper-parameters in `config.rs`), a
 //! block's weights and gated MLP (`block.rs`, `gate.rs`, `tanhf.rs`), the residual stream's norms
 //! (`rows.rs`), the quantised embeddings (`embedding.rs`), reading the matrices from the file
-//! (`weights.rs`), the KV cache (`kv_cache.rs`), attention in one
-//! fixed order (`attention/`), and the matrix multiplications (`linear.rs`, the kernels in `quant/`);
-//! `prefetch.rs` asks for memory ahead of both.
+//! (`weights.rs`), the KV cache (`kv_cache.rs`), attention in one fixed order (`attention/`), the
+//! matrix multiplications (`linear.rs`, the kernels in `quant/`) and the logits rows kept for the
+//! output head to write into (`spare_rows.rs`); `prefetch.rs` asks for memory ahead of both.
 
 pub mod attention;
 pub mod block;
@@ -17,5 +17,6 @@ pub mod model;
 mod prefetch;
 pub mod quant;
 mod rows;
+mod spare_rows;
 mod tanhf;
 pub mod weights;

@@ -19,6 +19,7 @@ use super::embedding::Embeddings;
 use super::kv_cache::KvCache;
 use super::linear::{Linear, MatmulPath};
 use super::rows;
+use super::spare_rows::SpareRows;
 use super::weights;
 use crate::engine::forward::quant::decode_threads::{with_small_rows_threads, DecodeThreads};
 use crate::engine::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
@@ -98,6 +99,8 @@ pub struct Model {
     forward_passes: u64,
     /// How many threads a one-token pass's matmuls use, from timing those passes.
     decode: DecodeThreads,
+    /// Logits rows written before, for the output head to write into (`spare_rows.rs`).
+    spare: SpareRows,
 }
 
 impl Model {
@@ -172,6 +175,7 @@ impl Model {
             cache,
             forward_passes: 0,
             decode: DecodeThreads::new(crate::engine::forward::quant::threads()),
+            spare: SpareRows::new(vocab_size),
         })
     }
 
@@ -200,6 +204,17 @@ impl Model {
 
     pub fn forward_passes(&self) -> u64 {
         self.forward_passes
+    }
+
+    /// Has `n` logits rows written and ready, and keeps up to `n` given back from now on: the next
+    /// passes' output heads write into memory already faulted in (`spare_rows.rs`).
+    pub fn ready_rows(&mut self, n: usize) {
+        self.spare.fill(n);
+    }
+
+    /// Keeps `row`, a logits row its holder is done with, for a later pass to write into.
+    pub fn recycle_row(&mut self, row: Vec<f32>) {
+        self.spare.give(row);
     }
 
     /// Threads the one-token passes' matmuls now use (1, or all: `quant/decode_threads.rs`).
@@ -294,7 +309,8 @@ impl Model {
             true => (&normed[..], seq),
             false => (&normed[(seq - 1) * n_embd..], 1),
         };
-        let logits = self.output.forward_rows(last, m)?;
+        let dst = self.spare.take(m * self.vocab_size);
+        let logits = self.output.forward_rows_into(last, m, dst)?;
         self.forward_passes += 1;
         Ok(ForwardOutput {
             logits,

@@ -1,8 +1,8 @@
 //! Running the forward pass that brings the model up to the session's tip, and the sampler chain over
 //! the tip's logits (memoised).
 
+use super::{logits_keep, ATTENTION_KEEP};
 use super::{ChainMemo, ChainOutput, Node, Result, Session, SessionError};
-use super::{ATTENTION_KEEP, LOGITS_KEEP};
 use crate::engine::forward::model::{ForwardOptions, Model};
 use crate::engine::forward::quant::decode_threads::with_small_rows_threads;
 use crate::engine::sampler::{self, DryBreakers};
@@ -72,7 +72,7 @@ impl Session {
         }
         self.keep_attention_rows(&out.attention, out.ms);
         let tip = self.path[len - 1];
-        self.nodes[tip].logits = Some(Arc::new(out.logits));
+        self.set_logits(tip, Arc::new(out.logits));
         self.last_attention = Arc::new(out.attention);
         self.remember_logits(tip);
         let on = self.opts.kv_cache;
@@ -120,18 +120,35 @@ impl Session {
         }
     }
 
-    /// Keeps the newest `LOGITS_KEEP` logits rows; older ones are recomputed if visited again.
+    /// Keeps the newest `logits_keep` logits rows; older ones are recomputed if visited again. A
+    /// dropped row no one else holds goes back to the model, for a later pass to write into.
     pub(super) fn remember_logits(&mut self, tip: usize) {
         self.with_logits.push_back(tip);
-        while self.with_logits.len() > LOGITS_KEEP {
-            let old = self
-                .with_logits
-                .pop_front()
-                .expect("longer than LOGITS_KEEP");
+        while self.with_logits.len() > logits_keep(self.model.vocab_size()) {
+            let old = self.with_logits.pop_front().expect("longer than kept");
             if old + 1 != self.prompt_len && old != tip {
-                self.nodes[old].logits = None;
+                let row = self.nodes[old].logits.take();
+                self.recycle(row);
             }
         }
+    }
+
+    /// Stores `row` as `node`'s logits; a row it replaces that no one else holds goes back to the model.
+    pub(super) fn set_logits(&mut self, node: usize, row: Arc<Vec<f32>>) {
+        let old = self.nodes[node].logits.replace(row);
+        self.recycle(old);
+    }
+
+    /// Gives `row` back to the model for a later pass to write into, if no one else holds it.
+    fn recycle(&mut self, row: Option<Arc<Vec<f32>>>) {
+        if let (Some(Ok(row)), Some(m)) = (row.map(Arc::try_unwrap), self.model.local_mut()) {
+            m.recycle_row(row);
+        }
+    }
+
+    /// How many of the newest logits rows this session keeps (older ones recompute when visited).
+    pub fn logits_rows_kept(&self) -> usize {
+        logits_keep(self.model.vocab_size())
     }
 
     /// The raw logits for the token after the tip (re-fed if they were dropped).

@@ -129,7 +129,7 @@ impl Session {
             },
         )?;
         let logits = Arc::new(out.logits);
-        self.nodes[path[k]].logits = Some(logits.clone());
+        self.set_logits(path[k], logits.clone());
         Ok(logits)
     }
 

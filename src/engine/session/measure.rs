@@ -39,6 +39,10 @@ impl Session {
         // The cache now holds the bare token at `pos`: only the path before it is still fed.
         self.fed = pos;
         self.model.cache_truncate(pos);
+        // Its row back for the step's pass, which would otherwise write fresh memory.
+        if let Some(m) = self.model.local_mut() {
+            m.recycle_row(out.logits);
+        }
         Ok(out.ms)
     }
 }

@@ -38,8 +38,16 @@ use std::sync::Arc;
 
 /// Key columns of attention kept per position: the widest window a screen can ask for.
 pub const ATTENTION_KEEP: usize = 64;
-/// Nodes that keep their full logits row (~200 KB each for a 49k vocabulary); older ones recompute.
-const LOGITS_KEEP: usize = 512;
+/// Bytes of full logits rows a session keeps on its newest nodes, so a rewound step shows its
+/// distribution at once; older rows are recomputed (one pass) when visited again. 170 rows of
+/// SmolLM2's 49,152 logits, 32 of Gemma 3's 262,144. They are written once before the first step
+/// and reused from then on (`forward/spare_rows.rs`).
+const LOGITS_BYTES: usize = 32 << 20;
+
+/// Logits rows kept for a vocabulary of `vocab`: `LOGITS_BYTES`' worth, 16 to 512.
+pub(super) fn logits_keep(vocab: usize) -> usize {
+    (LOGITS_BYTES / (4 * vocab.max(1))).clamp(16, 512)
+}
 
 #[derive(Debug, Clone)]
 pub struct SessionOptions {
@@ -227,6 +235,12 @@ impl Session {
         opts: SessionOptions,
     ) -> Self {
         let kv_cache_on = opts.kv_cache;
+        let mut model = model;
+        let keep = logits_keep(model.vocab_size());
+        if let Some(m) = model.local_mut() {
+            // Every kept row, the prompt's last (kept for good) and the one the next pass writes.
+            m.ready_rows(keep + 2);
+        }
         Self {
             model,
             vocab,

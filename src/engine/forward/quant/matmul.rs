@@ -276,6 +276,12 @@ impl QMatrix {
 
     /// `xs [m, k] @ W^T -> [m, n]`, row-major.
     pub fn matmul(&self, xs: &[f32], m: usize, isa: Isa) -> Vec<f32> {
+        self.matmul_into(xs, m, isa, Vec::new())
+    }
+
+    /// `matmul`, written into `dst`'s buffer (its contents are replaced; it grows if it must): a
+    /// buffer already written once costs no page faults, where fresh memory does.
+    pub fn matmul_into(&self, xs: &[f32], m: usize, isa: Isa, mut dst: Vec<f32>) -> Vec<f32> {
         let kind = match self.tiles {
             Tiles::Q4_1(_) => ActKind::Q8_1,
             Tiles::Q8_0(_) | Tiles::Q5_0(_) | Tiles::Q5_0P(_) => ActKind::Q8_0,
@@ -295,7 +301,8 @@ impl QMatrix {
         let acts = Act::quantize_chunks(xs, (self.k, kind, extras), (chunks, threads), rows_of);
         // Not zeroed first: the items write every element (a freed buffer reused from the heap would
         // be cleared for nothing, 1.5% of a prefill).
-        let mut dst: Vec<f32> = Vec::with_capacity(m * self.n);
+        dst.clear();
+        dst.reserve(m * self.n);
         let out = OutPtr(dst.as_mut_ptr());
         // Each item takes a run of neighbouring tiles, so a thread streams contiguous weights (the
         // hardware prefetcher follows), with about 8 items per thread left to balance the load; a
@@ -340,7 +347,7 @@ impl QMatrix {
                 }
             }
         });
-        // SAFETY: the capacity is `m * n`, and the items have written all of it: every chunk of rows
+        // SAFETY: the capacity is at least `m * n`, and the items have written all of it: every chunk of rows
         // `< m` with every tile of columns `< n` was one item, whose kernel calls emit each of its
         // rows and whose `write` covers the tile's columns.
         unsafe { dst.set_len(m * self.n) };
