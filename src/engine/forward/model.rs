@@ -278,9 +278,10 @@ impl Model {
             data: Vec::new(),
         };
         if capture > 0 {
-            attention
-                .data
-                .reserve(self.layers.len() * self.config.n_head * capture * kv_len);
+            // Rounded up to 64 KB: one size for dozens of steps, so the heap hands a step the buffer
+            // freed two steps before, already written (fresh, it cost ~11 page faults a step).
+            let floats = self.layers.len() * self.config.n_head * capture * kv_len;
+            attention.data.reserve(floats.next_multiple_of(16 << 10));
         }
         let mut lens = Vec::new();
         // The residual stream, `[seq][n_embd]`, and its normed copy for the next branch to read.
