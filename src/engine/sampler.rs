@@ -53,9 +53,20 @@ pub struct ChainOutput {
     /// renormalised probability, best first (greedy: the planned token with 1). Speculative decoding
     /// compares the target's and the draft's (`session/speculate.rs`).
     pub kept: Vec<(u32, f32)>,
+    /// Whether `shown` is the raw row's best prefix (no penalty reordered it): their ranks are then
+    /// read off the prefix, without another pass over the row.
+    pub shown_is_raw: bool,
 }
 
 impl ChainOutput {
+    /// Each `shown` id's rank in the raw `logits`: how many logits are larger (`ranks_of`).
+    pub fn shown_ranks(&self, logits: &[f32]) -> Vec<usize> {
+        self.shown_is_raw
+            .then(|| passes::prefix_ranks(logits, &self.shown))
+            .flatten()
+            .unwrap_or_else(|| ranks_of(logits, &self.shown))
+    }
+
     /// Raw probability (softmax of the unpenalised logits at temperature 1) of one token.
     pub fn raw_prob(&self, logits: &[f32], id: u32) -> f32 {
         (logits[id as usize] - self.lse).exp()
@@ -147,6 +158,7 @@ pub fn run_chain_with(
         planned_prob,
         draw,
         kept,
+        shown_is_raw: rows.base().is_none(),
     }
 }
 

@@ -12,6 +12,7 @@ mod ab_view;
 mod app_panels;
 mod app_state;
 mod bad_input;
+mod branches;
 mod class_app;
 mod class_http;
 mod class_qr;

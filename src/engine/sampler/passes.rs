@@ -122,6 +122,22 @@ fn merge_best(values: &[f32], a: Vec<u32>, b: Vec<u32>, n: usize) -> Vec<u32> {
     out
 }
 
+/// The ranks of `prefix`, the best ids of `values` best first (`top_n`'s order), read off the prefix:
+/// the values larger than one are the prefix's before its first equal. `None` if one is NaN (a NaN
+/// counts as larger than nothing, so `ranks_of` is the rule there).
+pub(super) fn prefix_ranks(values: &[f32], prefix: &[u32]) -> Option<Vec<usize>> {
+    let v: Vec<f32> = prefix.iter().map(|&i| values[i as usize]).collect();
+    if v.iter().any(|x| x.is_nan()) {
+        return None;
+    }
+    let mut ranks: Vec<usize> = Vec::with_capacity(v.len());
+    for k in 0..v.len() {
+        let tied = k > 0 && v[k] == v[k - 1];
+        ranks.push(if tied { ranks[k - 1] } else { k });
+    }
+    Some(ranks)
+}
+
 /// The number of top-k survivors, `k` (the vocabulary when top-k is off).
 pub(super) fn top_k_len(vocab: usize, s: &SamplerSettings) -> usize {
     if s.top_k > 0 {
@@ -213,6 +229,44 @@ mod tests {
                     assert_eq!(p.sorted, top_n(base, s.top_k));
                 }
             }
+        }
+    }
+
+    /// Read off the best prefix, ranks are `ranks_of`'s: ties (values on a 1/256 grid, infinities,
+    /// 0 and -0) share one; a NaN leaves it to `ranks_of`.
+    #[test]
+    fn prefix_ranks_are_ranks_of() {
+        use crate::engine::sampler::row::ranks_of;
+        for (len, seed) in [(9, 3), (100, 5), (5000, 7)] {
+            let r: Vec<f32> = row(len, seed)
+                .iter()
+                .enumerate()
+                .map(|(i, x)| match i % 31 {
+                    _ if x.is_nan() => 0.0,
+                    3 => f32::INFINITY,
+                    4 => -0.0,
+                    _ => *x,
+                })
+                .collect();
+            for n in [1, 2, 10, 40, len] {
+                let best = top_n(&r, n);
+                assert_eq!(
+                    prefix_ranks(&r, &best),
+                    Some(ranks_of(&r, &best)),
+                    "len {len}, n {n}"
+                );
+            }
+            let mut with_nan = r.clone();
+            with_nan[1] = f32::NAN;
+            let best = top_n(&with_nan, 5);
+            let ranks =
+                prefix_ranks(&with_nan, &best).unwrap_or_else(|| ranks_of(&with_nan, &best));
+            assert_eq!(ranks, ranks_of(&with_nan, &best));
+            assert_eq!(
+                prefix_ranks(&with_nan, &[1, 0]),
+                None,
+                "a NaN in the prefix"
+            );
         }
     }
 }

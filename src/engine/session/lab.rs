@@ -130,6 +130,7 @@ impl Session {
         )?;
         let logits = Arc::new(out.logits);
         self.set_logits(path[k], logits.clone());
+        self.remember_logits(path[k]);
         Ok(logits)
     }
 

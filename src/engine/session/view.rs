@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 impl Session {
     pub(super) fn describe(&self, out: &ChainOutput, logits: &[f32]) -> Distribution {
-        let ranks = sampler::ranks_of(logits, &out.shown);
+        let ranks = out.shown_ranks(logits);
         let candidates = out
             .shown
             .iter()
@@ -129,22 +129,39 @@ impl Session {
 
     /// The last `chars` characters of the text of `nodes`, decoding only as many tokens as that needs.
     fn tail_text(&self, nodes: &[usize], chars: usize) -> String {
-        // A token is at least one character, except partial UTF-8 bytes: decode a few extra tokens.
-        let from = nodes.len().saturating_sub(chars + 8);
-        let ids: Vec<u32> = nodes[from..].iter().map(|&n| self.nodes[n].token).collect();
-        let text = self.vocab.decode(&ids);
+        let text = self.edge_text(nodes, chars, Edge::Tail);
         let skip = text.chars().count().saturating_sub(chars);
         text.chars().skip(skip).collect()
     }
 
     /// The first `chars` characters of the text of `nodes`, decoding only as many tokens as that needs.
     fn head_text(&self, nodes: &[usize], chars: usize) -> String {
-        let ids: Vec<u32> = nodes
-            .iter()
-            .take(chars + 8)
-            .map(|&n| self.nodes[n].token)
-            .collect();
-        self.vocab.decode(&ids).chars().take(chars).collect()
+        self.edge_text(nodes, chars, Edge::Head)
+            .chars()
+            .take(chars)
+            .collect()
+    }
+
+    /// The text of enough tokens at one end of `nodes` to hold `chars` characters there. Most tokens
+    /// are several characters, so a short run is decoded first and a longer one only if it falls
+    /// short. A token is at least one character, except partial UTF-8 bytes: `chars + 8` tokens always
+    /// do; a shorter run must give 4 characters more than asked, since a multi-byte character cut at
+    /// the run's far edge decodes as up to 3 U+FFFD there.
+    fn edge_text(&self, nodes: &[usize], chars: usize, edge: Edge) -> String {
+        let most = nodes.len().min(chars + 8);
+        let mut n = most.min(chars / 3 + 4);
+        loop {
+            let run = match edge {
+                Edge::Tail => &nodes[nodes.len() - n..],
+                Edge::Head => &nodes[..n],
+            };
+            let ids: Vec<u32> = run.iter().map(|&k| self.nodes[k].token).collect();
+            let text = self.vocab.decode(&ids);
+            if n == most || text.chars().count() >= chars + 4 {
+                return text;
+            }
+            n = most.min(2 * n);
+        }
     }
 
     /// Each generated token's step pass: (ms, KV cache on).
@@ -282,4 +299,11 @@ fn known_mass(logits: &[f32]) -> f32 {
         .filter(|&&l| l > crate::engine::backend::UNKNOWN_LOGIT)
         .map(|&l| l.exp())
         .sum()
+}
+
+/// Which end of a run of tokens a text is read from.
+#[derive(Clone, Copy)]
+enum Edge {
+    Head,
+    Tail,
 }

@@ -99,7 +99,14 @@ impl Vocab {
 
     /// The text of a run of ids, special tokens included. Invalid UTF-8 becomes U+FFFD.
     pub fn decode(&self, ids: &[u32]) -> String {
-        let bytes: Vec<u8> = ids.iter().flat_map(|&id| self.token_bytes(id)).collect();
+        let mut bytes = Vec::new();
+        for &id in ids {
+            match (&self.remote, self.bytes.get(id as usize)) {
+                (None, Some(b)) => bytes.extend_from_slice(b),
+                (None, None) => {}
+                (Some(_), _) => bytes.extend(self.token_bytes(id)),
+            }
+        }
         String::from_utf8_lossy(&bytes).into_owned()
     }
 
