@@ -1,10 +1,11 @@
 //! The forward pass: one call reads tokens and gives the next-token logits and every layer's attention.
-//! The llama-family layer loop on plain f32 rows (`model.rs`, its hyper-parameters in `config.rs`), a
-//! block's weights and gated MLP (`block.rs`, `gate.rs`, `tanhf.rs`), the residual stream's norms
-//! (`rows.rs`), the quantised embeddings (`embedding.rs`), reading the matrices from the file
-//! (`weights.rs`), the KV cache (`kv_cache.rs`), attention in one fixed order (`attention/`), the
-//! matrix multiplications (`linear.rs`, the kernels in `quant/`) and the logits rows kept for the
-//! output head to write into (`spare_rows.rs`); `prefetch.rs` asks for memory ahead of both.
+//! The llama-family layer loop on plain f32 rows (`model.rs`; what a pass takes and gives, `pass.rs`;
+//! its hyper-parameters, `config.rs`), a block's weights and gated MLP (`block.rs`, `gate.rs`,
+//! `tanhf.rs`), the residual stream's norms (`rows.rs`), the quantised embeddings (`embedding.rs`),
+//! reading the matrices from the file (`weights.rs`), the KV cache (`kv_cache.rs`), attention in one
+//! fixed order (`attention/`), the matrix multiplications (`linear.rs`, the kernels in `quant/`) and
+//! the logits rows kept for the output head to write into (`spare_rows.rs`); `prefetch.rs` asks for
+//! memory ahead of both.
 
 pub mod attention;
 pub mod block;
@@ -14,6 +15,7 @@ pub mod gate;
 pub mod kv_cache;
 pub mod linear;
 pub mod model;
+mod pass;
 mod prefetch;
 pub mod quant;
 mod rows;

@@ -27,63 +27,7 @@ use crate::engine::requant::{requantize, Requant, RequantReport};
 use candle_core::Device;
 use std::time::Instant;
 
-/// What one forward call should return besides the last position's logits.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ForwardOptions {
-    /// Attention rows to capture, counted from the last fed position backwards (0 = none).
-    pub capture_rows: usize,
-    /// Return logits for every fed position, not just the last (teacher forcing, golden tests).
-    pub all_logits: bool,
-    /// The logit lens: also return, for the last position, the final norm and the output head applied
-    /// to every layer's residual stream (30 extra output-head products: on demand only).
-    pub lens: bool,
-}
-
-/// Attention probabilities of some query rows: `data[((layer * n_head + head) * rows + r) * kv_len + col]`.
-/// Row `r` is absolute query position `first_row + r`; columns are key positions `0..kv_len`.
-#[derive(Debug, Clone, Default)]
-pub struct AttentionRows {
-    pub first_row: usize,
-    pub rows: usize,
-    pub kv_len: usize,
-    pub data: Vec<f32>,
-}
-
-impl AttentionRows {
-    /// The rows of query positions below `end`, over the keys below `end`: what a pass that stopped at
-    /// `end` would have captured (a speculative check's rows for the tokens it kept).
-    pub fn below(&self, end: usize) -> AttentionRows {
-        let rows = end.saturating_sub(self.first_row).min(self.rows);
-        let kv_len = end.min(self.kv_len);
-        if self.rows == 0 || (rows == self.rows && kv_len == self.kv_len) {
-            return self.clone();
-        }
-        let heads = self.data.len() / (self.rows * self.kv_len);
-        let mut data = Vec::with_capacity(heads * rows * kv_len);
-        for lh in 0..heads {
-            for r in 0..rows {
-                let base = (lh * self.rows + r) * self.kv_len;
-                data.extend_from_slice(&self.data[base..base + kv_len]);
-            }
-        }
-        AttentionRows {
-            first_row: self.first_row,
-            rows,
-            kv_len,
-            data,
-        }
-    }
-}
-
-pub struct ForwardOutput {
-    /// `[positions, vocab]` row-major: one row (the last position) unless `all_logits`.
-    pub logits: Vec<f32>,
-    pub attention: AttentionRows,
-    /// With `lens`: `lens[layer]` is the logits row the last position would give if the model stopped
-    /// after that layer. The last layer's row is the model's own logits.
-    pub lens: Vec<Vec<f32>>,
-    pub ms: f64,
-}
+pub use super::pass::{AttentionRows, ForwardOptions, ForwardOutput};
 
 pub struct Model {
     pub config: LlamaConfig,
@@ -246,25 +190,9 @@ impl Model {
         index_pos: usize,
         opts: ForwardOptions,
     ) -> candle_core::Result<ForwardOutput> {
-        let start = Instant::now();
         let seq = tokens.len();
-        if seq == 0 {
-            candle_core::bail!("forward needs at least one token");
-        }
-        if index_pos + seq > self.config.context_length {
-            candle_core::bail!(
-                "{} positions exceed the model's context length {}",
-                index_pos + seq,
-                self.config.context_length
-            );
-        }
-        self.cache.truncate(index_pos);
-        if self.cache.len() != index_pos {
-            candle_core::bail!(
-                "KV cache holds {} positions, expected {index_pos}",
-                self.cache.len()
-            );
-        }
+        self.begin_pass(seq, index_pos)?;
+        let start = Instant::now();
         let capture = opts.capture_rows.min(seq);
         let kv_len = index_pos + seq;
         self.rope.cover(kv_len);
@@ -319,6 +247,29 @@ impl Model {
             lens,
             ms: start.elapsed().as_secs_f64() * 1e3,
         })
+    }
+
+    /// Checks a pass of `seq` tokens at `index_pos` and cuts the cache back to `index_pos`; the cache's
+    /// memory for the new positions is provided here, before the pass's clock starts.
+    fn begin_pass(&mut self, seq: usize, index_pos: usize) -> candle_core::Result<()> {
+        if seq == 0 {
+            candle_core::bail!("forward needs at least one token");
+        }
+        if index_pos + seq > self.config.context_length {
+            candle_core::bail!(
+                "{} positions exceed the model's context length {}",
+                index_pos + seq,
+                self.config.context_length
+            );
+        }
+        self.cache.truncate(index_pos);
+        if self.cache.len() != index_pos {
+            candle_core::bail!(
+                "KV cache holds {} positions, expected {index_pos}",
+                self.cache.len()
+            );
+        }
+        self.cache.prepare(index_pos + seq)
     }
 
     /// The final norm and the output head on one residual row: the logits it would give.
