@@ -55,10 +55,11 @@ impl Region {
     }
 
     /// Has the system back the mapping to float `floats` and `BACK_AHEAD` bytes beyond, in one request
-    /// (`MADV_POPULATE_WRITE`) rather than a page fault per page as they are written. A kernel before
-    /// Linux 5.14 refuses the request: the writes then fault as before.
+    /// (`MADV_POPULATE_WRITE`) rather than a page fault per page as they are written. Where the system
+    /// refuses it (Linux before 5.14, other systems), each page is written once here instead, with the
+    /// byte it holds.
     fn populate(&mut self, floats: usize) {
-        let Some(map) = &self.map else { return };
+        let Some(map) = &mut self.map else { return };
         if floats * 4 <= self.backed {
             return;
         }
@@ -66,11 +67,18 @@ impl Region {
             .next_multiple_of(BACK_AHEAD)
             .min(map.len());
         #[cfg(target_os = "linux")]
-        let _ = map.advise_range(
+        let asked = map.advise_range(
             memmap2::Advice::PopulateWrite,
             self.backed,
             to - self.backed,
         );
+        #[cfg(not(target_os = "linux"))]
+        let asked: std::io::Result<()> = Err(std::io::ErrorKind::Unsupported.into());
+        if asked.is_err() {
+            for at in (self.backed..to).step_by(4096) {
+                map[at] = std::hint::black_box(map[at]);
+            }
+        }
         self.backed = to;
     }
 
