@@ -439,168 +439,299 @@ fn run_phase(o: &Opts, model: &std::path::Path, name: &str, n: usize) -> PhaseRe
             shared.clone(),
         )
     });
-    let mut join_ms = 0.0;
-    let mut teacher = Teacher::Joining;
-    let mut since = Instant::now();
-    let mut recs: Vec<StepRec> = vec![];
-    let mut cur = StepRec::default();
-    let mut rss_per_step_kb = vec![];
-    let total = o.warmup + o.steps;
-    let mut ui_at_warm = UiTime::default();
-    let mut counters_at_warm = Snapshot::default();
-    let mut closed: HashMap<usize, (usize, usize)> = HashMap::new();
-    let mut last_guessed_at = Instant::now();
-    let mut first_guessed_at: Option<Instant> = None;
-    while recs.len() < total {
+    let class = Class {
+        o,
+        name,
+        n,
+        join_start,
+        shared: &shared,
+        http: &teacher_http,
+        addr,
+    };
+    let mut t = Teaching::new();
+    while t.recs.len() < o.warmup + o.steps {
         let seen = rig.turn();
         let now = Instant::now();
-        for (s, at) in &seen {
+        t.note(&seen, &mut problems);
+        // The teacher acts on what is on screen now, as often as something changes.
+        while t.recs.len() < o.warmup + o.steps && t.act(&rig, &class, &seen, now) {}
+    }
+    let wall_s = phase_start.elapsed().as_secs_f64();
+    let counters = shared.snapshot().minus(&t.counters_at_warm);
+    let ui = rig.ui.minus(&t.ui_at_warm);
+    let measured: Vec<StepRec> = t.recs.split_off(o.warmup);
+    check_steps(&measured, n, &mut problems);
+    let drop_with_streams = students.and_then(|st| quit_with_streams(&mut rig, st));
+    rig.stop();
+    let (rss_end_kb, hwm_kb) = rss();
+    PhaseResult {
+        name: name.to_string(),
+        students: n,
+        steps: measured,
+        ui,
+        join_ms: t.join_ms,
+        counters,
+        rss_loaded_kb,
+        rss_end_kb,
+        rss_per_step_kb: t.rss_per_step_kb,
+        hwm_kb,
+        wall_s,
+        problems,
+        drop_with_streams,
+    }
+}
+
+/// What a phase's teacher acts in: the options, the class's size and the room's address.
+struct Class<'a> {
+    o: &'a Opts,
+    name: &'a str,
+    n: usize,
+    join_start: Instant,
+    shared: &'a Shared,
+    http: &'a ureq::Agent,
+    addr: SocketAddr,
+}
+
+/// The teacher's side of a phase: what they wait for, and the steps measured so far.
+struct Teaching {
+    teacher: Teacher,
+    /// When the last step was folded (or the class joined): the question's opening.
+    since: Instant,
+    cur: StepRec,
+    recs: Vec<StepRec>,
+    rss_per_step_kb: Vec<u64>,
+    ui_at_warm: UiTime,
+    counters_at_warm: Snapshot,
+    /// What the room handed over at each position's reveal: (guesses, unique students).
+    closed: HashMap<usize, (usize, usize)>,
+    last_guessed_at: Instant,
+    first_guessed_at: Option<Instant>,
+    join_ms: f64,
+}
+
+impl Teaching {
+    fn new() -> Self {
+        Teaching {
+            teacher: Teacher::Joining,
+            since: Instant::now(),
+            cur: StepRec::default(),
+            recs: vec![],
+            rss_per_step_kb: vec![],
+            ui_at_warm: UiTime::default(),
+            counters_at_warm: Snapshot::default(),
+            closed: HashMap::new(),
+            last_guessed_at: Instant::now(),
+            first_guessed_at: None,
+            join_ms: 0.0,
+        }
+    }
+
+    /// Takes note of what the app's turn saw: the room closing, guesses arriving, failures.
+    fn note(&mut self, seen: &[(Seen, Instant)], problems: &mut Vec<String>) {
+        for (s, at) in seen {
             match s {
                 Seen::Closed {
                     position,
                     n: count,
                     unique,
                 } => {
-                    closed.insert(*position, (*count, *unique));
+                    self.closed.insert(*position, (*count, *unique));
                 }
                 Seen::Guessed => {
-                    last_guessed_at = *at;
-                    first_guessed_at.get_or_insert(*at);
+                    self.last_guessed_at = *at;
+                    self.first_guessed_at.get_or_insert(*at);
                 }
                 Seen::Failed(why) => problems.push(format!("engine failure: {why}")),
                 _ => {}
             }
         }
-        // The teacher acts on what is on screen now, as often as something changes.
-        let mut changed = true;
-        while changed && recs.len() < total {
-            let before = std::mem::discriminant(&teacher);
-            let app = &rig.app;
-            let class = app.class.as_ref().unwrap();
-            match teacher {
-                Teacher::Joining => {
-                    if class.roster.len() >= n {
-                        join_ms = join_start.elapsed().as_secs_f64() * 1e3;
-                        if n > 0 {
-                            eprintln!("[{name}] {n} students joined in {join_ms:.0} ms");
-                        }
-                        teacher = Teacher::WaitOpen;
-                        since = now;
-                        first_guessed_at = None;
-                    } else if join_start.elapsed() > Duration::from_secs(120) {
-                        panic!("only {} of {n} students joined", class.roster.len());
-                    }
-                }
-                Teacher::WaitOpen => {
-                    let open = app.class_stage().is_some_and(|s| s.ask == Ask::Open);
-                    if !app.is_busy() && open {
-                        let position = app.session.as_ref().unwrap().next.position;
-                        cur = StepRec {
-                            position,
-                            ..StepRec::default()
-                        };
-                        teacher = Teacher::Guessing {
-                            position,
-                            deadline: now + GUESS_DEADLINE,
-                        };
-                    }
-                }
-                Teacher::Guessing { position, deadline } => {
-                    let all = n == 0 || class.guessed == Some((position, n));
-                    if all || now >= deadline {
-                        cur.guesses_timed_out = !all;
-                        if n > 0 {
-                            cur.guess_window_ms = (last_guessed_at - since).as_secs_f64() * 1e3;
-                            cur.guess_burst_ms = first_guessed_at
-                                .map_or(0.0, |f| (last_guessed_at - f).as_secs_f64() * 1e3);
-                        }
-                        let at = rig.press('h');
-                        teacher = Teacher::Revealing { position, at };
-                    }
-                }
-                Teacher::Revealing { position, at } => {
-                    let ready = app
-                        .class_stage()
-                        .is_some_and(|s| s.results.is_some() && s.position == position);
-                    if ready {
-                        cur.reveal_ms = (now - at).as_secs_f64() * 1e3;
-                        cur.closed = closed.get(&position).copied();
-                        cur.poll_guesses = class
-                            .polls
-                            .iter()
-                            .find(|p| p.position == position)
-                            .map(|p| p.guesses());
-                        // The room's word, as a student's page would read it.
-                        let state = get_json(&teacher_http, &format!("http://{addr}/api/state"));
-                        cur.room_phase = state["phase"].as_str().unwrap_or("?").to_string();
-                        let round = state["round"].as_u64().unwrap_or(0);
-                        teacher = Teacher::Reading {
-                            round,
-                            deadline: now + RESULT_DEADLINE,
-                            read_at: None,
-                        };
-                    }
-                }
-                Teacher::Reading {
+    }
+
+    /// The teacher acts once on what is on screen; returns whether they moved on to another wait.
+    fn act(&mut self, rig: &Rig, c: &Class, seen: &[(Seen, Instant)], now: Instant) -> bool {
+        let before = std::mem::discriminant(&self.teacher);
+        let next = match self.teacher {
+            Teacher::Joining => self.joining(rig, c, now),
+            Teacher::WaitOpen => self.wait_open(rig, now),
+            Teacher::Guessing { position, deadline } => {
+                self.guessing(rig, c, (position, deadline), now)
+            }
+            Teacher::Revealing { position, at } => self.revealing(rig, c, (position, at), now),
+            Teacher::Reading {
+                round,
+                deadline,
+                read_at,
+            } => self.reading(rig, c, (round, deadline, read_at), now),
+            Teacher::Stepping { at } => self.stepping(rig, c, at, seen),
+        };
+        if let Some(next) = next {
+            self.teacher = next;
+        }
+        std::mem::discriminant(&self.teacher) != before
+    }
+
+    fn joining(&mut self, rig: &Rig, c: &Class, now: Instant) -> Option<Teacher> {
+        let roster = rig.app.class.as_ref().unwrap().roster.len();
+        if roster >= c.n {
+            self.join_ms = c.join_start.elapsed().as_secs_f64() * 1e3;
+            if c.n > 0 {
+                eprintln!(
+                    "[{}] {} students joined in {:.0} ms",
+                    c.name, c.n, self.join_ms
+                );
+            }
+            self.since = now;
+            self.first_guessed_at = None;
+            return Some(Teacher::WaitOpen);
+        }
+        if c.join_start.elapsed() > Duration::from_secs(120) {
+            panic!("only {roster} of {} students joined", c.n);
+        }
+        None
+    }
+
+    fn wait_open(&mut self, rig: &Rig, now: Instant) -> Option<Teacher> {
+        let app = &rig.app;
+        let open = app.class_stage().is_some_and(|s| s.ask == Ask::Open);
+        if app.is_busy() || !open {
+            return None;
+        }
+        let position = app.session.as_ref().unwrap().next.position;
+        self.cur = StepRec {
+            position,
+            ..StepRec::default()
+        };
+        Some(Teacher::Guessing {
+            position,
+            deadline: now + GUESS_DEADLINE,
+        })
+    }
+
+    fn guessing(
+        &mut self,
+        rig: &Rig,
+        c: &Class,
+        (position, deadline): (usize, Instant),
+        now: Instant,
+    ) -> Option<Teacher> {
+        let class = rig.app.class.as_ref().unwrap();
+        let all = c.n == 0 || class.guessed == Some((position, c.n));
+        if !all && now < deadline {
+            return None;
+        }
+        self.cur.guesses_timed_out = !all;
+        if c.n > 0 {
+            self.cur.guess_window_ms = (self.last_guessed_at - self.since).as_secs_f64() * 1e3;
+            self.cur.guess_burst_ms = self
+                .first_guessed_at
+                .map_or(0.0, |f| (self.last_guessed_at - f).as_secs_f64() * 1e3);
+        }
+        let at = rig.press('h');
+        Some(Teacher::Revealing { position, at })
+    }
+
+    fn revealing(
+        &mut self,
+        rig: &Rig,
+        c: &Class,
+        (position, at): (usize, Instant),
+        now: Instant,
+    ) -> Option<Teacher> {
+        let app = &rig.app;
+        let ready = app
+            .class_stage()
+            .is_some_and(|s| s.results.is_some() && s.position == position);
+        if !ready {
+            return None;
+        }
+        self.cur.reveal_ms = (now - at).as_secs_f64() * 1e3;
+        self.cur.closed = self.closed.get(&position).copied();
+        self.cur.poll_guesses = app
+            .class
+            .as_ref()
+            .unwrap()
+            .polls
+            .iter()
+            .find(|p| p.position == position)
+            .map(|p| p.guesses());
+        // The room's word, as a student's page would read it.
+        let state = get_json(c.http, &format!("http://{}/api/state", c.addr));
+        self.cur.room_phase = state["phase"].as_str().unwrap_or("?").to_string();
+        Some(Teacher::Reading {
+            round: state["round"].as_u64().unwrap_or(0),
+            deadline: now + RESULT_DEADLINE,
+            read_at: None,
+        })
+    }
+
+    fn reading(
+        &mut self,
+        rig: &Rig,
+        c: &Class,
+        (round, deadline, read_at): (u64, Instant, Option<Instant>),
+        now: Instant,
+    ) -> Option<Teacher> {
+        let read = c.shared.results_read(round);
+        let (read_at, next) = match read_at {
+            None if read >= c.n || now >= deadline => {
+                self.cur.results_read = read;
+                let next = Teacher::Reading {
                     round,
                     deadline,
-                    read_at,
-                } => {
-                    let read = shared.results_read(round);
-                    let read_at = match read_at {
-                        None if read >= n || now >= deadline => {
-                            cur.results_read = read;
-                            teacher = Teacher::Reading {
-                                round,
-                                deadline,
-                                read_at: Some(now),
-                            };
-                            Some(now)
-                        }
-                        r => r,
-                    };
-                    // The teacher talks about the reveal for `--settle-ms` before stepping on.
-                    // And keeps one pace with or without a class: a step at most every `--pace-ms`
-                    // from the question opening, so that both phases step after the same pause.
-                    let settled = read_at
-                        .is_some_and(|t| now >= t + Duration::from_millis(o.settle_ms))
-                        && now >= since + Duration::from_millis(o.pace_ms);
-                    if settled {
-                        // The model ended its turn: the first press says so, the second steps.
-                        let ended = app.ended_with().is_some();
-                        let at = rig.press(' ');
-                        if ended {
-                            rig.press(' ');
-                        }
-                        teacher = Teacher::Stepping { at };
-                    }
-                }
-                Teacher::Stepping { at } => {
-                    if let Some((Seen::Stepped { engine_ms }, done)) =
-                        seen.iter().find(|(s, _)| matches!(s, Seen::Stepped { .. }))
-                    {
-                        cur.step_ms = (*done - at).as_secs_f64() * 1e3;
-                        cur.engine_ms = *engine_ms;
-                        since = *done;
-                        first_guessed_at = None;
-                        recs.push(std::mem::take(&mut cur));
-                        rss_per_step_kb.push(rss().0);
-                        if recs.len() == o.warmup {
-                            ui_at_warm = rig.ui.clone();
-                            counters_at_warm = shared.snapshot();
-                        }
-                        teacher = Teacher::WaitOpen;
-                    }
-                }
+                    read_at: Some(now),
+                };
+                (Some(now), Some(next))
             }
-            changed = std::mem::discriminant(&teacher) != before;
+            r => (r, None),
+        };
+        // The teacher talks about the reveal for `--settle-ms` before stepping on. And keeps one
+        // pace with or without a class: a step at most every `--pace-ms` from the question opening,
+        // so that both phases step after the same pause.
+        let settled = read_at.is_some_and(|t| now >= t + Duration::from_millis(c.o.settle_ms))
+            && now >= self.since + Duration::from_millis(c.o.pace_ms);
+        if !settled {
+            return next;
         }
+        // The model ended its turn: the first press says so, the second steps.
+        let ended = rig.app.ended_with().is_some();
+        let at = rig.press(' ');
+        if ended {
+            rig.press(' ');
+        }
+        Some(Teacher::Stepping { at })
     }
-    let wall_s = phase_start.elapsed().as_secs_f64();
-    let counters = shared.snapshot().minus(&counters_at_warm);
-    let ui = rig.ui.minus(&ui_at_warm);
-    let measured: Vec<StepRec> = recs.split_off(o.warmup);
-    for r in &measured {
+
+    fn stepping(
+        &mut self,
+        rig: &Rig,
+        c: &Class,
+        at: Instant,
+        seen: &[(Seen, Instant)],
+    ) -> Option<Teacher> {
+        let (Seen::Stepped { engine_ms }, done) = seen
+            .iter()
+            .find(|(s, _)| matches!(s, Seen::Stepped { .. }))?
+        else {
+            return None;
+        };
+        self.cur.step_ms = (*done - at).as_secs_f64() * 1e3;
+        self.cur.engine_ms = *engine_ms;
+        self.since = *done;
+        self.first_guessed_at = None;
+        self.recs.push(std::mem::take(&mut self.cur));
+        self.rss_per_step_kb.push(rss().0);
+        if self.recs.len() == c.o.warmup {
+            self.ui_at_warm = rig.ui.clone();
+            self.counters_at_warm = c.shared.snapshot();
+        }
+        Some(Teacher::WaitOpen)
+    }
+}
+
+/// What went wrong in the measured steps: a guess not in on time, the room or the app counting other
+/// than one guess per student, the room not revealed, a result unread.
+fn check_steps(measured: &[StepRec], n: usize, problems: &mut Vec<String>) {
+    for r in measured {
         if r.guesses_timed_out {
             problems.push(format!(
                 "position {}: not every student guessed in time",
@@ -632,66 +763,50 @@ fn run_phase(o: &Opts, model: &std::path::Path, name: &str, n: usize) -> PhaseRe
             ));
         }
     }
-    // Quitting with the students' live streams still open: the real terminal drops its handle the
-    // same way when the teacher quits while the pages are open.
-    let mut drop_with_streams = None;
-    if let Some(mut st) = students {
-        let streams = st.open_streams();
-        if streams > 0 {
-            if let Some(e) = rig.engine.take() {
-                e.quit();
-            }
-            let handle = rig.class.take().unwrap();
-            let (done_tx, done_rx) = mpsc::channel();
-            let began = Instant::now();
-            std::thread::spawn(move || {
-                drop(handle);
-                let _ = done_tx.send(());
-            });
-            let waited = Duration::from_secs(3);
-            let verdict = match done_rx.recv_timeout(waited) {
-                Ok(()) => format!(
-                    "returned in {:.0} ms with {streams} live streams open",
-                    began.elapsed().as_secs_f64() * 1e3
-                ),
-                Err(_) => {
-                    st.stop();
-                    let after = match done_rx.recv_timeout(Duration::from_secs(20)) {
-                        Ok(()) => format!(
-                            "returned {:.1} s after the students closed their streams",
-                            began.elapsed().as_secs_f64() - waited.as_secs_f64()
-                        ),
-                        Err(_) => {
-                            "still blocked 20 s after the students closed their streams".to_string()
-                        }
-                    };
-                    format!(
-                        "BLOCKED: still waiting after {} s with {streams} live streams open; {after}",
-                        waited.as_secs()
-                    )
-                }
-            };
-            drop_with_streams = Some(verdict);
-        }
+}
+
+/// Quitting with the students' live streams still open: the real terminal drops its handle the same
+/// way when the teacher quits while the pages are open. Says how the drop went (`None` without
+/// streams), and stops the students.
+fn quit_with_streams(rig: &mut Rig, mut st: Students) -> Option<String> {
+    let streams = st.open_streams();
+    if streams == 0 {
         st.stop();
+        return None;
     }
-    rig.stop();
-    let (rss_end_kb, hwm_kb) = rss();
-    PhaseResult {
-        name: name.to_string(),
-        students: n,
-        steps: measured,
-        ui,
-        join_ms,
-        counters,
-        rss_loaded_kb,
-        rss_end_kb,
-        rss_per_step_kb,
-        hwm_kb,
-        wall_s,
-        problems,
-        drop_with_streams,
+    if let Some(e) = rig.engine.take() {
+        e.quit();
     }
+    let handle = rig.class.take().unwrap();
+    let (done_tx, done_rx) = mpsc::channel();
+    let began = Instant::now();
+    std::thread::spawn(move || {
+        drop(handle);
+        let _ = done_tx.send(());
+    });
+    let waited = Duration::from_secs(3);
+    let verdict = match done_rx.recv_timeout(waited) {
+        Ok(()) => format!(
+            "returned in {:.0} ms with {streams} live streams open",
+            began.elapsed().as_secs_f64() * 1e3
+        ),
+        Err(_) => {
+            st.stop();
+            let after = match done_rx.recv_timeout(Duration::from_secs(20)) {
+                Ok(()) => format!(
+                    "returned {:.1} s after the students closed their streams",
+                    began.elapsed().as_secs_f64() - waited.as_secs_f64()
+                ),
+                Err(_) => "still blocked 20 s after the students closed their streams".to_string(),
+            };
+            format!(
+                "BLOCKED: still waiting after {} s with {streams} live streams open; {after}",
+                waited.as_secs()
+            )
+        }
+    };
+    st.stop();
+    Some(verdict)
 }
 
 impl UiTime {
@@ -937,33 +1052,7 @@ fn pool_thread(
 ) {
     let http = agent();
     let base = format!("http://{addr}");
-    let mut students: Vec<Student> = vec![];
-    for &k in &mine {
-        let body = json!({"code": code, "name": format!("student {k:03}")}).to_string();
-        let mut r = http
-            .post(format!("{base}/api/join"))
-            .header("Content-Type", "application/json")
-            .send(body)
-            .expect("join");
-        shared.requests.fetch_add(1, Ordering::Relaxed);
-        let status = r.status().as_u16();
-        let text = r.body_mut().read_to_string().unwrap();
-        assert_eq!(status, 200, "join refused: {text}");
-        let v: Value = serde_json::from_str(&text).unwrap();
-        students.push(Student {
-            index: k,
-            id: v["student"].as_str().unwrap().to_string(),
-            bucket: Bucket::new(Instant::now()),
-            state: None,
-            guessed_round: 0,
-            read_round: 0,
-            // Polling students are spread over the interval.
-            next_poll: Instant::now()
-                + Duration::from_millis(poll_ms * k as u64 / (mine.len() as u64 * 8).max(1)),
-            retry_at: None,
-        });
-        shared.joined.fetch_add(1, Ordering::Relaxed);
-    }
+    let mut students = join_students(&http, &base, &code, &mine, poll_ms, &shared);
     let slot: HashMap<usize, usize> = students
         .iter()
         .enumerate()
@@ -1002,22 +1091,67 @@ fn pool_thread(
         for s in students.iter_mut() {
             if poll_ms > 0 && now >= s.next_poll {
                 s.next_poll = now + Duration::from_millis(poll_ms);
-                shared.requests.fetch_add(1, Ordering::Relaxed);
-                match http.get(format!("{base}/api/state")).call() {
-                    Ok(mut r) => {
-                        let text = r.body_mut().read_to_string().unwrap_or_default();
-                        shared.states_seen.fetch_add(1, Ordering::Relaxed);
-                        s.state = Some(Arc::from(text));
-                    }
-                    Err(_) => {
-                        shared.transport.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
+                poll_state(&http, &base, s, &shared);
                 act(&http, &base, s, &texts, &shared);
             } else if s.retry_at.is_some_and(|t| now >= t) {
                 s.retry_at = None;
                 act(&http, &base, s, &texts, &shared);
             }
+        }
+    }
+}
+
+/// Joins the students numbered `mine` with `code`; polling students' first polls spread over the
+/// interval.
+fn join_students(
+    http: &ureq::Agent,
+    base: &str,
+    code: &str,
+    mine: &[usize],
+    poll_ms: u64,
+    shared: &Shared,
+) -> Vec<Student> {
+    let mut students: Vec<Student> = vec![];
+    for &k in mine {
+        let body = json!({"code": code, "name": format!("student {k:03}")}).to_string();
+        let mut r = http
+            .post(format!("{base}/api/join"))
+            .header("Content-Type", "application/json")
+            .send(body)
+            .expect("join");
+        shared.requests.fetch_add(1, Ordering::Relaxed);
+        let status = r.status().as_u16();
+        let text = r.body_mut().read_to_string().unwrap();
+        assert_eq!(status, 200, "join refused: {text}");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        students.push(Student {
+            index: k,
+            id: v["student"].as_str().unwrap().to_string(),
+            bucket: Bucket::new(Instant::now()),
+            state: None,
+            guessed_round: 0,
+            read_round: 0,
+            // Polling students are spread over the interval.
+            next_poll: Instant::now()
+                + Duration::from_millis(poll_ms * k as u64 / (mine.len() as u64 * 8).max(1)),
+            retry_at: None,
+        });
+        shared.joined.fetch_add(1, Ordering::Relaxed);
+    }
+    students
+}
+
+/// Reads the room's state as a polling page does.
+fn poll_state(http: &ureq::Agent, base: &str, s: &mut Student, shared: &Shared) {
+    shared.requests.fetch_add(1, Ordering::Relaxed);
+    match http.get(format!("{base}/api/state")).call() {
+        Ok(mut r) => {
+            let text = r.body_mut().read_to_string().unwrap_or_default();
+            shared.states_seen.fetch_add(1, Ordering::Relaxed);
+            s.state = Some(Arc::from(text));
+        }
+        Err(_) => {
+            shared.transport.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
@@ -1043,91 +1177,115 @@ fn act(http: &ureq::Agent, base: &str, s: &mut Student, texts: &[String], shared
         let text = &texts[(s.index + round as usize) % texts.len()];
         let q: String = text.trim_start().chars().take(2).collect();
         if !q.is_empty() && s.retry_at.is_none() {
-            wait_for_token(s);
-            shared.requests.fetch_add(1, Ordering::Relaxed);
-            let url = format!("{base}/api/suggest?student={}&q={}", s.id, encode(&q));
-            match http.get(url).call() {
-                Ok(mut r) => {
-                    let _ = r.body_mut().read_to_string();
-                    match r.status().as_u16() {
-                        200 => {
-                            shared.suggests_ok.fetch_add(1, Ordering::Relaxed);
-                        }
-                        st => shared.count_status(st),
-                    }
-                }
-                Err(_) => {
-                    shared.transport.fetch_add(1, Ordering::Relaxed);
-                }
-            }
+            suggest(http, base, s, &q, shared);
         }
-        wait_for_token(s);
-        shared.requests.fetch_add(1, Ordering::Relaxed);
-        let body = json!({"student": s.id, "text": text}).to_string();
-        let began = Instant::now();
-        let sent = http
-            .post(format!("{base}/api/guess"))
-            .header("Content-Type", "application/json")
-            .send(body);
-        match sent {
-            Ok(mut r) => {
-                let _ = r.body_mut().read_to_string();
-                let ms = began.elapsed().as_secs_f64() * 1e3;
-                match r.status().as_u16() {
-                    200 => {
-                        shared.guesses_ok.fetch_add(1, Ordering::Relaxed);
-                        shared.guess_ms.lock().unwrap().push(ms);
-                        s.guessed_round = round;
-                    }
-                    429 => {
-                        shared.count_status(429);
-                        s.retry_at = Some(Instant::now() + Duration::from_millis(250));
-                    }
-                    st => {
-                        shared.count_status(st);
-                        s.guessed_round = round;
-                    }
-                }
-            }
-            Err(_) => {
-                shared.transport.fetch_add(1, Ordering::Relaxed);
-                s.retry_at = Some(Instant::now() + Duration::from_millis(250));
-            }
-        }
+        send_guess(http, base, s, text, round, shared);
     } else if phase == "revealed" && round != s.read_round {
-        wait_for_token(s);
-        shared.requests.fetch_add(1, Ordering::Relaxed);
-        match http
-            .get(format!("{base}/api/result?student={}", s.id))
-            .call()
-        {
-            Ok(mut r) => {
-                let text = r.body_mut().read_to_string().unwrap_or_default();
-                match r.status().as_u16() {
-                    200 => {
-                        s.read_round = round;
-                        let v: Value = serde_json::from_str(&text).unwrap_or_default();
-                        // A result without this student's guess means the guess was lost.
-                        if v["guess"].is_null() && s.guessed_round == round {
-                            shared.other_status.fetch_add(1, Ordering::Relaxed);
-                        }
-                        shared.results_ok.fetch_add(1, Ordering::Relaxed);
-                        *shared.read.lock().unwrap().entry(round).or_insert(0) += 1;
-                    }
-                    429 => {
-                        shared.count_status(429);
-                        s.retry_at = Some(Instant::now() + Duration::from_millis(250));
-                    }
-                    st => {
-                        shared.count_status(st);
-                        s.read_round = round;
-                    }
+        read_result(http, base, s, round, shared);
+    }
+}
+
+/// Asks for suggestions for `q`, as typing the first letters does.
+fn suggest(http: &ureq::Agent, base: &str, s: &mut Student, q: &str, shared: &Shared) {
+    wait_for_token(s);
+    shared.requests.fetch_add(1, Ordering::Relaxed);
+    let url = format!("{base}/api/suggest?student={}&q={}", s.id, encode(q));
+    match http.get(url).call() {
+        Ok(mut r) => {
+            let _ = r.body_mut().read_to_string();
+            match r.status().as_u16() {
+                200 => {
+                    shared.suggests_ok.fetch_add(1, Ordering::Relaxed);
+                }
+                st => shared.count_status(st),
+            }
+        }
+        Err(_) => {
+            shared.transport.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Sends the guess `text` for `round`; a refusal as too fast (or a failed request) is tried again in
+/// 250 ms.
+fn send_guess(
+    http: &ureq::Agent,
+    base: &str,
+    s: &mut Student,
+    text: &str,
+    round: u64,
+    shared: &Shared,
+) {
+    wait_for_token(s);
+    shared.requests.fetch_add(1, Ordering::Relaxed);
+    let body = json!({"student": s.id, "text": text}).to_string();
+    let began = Instant::now();
+    let sent = http
+        .post(format!("{base}/api/guess"))
+        .header("Content-Type", "application/json")
+        .send(body);
+    match sent {
+        Ok(mut r) => {
+            let _ = r.body_mut().read_to_string();
+            let ms = began.elapsed().as_secs_f64() * 1e3;
+            match r.status().as_u16() {
+                200 => {
+                    shared.guesses_ok.fetch_add(1, Ordering::Relaxed);
+                    shared.guess_ms.lock().unwrap().push(ms);
+                    s.guessed_round = round;
+                }
+                429 => {
+                    shared.count_status(429);
+                    s.retry_at = Some(Instant::now() + Duration::from_millis(250));
+                }
+                st => {
+                    shared.count_status(st);
+                    s.guessed_round = round;
                 }
             }
-            Err(_) => {
-                shared.transport.fetch_add(1, Ordering::Relaxed);
-                s.retry_at = Some(Instant::now() + Duration::from_millis(250));
+        }
+        Err(_) => {
+            shared.transport.fetch_add(1, Ordering::Relaxed);
+            s.retry_at = Some(Instant::now() + Duration::from_millis(250));
+        }
+    }
+}
+
+/// Reads the student's result of `round`; a refusal as too fast (or a failed request) is tried again
+/// in 250 ms.
+fn read_result(http: &ureq::Agent, base: &str, s: &mut Student, round: u64, shared: &Shared) {
+    wait_for_token(s);
+    shared.requests.fetch_add(1, Ordering::Relaxed);
+    match http
+        .get(format!("{base}/api/result?student={}", s.id))
+        .call()
+    {
+        Ok(mut r) => {
+            let text = r.body_mut().read_to_string().unwrap_or_default();
+            match r.status().as_u16() {
+                200 => {
+                    s.read_round = round;
+                    let v: Value = serde_json::from_str(&text).unwrap_or_default();
+                    // A result without this student's guess means the guess was lost.
+                    if v["guess"].is_null() && s.guessed_round == round {
+                        shared.other_status.fetch_add(1, Ordering::Relaxed);
+                    }
+                    shared.results_ok.fetch_add(1, Ordering::Relaxed);
+                    *shared.read.lock().unwrap().entry(round).or_insert(0) += 1;
+                }
+                429 => {
+                    shared.count_status(429);
+                    s.retry_at = Some(Instant::now() + Duration::from_millis(250));
+                }
+                st => {
+                    shared.count_status(st);
+                    s.read_round = round;
+                }
             }
+        }
+        Err(_) => {
+            shared.transport.fetch_add(1, Ordering::Relaxed);
+            s.retry_at = Some(Instant::now() + Duration::from_millis(250));
         }
     }
 }
@@ -1345,6 +1503,30 @@ fn per(d: (u64, Duration)) -> f64 {
     }
 }
 
+/// Each run's memory over its measured steps (MB), and its growth a step (KB).
+fn rss_by_run(o: &Opts, runs: &[&PhaseResult]) -> Vec<Value> {
+    runs.iter()
+        .map(|r| {
+            let measured = &r.rss_per_step_kb[o.warmup.min(r.rss_per_step_kb.len())..];
+            let growth = match (measured.first(), measured.last()) {
+                (Some(a), Some(b)) if measured.len() > 1 => {
+                    (*b as f64 - *a as f64) / (measured.len() - 1) as f64
+                }
+                _ => 0.0,
+            };
+            json!({
+                "growth_kb_per_step": growth,
+                "loaded": mb(r.rss_loaded_kb),
+                "first_measured_step": mb(measured.first().copied().unwrap_or(0)),
+                "last_step": mb(measured.last().copied().unwrap_or(0)),
+                "max_during_steps": mb(measured.iter().copied().max().unwrap_or(0)),
+                "after_phase": mb(r.rss_end_kb),
+                "peak_so_far": mb(r.hwm_kb),
+            })
+        })
+        .collect()
+}
+
 /// The figures of one or more runs of a phase, pooled.
 fn summary(o: &Opts, runs: &[&PhaseResult]) -> Value {
     let steps: Vec<&StepRec> = runs.iter().flat_map(|r| r.steps.iter()).collect();
@@ -1374,27 +1556,7 @@ fn summary(o: &Opts, runs: &[&PhaseResult]) -> Value {
     let poll_total: u32 = steps.iter().filter_map(|s| s.poll_guesses).sum();
     let wall_s: f64 = runs.iter().map(|r| r.wall_s).sum();
     let (guessed, closed) = (ui(|u| u.guessed), ui(|u| u.closed));
-    let per_step_rss: Vec<Value> = runs
-        .iter()
-        .map(|r| {
-            let measured = &r.rss_per_step_kb[o.warmup.min(r.rss_per_step_kb.len())..];
-            let growth = match (measured.first(), measured.last()) {
-                (Some(a), Some(b)) if measured.len() > 1 => {
-                    (*b as f64 - *a as f64) / (measured.len() - 1) as f64
-                }
-                _ => 0.0,
-            };
-            json!({
-                "growth_kb_per_step": growth,
-                "loaded": mb(r.rss_loaded_kb),
-                "first_measured_step": mb(measured.first().copied().unwrap_or(0)),
-                "last_step": mb(measured.last().copied().unwrap_or(0)),
-                "max_during_steps": mb(measured.iter().copied().max().unwrap_or(0)),
-                "after_phase": mb(r.rss_end_kb),
-                "peak_so_far": mb(r.hwm_kb),
-            })
-        })
-        .collect();
+    let per_step_rss = rss_by_run(o, runs);
     json!({
         "phase": runs.first().map_or("", |r| r.name.as_str()),
         "runs": runs.len(),
@@ -1458,42 +1620,50 @@ fn report(
         })
         .collect();
     let each: Vec<Value> = results.iter().map(|r| summary(o, &[r])).collect();
-    let get = |name: &str, what: &str, q: &str| {
-        pooled
-            .iter()
-            .find(|r| r["phase"] == name)
-            .and_then(|r| r[what][q].as_f64())
-    };
-    let ratio = |what: &str, q: &str| {
-        get("class", what, q)
-            .zip(get("none", what, q))
-            .map(|(a, b)| a / b)
-    };
     let (_, hwm) = rss();
     if o.json {
-        let out = json!({
-            "model": model.display().to_string(),
-            "cores": cores,
-            "students": o.students,
-            "steps_per_run": o.steps,
-            "warmup": o.warmup,
-            "threads": o.threads,
-            "settle_ms": o.settle_ms,
-            "pace_ms": o.pace_ms,
-            "transport": if o.poll_ms == 0 { "sse".to_string() } else { format!("poll {} ms", o.poll_ms) },
-            "pooled": pooled,
-            "runs": each,
-            "step_median_ratio_class_over_none": ratio("step_ms", "median"),
-            "step_p90_ratio_class_over_none": ratio("step_ms", "p90"),
-            "rss_start_mb": mb(rss_start.0),
-            "peak_rss_mb": mb(hwm),
-        });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap());
-        return;
+        return print_json(o, model, cores, rss_start, (&pooled, &each), hwm);
     }
-    let f = |v: &Value| v.as_f64().map_or("-".to_string(), |x| format!("{x:.1}"));
-    let u = |v: &Value| v.as_u64().map_or("-".to_string(), |x| x.to_string());
-    let s = |v: &Value| v.as_str().unwrap_or("").to_string();
+    print_steps(o, model, cores, &pooled);
+    print_runs(&each, rss_start, hwm);
+    for r in &pooled {
+        print_class(r);
+    }
+    print_problems(&pooled);
+}
+
+/// The whole report as JSON.
+fn print_json(
+    o: &Opts,
+    model: &std::path::Path,
+    cores: usize,
+    rss_start: (u64, u64),
+    (pooled, each): (&[Value], &[Value]),
+    hwm: u64,
+) {
+    let out = json!({
+        "model": model.display().to_string(),
+        "cores": cores,
+        "students": o.students,
+        "steps_per_run": o.steps,
+        "warmup": o.warmup,
+        "threads": o.threads,
+        "settle_ms": o.settle_ms,
+        "pace_ms": o.pace_ms,
+        "transport": if o.poll_ms == 0 { "sse".to_string() } else { format!("poll {} ms", o.poll_ms) },
+        "pooled": pooled,
+        "runs": each,
+        "step_median_ratio_class_over_none": ratio(pooled, "step_ms", "median"),
+        "step_p90_ratio_class_over_none": ratio(pooled, "step_ms", "p90"),
+        "rss_start_mb": mb(rss_start.0),
+        "peak_rss_mb": mb(hwm),
+    });
+    println!("{}", serde_json::to_string_pretty(&out).unwrap());
+}
+
+/// The step latency of each phase (its runs pooled), and the class's over none's.
+fn print_steps(o: &Opts, model: &std::path::Path, cores: usize, pooled: &[Value]) {
+    let (f, u, s) = (num, count, text);
     println!();
     println!(
         "class_load: {} | {cores} cores | {} students on {} threads ({}) | phases {} | {} steps measured per run after {} warm-up | the teacher steps {} ms after the last result is read and at most every {} ms",
@@ -1523,7 +1693,7 @@ fn report(
         "reveal med",
         "reveal p90"
     );
-    for r in &pooled {
+    for r in pooled {
         println!(
             "{:<6} {:>8} {:>6} {:>9} {:>9} {:>11} {:>11} {:>10} {:>10} {:>10} {:>10}",
             s(&r["phase"]),
@@ -1539,13 +1709,18 @@ fn report(
             f(&r["reveal_ms"]["p90"]),
         );
     }
-    if let Some(x) = ratio("step_ms", "median") {
+    if let Some(x) = ratio(pooled, "step_ms", "median") {
         println!(
             "class / none: step median {x:.2}x, p90 {}; engine pass median {}",
-            ratio("step_ms", "p90").map_or("-".into(), |y| format!("{y:.2}x")),
-            ratio("engine_pass_ms", "median").map_or("-".into(), |y| format!("{y:.2}x")),
+            ratio(pooled, "step_ms", "p90").map_or("-".into(), |y| format!("{y:.2}x")),
+            ratio(pooled, "engine_pass_ms", "median").map_or("-".into(), |y| format!("{y:.2}x")),
         );
     }
+}
+
+/// Each run's step times and memory.
+fn print_runs(each: &[Value], rss_start: (u64, u64), hwm: u64) {
+    let (f, s) = (num, text);
     println!();
     println!("each run");
     println!(
@@ -1562,7 +1737,7 @@ fn report(
         "VmHWM",
         "KB/step"
     );
-    for r in &each {
+    for r in each {
         let m = &r["rss_mb"][0];
         println!(
             "{:<6} {:>9} {:>9} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}",
@@ -1584,56 +1759,64 @@ fn report(
         mb(rss_start.0),
         mb(hwm)
     );
-    for r in &pooled {
-        if r["students"].as_u64() == Some(0) {
-            continue;
-        }
-        let p = s(&r["phase"]);
-        println!();
-        println!(
-            "[{p}] guesses: {} accepted of {} expected; {} handed over by the room at the reveals; {} in the app's polls",
-            u(&r["guesses_accepted"]),
-            u(&r["guesses_expected"]),
-            u(&r["guesses_closed_by_room"]),
-            u(&r["guesses_in_app_polls"]),
-        );
-        println!(
-            "[{p}] guess rate: {:.0}/s from the question opening to the last guess (median window {} ms, p90 {} ms; the live streams push at most every 200 ms), {:.0}/s from the first guess to the last; a guess request {} ms median, {} ms p90",
-            r["guesses_per_s_in_window"].as_f64().unwrap_or(0.0),
-            f(&r["guess_window_ms"]["median"]),
-            f(&r["guess_window_ms"]["p90"]),
-            r["guesses_per_s_in_burst"].as_f64().unwrap_or(0.0),
-            f(&r["guess_request_ms"]["median"]),
-            f(&r["guess_request_ms"]["p90"]),
-        );
-        println!(
-            "[{p}] requests {} (suggest {} ok, guess {} ok, result {} ok); 429: {}, 409: {}, 400: {}, other: {}, transport errors: {}, streams refused: {}",
-            u(&r["requests"]),
-            u(&r["suggests_ok"]),
-            u(&r["guesses_accepted"]),
-            u(&r["results_ok"]),
-            u(&r["status_429"]),
-            u(&r["status_409"]),
-            u(&r["status_400"]),
-            u(&r["status_other"]),
-            u(&r["transport_errors"]),
-            u(&r["streams_refused"]),
-        );
-        println!(
-            "[{p}] UI thread: {} us per Guessed message (update + measure + publish), {} ms a step on class messages; joins took {} ms",
-            f(&r["ui_us_per_msg"]["guessed"]),
-            f(&r["ui_ms_on_class_msgs_per_step"]),
-            r["join_ms"]
-                .as_array()
-                .map(|v| v.iter().map(|x| format!("{:.0}", x.as_f64().unwrap_or(0.0))).collect::<Vec<_>>().join(", "))
-                .unwrap_or_default(),
-        );
-        for d in r["drop_with_streams_open"].as_array().into_iter().flatten() {
-            println!("[{p}] dropping the ClassHandle at the end: {}", s(d));
-        }
+}
+
+/// A phase with students: its guesses, requests and the UI thread's time on class messages.
+fn print_class(r: &Value) {
+    let (f, u, s) = (num, count, text);
+    if r["students"].as_u64() == Some(0) {
+        return;
     }
+    let p = s(&r["phase"]);
+    println!();
+    println!(
+        "[{p}] guesses: {} accepted of {} expected; {} handed over by the room at the reveals; {} in the app's polls",
+        u(&r["guesses_accepted"]),
+        u(&r["guesses_expected"]),
+        u(&r["guesses_closed_by_room"]),
+        u(&r["guesses_in_app_polls"]),
+    );
+    println!(
+        "[{p}] guess rate: {:.0}/s from the question opening to the last guess (median window {} ms, p90 {} ms; the live streams push at most every 200 ms), {:.0}/s from the first guess to the last; a guess request {} ms median, {} ms p90",
+        r["guesses_per_s_in_window"].as_f64().unwrap_or(0.0),
+        f(&r["guess_window_ms"]["median"]),
+        f(&r["guess_window_ms"]["p90"]),
+        r["guesses_per_s_in_burst"].as_f64().unwrap_or(0.0),
+        f(&r["guess_request_ms"]["median"]),
+        f(&r["guess_request_ms"]["p90"]),
+    );
+    println!(
+        "[{p}] requests {} (suggest {} ok, guess {} ok, result {} ok); 429: {}, 409: {}, 400: {}, other: {}, transport errors: {}, streams refused: {}",
+        u(&r["requests"]),
+        u(&r["suggests_ok"]),
+        u(&r["guesses_accepted"]),
+        u(&r["results_ok"]),
+        u(&r["status_429"]),
+        u(&r["status_409"]),
+        u(&r["status_400"]),
+        u(&r["status_other"]),
+        u(&r["transport_errors"]),
+        u(&r["streams_refused"]),
+    );
+    println!(
+        "[{p}] UI thread: {} us per Guessed message (update + measure + publish), {} ms a step on class messages; joins took {} ms",
+        f(&r["ui_us_per_msg"]["guessed"]),
+        f(&r["ui_ms_on_class_msgs_per_step"]),
+        r["join_ms"]
+            .as_array()
+            .map(|v| v.iter().map(|x| format!("{:.0}", x.as_f64().unwrap_or(0.0))).collect::<Vec<_>>().join(", "))
+            .unwrap_or_default(),
+    );
+    for d in r["drop_with_streams_open"].as_array().into_iter().flatten() {
+        println!("[{p}] dropping the ClassHandle at the end: {}", s(d));
+    }
+}
+
+/// Every problem a phase met, or the line that says there were none.
+fn print_problems(pooled: &[Value]) {
+    let s = text;
     let mut clean = true;
-    for r in &pooled {
+    for r in pooled {
         for p in r["problems"].as_array().into_iter().flatten() {
             clean = false;
             println!("PROBLEM [{}] {}", s(&r["phase"]), s(p));
@@ -1643,4 +1826,30 @@ fn report(
         println!();
         println!("every guess counted once: each reveal closed with one guess per student, and each of the app's polls counted them all");
     }
+}
+
+/// A pooled figure of the class phase over the same of the phase without one.
+fn ratio(pooled: &[Value], what: &str, q: &str) -> Option<f64> {
+    let get = |name: &str| {
+        pooled
+            .iter()
+            .find(|r| r["phase"] == name)
+            .and_then(|r| r[what][q].as_f64())
+    };
+    get("class").zip(get("none")).map(|(a, b)| a / b)
+}
+
+/// A number to one decimal, or "-".
+fn num(v: &Value) -> String {
+    v.as_f64().map_or("-".to_string(), |x| format!("{x:.1}"))
+}
+
+/// A count, or "-".
+fn count(v: &Value) -> String {
+    v.as_u64().map_or("-".to_string(), |x| x.to_string())
+}
+
+/// A string's text ("" if none).
+fn text(v: &Value) -> String {
+    v.as_str().unwrap_or("").to_string()
 }

@@ -47,34 +47,39 @@ fn main() {
         return attention_cold();
     }
     if let Some(i) = args.iter().position(|a| a == "kernel") {
-        // `kernel NAME ROWS`: just the fast matmul, repeated ~3 s, for a profiler.
-        let w = nexttoken::engine::forward::quant::QMatrix::from_qtensor(&load(&args[i + 1]))
-            .unwrap()
-            .unwrap();
-        let m: usize = args[i + 2].parse().unwrap();
-        let xs: Vec<f32> = (0..m * w.in_dim())
-            .map(|i| ((i * 7919 % 1000) as f32 - 500.0) * 1e-3)
-            .collect();
-        use nexttoken::engine::forward::quant::Isa;
-        let isa = match std::env::var("ISA").as_deref() {
-            Ok("avx2") => Isa::Avx2,
-            Ok("scalar") => Isa::Scalar,
-            _ => Isa::best(),
-        };
-        let (start, mut best, mut runs) = (Instant::now(), f64::MAX, 0);
-        while start.elapsed().as_secs_f64() < 3.0 {
-            let s = Instant::now();
-            std::hint::black_box(w.matmul(&xs, m, isa));
-            best = best.min(s.elapsed().as_secs_f64() * 1e6);
-            runs += 1;
-        }
-        let gmac = (m * w.in_dim() * w.out_dim()) as f64 / best / 1e3;
-        return println!(
-            "{} m={m}: best {best:.1} us over {runs} runs, {gmac:.1} GMAC/s",
-            args[i + 1]
-        );
+        return kernel(&args[i + 1], args[i + 2].parse().unwrap());
     }
-    // `NAMES=a,b` times these tensors instead (another model's, with `NEXTTOKEN_MODEL`).
+    table(cases, &only);
+}
+
+/// `kernel NAME ROWS`: just the fast matmul, repeated ~3 s, for a profiler.
+fn kernel(name: &str, m: usize) {
+    let w = nexttoken::engine::forward::quant::QMatrix::from_qtensor(&load(name))
+        .unwrap()
+        .unwrap();
+    let xs: Vec<f32> = (0..m * w.in_dim())
+        .map(|i| ((i * 7919 % 1000) as f32 - 500.0) * 1e-3)
+        .collect();
+    use nexttoken::engine::forward::quant::Isa;
+    let isa = match std::env::var("ISA").as_deref() {
+        Ok("avx2") => Isa::Avx2,
+        Ok("scalar") => Isa::Scalar,
+        _ => Isa::best(),
+    };
+    let (start, mut best, mut runs) = (Instant::now(), f64::MAX, 0);
+    while start.elapsed().as_secs_f64() < 3.0 {
+        let s = Instant::now();
+        std::hint::black_box(w.matmul(&xs, m, isa));
+        best = best.min(s.elapsed().as_secs_f64() * 1e6);
+        runs += 1;
+    }
+    let gmac = (m * w.in_dim() * w.out_dim()) as f64 / best / 1e3;
+    println!("{name} m={m}: best {best:.1} us over {runs} runs, {gmac:.1} GMAC/s");
+}
+
+/// The default table: each case's exact, fast and dense-f32 matmuls interleaved, min and median.
+/// `NAMES=a,b` times these tensors instead (another model's, with `NEXTTOKEN_MODEL`).
+fn table(cases: &[(&str, &[usize])], only: &str) {
     let names = std::env::var("NAMES").unwrap_or_default();
     let named: Vec<(&str, &[usize])> = names
         .split(',')
@@ -83,7 +88,7 @@ fn main() {
         .collect();
     let cases = if named.is_empty() { cases } else { &named[..] };
     for &(name, rows) in cases {
-        if !name.contains(&only) {
+        if !name.contains(only) {
             continue;
         }
         let w = load(name);

@@ -135,33 +135,7 @@ pub fn distribution(
     let z = t.iter().sum::<f32>() + k_tail;
     let k: Vec<f32> = t.iter().map(|p| p / z).collect();
     stages.push(stage("top-k", s.top_k, k.clone(), z));
-    // Top-p: the smallest prefix whose mass reaches p.
-    let mut cum = 0.0;
-    let keep: Vec<bool> = k
-        .iter()
-        .map(|p| {
-            let was = cum;
-            cum += p;
-            was < s.top_p
-        })
-        .collect();
-    let (tp, mass) = renorm(&k, &keep);
-    stages.push(stage(
-        "top-p",
-        keep.iter().filter(|&&x| x).count(),
-        tp.clone(),
-        mass,
-    ));
-    // Min-p: drop what is below min_p × the best.
-    let best = tp.iter().cloned().fold(0.0, f32::max);
-    let keep: Vec<bool> = tp.iter().map(|&p| p > 0.0 && p >= s.min_p * best).collect();
-    let (mp, mass) = renorm(&tp, &keep);
-    stages.push(stage(
-        "min-p",
-        keep.iter().filter(|&&x| x).count(),
-        mp.clone(),
-        mass,
-    ));
+    let mp = cut_offs(&k, s, &mut stages);
 
     // The draw: where u lands in the cumulative final distribution.
     let mut acc = 0.0;
@@ -201,6 +175,39 @@ pub fn distribution(
         loop_next: None,
         known_mass: None,
     }
+}
+
+/// The top-p and min-p stages after top-k's probabilities `k`, pushed onto `stages`; returns the
+/// final probabilities.
+fn cut_offs(k: &[f32], s: &SamplerSettings, stages: &mut Vec<StageReport>) -> Vec<f32> {
+    // Top-p: the smallest prefix whose mass reaches p.
+    let mut cum = 0.0;
+    let keep: Vec<bool> = k
+        .iter()
+        .map(|p| {
+            let was = cum;
+            cum += p;
+            was < s.top_p
+        })
+        .collect();
+    let (tp, mass) = renorm(k, &keep);
+    stages.push(stage(
+        "top-p",
+        keep.iter().filter(|&&x| x).count(),
+        tp.clone(),
+        mass,
+    ));
+    // Min-p: drop what is below min_p × the best.
+    let best = tp.iter().cloned().fold(0.0, f32::max);
+    let keep: Vec<bool> = tp.iter().map(|&p| p > 0.0 && p >= s.min_p * best).collect();
+    let (mp, mass) = renorm(&tp, &keep);
+    stages.push(stage(
+        "min-p",
+        keep.iter().filter(|&&x| x).count(),
+        mp.clone(),
+        mass,
+    ));
+    mp
 }
 
 fn stage(name: &str, kept: usize, probs: Vec<f32>, kept_mass: f32) -> StageReport {

@@ -65,8 +65,62 @@ fn three_students_guess_in_chromium_and_see_their_scores_at_the_reveal() {
     }
     let started = Instant::now();
 
-    // The teacher: the real app on the real model, serving the class on a free port.
     let port = free_port();
+    let (t, code) = teacher(port);
+
+    // The students: one browser, a tab each, opened at the address the QR code holds.
+    let (_chromium, mut cdp) = Chromium::start(&browser);
+    let pages = students_join(&mut cdp, port, &code);
+    t.wait_for("three joined", 20, |s| s.contains("3 joined"));
+
+    students_guess(&mut cdp, &pages);
+    let phone = &pages[2];
+    assert_eq!(
+        cdp.eval(phone, "window.innerWidth"),
+        json!(360),
+        "the phone's viewport"
+    );
+    no_sideways_scroll(&mut cdp, phone);
+
+    // Before the reveal the teacher's screen says how many guessed, never what.
+    let s = t.wait_for("3 of 3 guessed on the teacher's screen", 20, |s| {
+        s.contains("3 of 3 have guessed")
+    });
+    assert!(
+        !s.contains("⟨␣Paris⟩") && !s.contains("⟨␣London⟩"),
+        "a guess shows before the reveal:\n{s}"
+    );
+
+    // The reveal: the class panel counts the guesses beside the model, the leaderboard names the
+    // students (the markup as text).
+    t.keys(&["h"]);
+    let s = t.wait_for("the class's guesses in the panel", 60, |s| {
+        class_count(s, "⟨␣Paris⟩") == Some(2) && class_count(s, "⟨␣London⟩") == Some(1)
+    });
+    assert!(
+        s.contains("leaderboard") && s.contains("<b>Eve</b>"),
+        "the leaderboard:\n{s}"
+    );
+
+    // Each page: revealed, the model's top choices, the class's distribution, the score.
+    let mut places: Vec<u32> = pages
+        .iter()
+        .zip(&STUDENTS)
+        .map(|(page, st)| a_students_result(&mut cdp, page, st))
+        .collect();
+    places.sort();
+    assert_eq!(places, [1, 2, 3], "each student has their own place");
+    no_sideways_scroll(&mut cdp, phone);
+    eprintln!(
+        "class_browser: passed in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// The teacher: the real app on the real model, serving the class on `port`, in tmux. Waits for the
+/// join card (the address and the code, large), closes it and waits for the class panel's open
+/// question; returns the terminal and the code.
+fn teacher(port: u16) -> (Tmux, String) {
     let cmd = format!(
         "'{}' --model '{}' --prompt '{PROMPT}' --seed 42 --class 127.0.0.1:{port}; echo \"exit=$?\"; sleep 60",
         env!("CARGO_BIN_EXE_nexttoken"),
@@ -86,9 +140,12 @@ fn three_students_guess_in_chromium_and_see_their_scores_at_the_reveal() {
             && s.contains("0 of 0 have guessed")
             && !s.contains("J closes this card")
     });
+    (t, code)
+}
 
-    // The students: one browser, a tab each, opened at the address the QR code holds.
-    let (_chromium, mut cdp) = Chromium::start(&browser);
+/// Each student opens the class page at `port` with `code` in the address, types a nickname and
+/// joins; returns their pages once all three are in the class.
+fn students_join(cdp: &mut Cdp, port: u16, code: &str) -> Vec<Page> {
     let url = format!("http://127.0.0.1:{port}/?code={code}");
     let pages: Vec<Page> = STUDENTS.iter().map(|st| cdp.open(&url, st.phone)).collect();
     for (page, st) in pages.iter().zip(&STUDENTS) {
@@ -113,10 +170,12 @@ fn three_students_guess_in_chromium_and_see_their_scores_at_the_reveal() {
             "document.getElementById('count').textContent === '0 of 3 have guessed'",
         );
     }
-    t.wait_for("three joined", 20, |s| s.contains("3 joined"));
+    pages
+}
 
-    // The guesses. Ada uses the button; Bo picks the first suggestion with the arrow key and Enter;
-    // Eve, on the phone, types "London".
+/// The guesses. Ada uses the button; Bo picks the first suggestion with the arrow key and Enter; Eve,
+/// on the phone, types "London". Each page then shows its guess taken and three of three guessed.
+fn students_guess(cdp: &mut Cdp, pages: &[Page]) {
     cdp.fill(&pages[0], "guess", STUDENTS[0].guess);
     cdp.eval(&pages[0], "document.getElementById('guess-submit').click()");
 
@@ -151,108 +210,74 @@ fn three_students_guess_in_chromium_and_see_their_scores_at_the_reveal() {
             "document.getElementById('count').textContent === '3 of 3 have guessed'",
         );
     }
-    let phone = &pages[2];
+}
+
+/// One page after the reveal: revealed, the model's top choices, the class's distribution, the
+/// student's own row marked and the score; returns the student's place.
+fn a_students_result(cdp: &mut Cdp, page: &Page, st: &Student) -> u32 {
+    cdp.wait(
+        page,
+        "the result and the score",
+        "document.body.dataset.phase === 'revealed' && !document.getElementById('result').hidden \
+         && document.getElementById('score').textContent !== ''",
+    );
+    let r = cdp.eval(page, RESULT_FACTS);
+    let ctx = format!("{}'s page: {r:#}", st.name);
+    let mine = format!("␣{}", st.guess);
+    let text = r["text"].as_str().unwrap();
+    assert!(text.contains(&format!("Your guess: {mine}")), "{ctx}");
+    assert!(text.contains("The model's top choices"), "{ctx}");
+    assert!(text.contains("The class · 3 guesses"), "{ctx}");
+    let model = r["model"].as_array().unwrap();
+    assert_eq!(model.len(), 5, "the model's five likeliest: {ctx}");
+    assert_eq!(model[0]["label"], "␣Paris", "{ctx}");
+    let class: Vec<(&str, &str)> = r["class"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            (
+                row["label"].as_str().unwrap(),
+                row["value"].as_str().unwrap(),
+            )
+        })
+        .collect();
     assert_eq!(
-        cdp.eval(phone, "window.innerWidth"),
-        json!(360),
-        "the phone's viewport"
+        class,
+        [("␣Paris", "2 · 67%"), ("␣London", "1 · 33%")],
+        "{ctx}"
     );
-    no_sideways_scroll(&mut cdp, phone);
-
-    // Before the reveal the teacher's screen says how many guessed, never what.
-    let s = t.wait_for("3 of 3 guessed on the teacher's screen", 20, |s| {
-        s.contains("3 of 3 have guessed")
-    });
+    let marked: Vec<&Value> = r["class"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| row["mine"] == true)
+        .collect();
     assert!(
-        !s.contains("⟨␣Paris⟩") && !s.contains("⟨␣London⟩"),
-        "a guess shows before the reveal:\n{s}"
+        marked.len() == 1 && marked[0]["label"] == mine.as_str(),
+        "the student's own row is marked: {ctx}"
     );
-
-    // The reveal: the class panel counts the guesses beside the model, the leaderboard names the
-    // students (the markup as text).
-    t.keys(&["h"]);
-    let s = t.wait_for("the class's guesses in the panel", 60, |s| {
-        class_count(s, "⟨␣Paris⟩") == Some(2) && class_count(s, "⟨␣London⟩") == Some(1)
-    });
-    assert!(
-        s.contains("leaderboard") && s.contains("<b>Eve</b>"),
-        "the leaderboard:\n{s}"
-    );
-
-    // Each page: revealed, the model's top choices, the class's distribution, the score.
-    let mut places = vec![];
-    for (page, st) in pages.iter().zip(&STUDENTS) {
-        cdp.wait(
-            page,
-            "the result and the score",
-            "document.body.dataset.phase === 'revealed' && !document.getElementById('result').hidden \
-             && document.getElementById('score').textContent !== ''",
-        );
-        let r = cdp.eval(page, RESULT_FACTS);
-        let ctx = format!("{}'s page: {r:#}", st.name);
-        let mine = format!("␣{}", st.guess);
-        let text = r["text"].as_str().unwrap();
-        assert!(text.contains(&format!("Your guess: {mine}")), "{ctx}");
-        assert!(text.contains("The model's top choices"), "{ctx}");
-        assert!(text.contains("The class · 3 guesses"), "{ctx}");
-        let model = r["model"].as_array().unwrap();
-        assert_eq!(model.len(), 5, "the model's five likeliest: {ctx}");
-        assert_eq!(model[0]["label"], "␣Paris", "{ctx}");
-        let class: Vec<(&str, &str)> = r["class"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|row| {
-                (
-                    row["label"].as_str().unwrap(),
-                    row["value"].as_str().unwrap(),
-                )
-            })
-            .collect();
-        assert_eq!(
-            class,
-            [("␣Paris", "2 · 67%"), ("␣London", "1 · 33%")],
-            "{ctx}"
-        );
-        let marked: Vec<&Value> = r["class"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|row| row["mine"] == true)
-            .collect();
-        assert!(
-            marked.len() == 1 && marked[0]["label"] == mine.as_str(),
-            "the student's own row is marked: {ctx}"
-        );
-        let score = r["score"].as_str().unwrap();
-        assert!(score.starts_with("1 guess · "), "{ctx}");
-        assert!(score.contains(" of 3"), "{ctx}");
-        let place: u32 = score
-            .split("place ")
-            .nth(1)
-            .and_then(|p| p.split(' ').next())
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("no place in the score: {ctx}"));
-        if st.guess == "Paris" {
-            assert!(text.contains("rank 1 of the whole vocabulary"), "{ctx}");
-            assert!(text.contains("The model's own top choice!"), "{ctx}");
-            assert!(score.contains("1 model's top-1"), "{ctx}");
-            assert!(place <= 2, "{ctx}");
-        } else {
-            assert!(!text.contains("rank 1 of"), "{ctx}");
-            assert!(score.contains("0 model's top-1"), "{ctx}");
-            assert_eq!(place, 3, "{ctx}");
-        }
-        places.push(place);
-        assert_eq!(r["markup"], false, "a nickname became an element: {ctx}");
+    let score = r["score"].as_str().unwrap();
+    assert!(score.starts_with("1 guess · "), "{ctx}");
+    assert!(score.contains(" of 3"), "{ctx}");
+    let place: u32 = score
+        .split("place ")
+        .nth(1)
+        .and_then(|p| p.split(' ').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no place in the score: {ctx}"));
+    if st.guess == "Paris" {
+        assert!(text.contains("rank 1 of the whole vocabulary"), "{ctx}");
+        assert!(text.contains("The model's own top choice!"), "{ctx}");
+        assert!(score.contains("1 model's top-1"), "{ctx}");
+        assert!(place <= 2, "{ctx}");
+    } else {
+        assert!(!text.contains("rank 1 of"), "{ctx}");
+        assert!(score.contains("0 model's top-1"), "{ctx}");
+        assert_eq!(place, 3, "{ctx}");
     }
-    places.sort();
-    assert_eq!(places, [1, 2, 3], "each student has their own place");
-    no_sideways_scroll(&mut cdp, phone);
-    eprintln!(
-        "class_browser: passed in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
+    assert_eq!(r["markup"], false, "a nickname became an element: {ctx}");
+    place
 }
 
 /// What a page shows after the reveal, as one JSON object.

@@ -94,9 +94,19 @@ fn the_handout_renders_in_headless_chromium() {
     let saved = nexttoken::engine::session_file::read(&fixture).unwrap();
     let h = nexttoken::export::facts::Handout::new(&saved, "handout-session.json");
 
-    // The DOM as Chromium parsed it.
-    let dom = String::from_utf8(chromium(&bin, tmp.path(), &["--dump-dom".into()], &page).stdout)
-        .unwrap();
+    the_dom_holds_every_step(&bin, tmp.path(), &page, &h);
+    let probe = a_focused_token_shows_its_popup(&bin, tmp.path(), &page);
+    a_screenshot_and_a_pdf_are_not_blank(&bin, tmp.path(), &page, &probe);
+}
+
+/// The DOM as Chromium parsed it: every step's token, each forced one marked once, one row per step.
+fn the_dom_holds_every_step(
+    bin: &Path,
+    dir: &Path,
+    page: &Path,
+    h: &nexttoken::export::facts::Handout,
+) {
+    let dom = String::from_utf8(chromium(bin, dir, &["--dump-dom".into()], page).stdout).unwrap();
     for n in &h.steps {
         let q = nexttoken::fmt::quoted_token(&n.record.token);
         assert!(
@@ -125,21 +135,24 @@ fn the_handout_renders_in_headless_chromium() {
     assert!(dom.contains("<table class=\"steps\">"));
     let rows = dom.matches("<td class=\"top\">").count();
     assert_eq!(rows, h.steps.len(), "one step row per generated token");
+}
 
-    // Focus a token (as a tap or Tab would): its popup shows, the others stay hidden. A headless window
-    // does not always have focus when the page's script first runs (`:focus` then matches nothing), so
-    // the probe retries on a timer until it does, and the virtual-time budget lets those timers run
-    // before the DOM is dumped.
-    let probe = tmp.path().join("probe.html");
+/// Focus a token (as a tap or Tab would): its popup shows, the others stay hidden. Returns the probe
+/// page (the handout with the focusing script).
+fn a_focused_token_shows_its_popup(bin: &Path, dir: &Path, page: &Path) -> PathBuf {
+    // A headless window does not always have focus when the page's script first runs (`:focus` then
+    // matches nothing), so the probe retries on a timer until it does, and the virtual-time budget lets
+    // those timers run before the DOM is dumped.
+    let probe = dir.join("probe.html");
     let script = "<script>const f=document.querySelector('.tok.gen.forced');\
         const o=document.querySelector('.tok.gen:not(.forced)');\
         const d=e=>getComputedStyle(e.querySelector('.pop')).display;let tries=0;\
         function probe(){f.focus();if(!f.matches(':focus')&&tries++<100){setTimeout(probe,20);return;}\
         document.body.dataset.focused=d(f);document.body.dataset.other=d(o);}probe();</script></body>";
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = std::fs::read_to_string(page).unwrap();
     std::fs::write(&probe, html.replace("</body>", script)).unwrap();
     let dump = ["--dump-dom".into(), "--virtual-time-budget=5000".into()];
-    let dom = String::from_utf8(chromium(&bin, tmp.path(), &dump, &probe).stdout).unwrap();
+    let dom = String::from_utf8(chromium(bin, dir, &dump, &probe).stdout).unwrap();
     assert!(
         dom.contains("data-focused=\"block\""),
         "the focused token's popup is not shown"
@@ -148,16 +161,19 @@ fn the_handout_renders_in_headless_chromium() {
         dom.contains("data-other=\"none\""),
         "another token's popup is shown"
     );
+    probe
+}
 
-    // A screenshot (with the forced token's popup open) and a PDF (the print stylesheet) that are not
-    // blank pages.
-    let png = tmp.path().join("handout.png");
+/// A screenshot (with the forced token's popup open, from `probe`) and a PDF (the print stylesheet)
+/// that are not blank pages.
+fn a_screenshot_and_a_pdf_are_not_blank(bin: &Path, dir: &Path, page: &Path, probe: &Path) {
+    let png = dir.join("handout.png");
     let shot = [
         format!("--screenshot={}", png.display()),
         "--window-size=1200,1600".into(),
         "--virtual-time-budget=5000".into(),
     ];
-    chromium(&bin, tmp.path(), &shot, &probe);
+    chromium(bin, dir, &shot, probe);
     let bytes = std::fs::read(&png).expect("the screenshot was written");
     assert_eq!(png_size(&bytes), (1200, 1600));
     assert!(
@@ -165,15 +181,15 @@ fn the_handout_renders_in_headless_chromium() {
         "the screenshot is nearly empty ({} bytes)",
         bytes.len()
     );
-    let pdf = tmp.path().join("handout.pdf");
+    let pdf = dir.join("handout.pdf");
     chromium(
-        &bin,
-        tmp.path(),
+        bin,
+        dir,
         &[
             format!("--print-to-pdf={}", pdf.display()),
             "--no-pdf-header-footer".into(),
         ],
-        &page,
+        page,
     );
     let pdf = std::fs::read(&pdf).expect("the PDF was written");
     assert!(pdf.starts_with(b"%PDF") && pdf.len() > 10_000);

@@ -46,6 +46,23 @@ fn class_app(s: &mut Session, info: ModelInfo) -> (App, [StudentId; 3]) {
     (app, ids)
 }
 
+/// The reveal's poll of two " Paris" and one " London": the engine's own numbers beside the class's.
+fn the_class_stands_beside_the_model(app: &App, paris: &TokenView, london: &TokenView) {
+    let next = app.session.as_ref().unwrap().next.clone();
+    let raw = |id: u32| next.candidates.iter().find(|c| c.token.id == id).unwrap();
+    let poll = app.class_poll().expect("the reveal's poll").clone();
+    assert_eq!(poll.guesses(), 3);
+    assert_eq!(&poll.rows[0].guess.token, paris);
+    assert_eq!(poll.rows[0].count, 2);
+    assert_eq!(poll.rows[0].guess.prob, raw(paris.id).prob);
+    assert_eq!(poll.rows[1].guess.rank, raw(london.id).rank);
+    assert_eq!(poll.model_top[0].token.id, next.candidates[0].token.id);
+    assert!((poll.share_top1() - 2.0 / 3.0).abs() < 1e-9);
+    let h = -(2.0f64 / 3.0) * (2.0f64 / 3.0).log2() - (1.0f64 / 3.0) * (1.0f64 / 3.0).log2();
+    assert!((poll.class_entropy_bits() - h).abs() < 1e-9);
+    assert!((poll.model_entropy_bits() - f64::from(next.entropy) / 2f64.ln()).abs() < 1e-4);
+}
+
 #[test]
 fn the_reveal_ranks_the_class_beside_the_model_and_scores_each_student() {
     let (mut s, info) = support::real_session_info();
@@ -92,20 +109,7 @@ fn the_reveal_ranks_the_class_beside_the_model_and_scores_each_student() {
         "ranking leaves the session unchanged"
     );
 
-    // The class beside the model: the engine's own numbers.
-    let next = app.session.as_ref().unwrap().next.clone();
-    let raw = |id: u32| next.candidates.iter().find(|c| c.token.id == id).unwrap();
-    let poll = app.class_poll().expect("the reveal's poll").clone();
-    assert_eq!(poll.guesses(), 3);
-    assert_eq!(poll.rows[0].guess.token, paris);
-    assert_eq!(poll.rows[0].count, 2);
-    assert_eq!(poll.rows[0].guess.prob, raw(paris.id).prob);
-    assert_eq!(poll.rows[1].guess.rank, raw(london.id).rank);
-    assert_eq!(poll.model_top[0].token.id, next.candidates[0].token.id);
-    assert!((poll.share_top1() - 2.0 / 3.0).abs() < 1e-9);
-    let h = -(2.0f64 / 3.0) * (2.0f64 / 3.0).log2() - (1.0f64 / 3.0) * (1.0f64 / 3.0).log2();
-    assert!((poll.class_entropy_bits() - h).abs() < 1e-9);
-    assert!((poll.model_entropy_bits() - f64::from(next.entropy) / 2f64.ln()).abs() < 1e-4);
+    the_class_stands_beside_the_model(&app, &paris, &london);
 
     // Each student scored; the room is handed their results in the stage.
     let results = app.class_stage().unwrap().results.expect("published");

@@ -183,19 +183,15 @@ fn the_page_its_script_and_style_are_served_from_the_binary() {
     assert!(!r.handle.card().qr.is_empty(), "a QR code of the address");
 }
 
-#[test]
-fn a_student_joins_with_the_code_guesses_changes_the_guess_and_reads_the_result() {
-    let r = start(10);
-    r.handle.publish(stage(Ask::Open, None));
-    assert_eq!(state(&r)["phase"], "guessing");
-    // Without the code, or with a wrong one: refused.
+/// Without the code, or with a wrong one, a join is refused.
+fn a_join_needs_the_code(r: &Room) {
     let wrong = http(
         &r.addr,
         "POST",
         "/api/join",
         br#"{"code":"000000","name":"Ada"}"#,
     );
-    let wrong = if code(&r) == "000000" {
+    let wrong = if code(r) == "000000" {
         (403, String::new())
     } else {
         wrong
@@ -203,6 +199,33 @@ fn a_student_joins_with_the_code_guesses_changes_the_guess_and_reads_the_result(
     assert_eq!(wrong.0, 403, "{}", wrong.1);
     let missing = http(&r.addr, "POST", "/api/join", br#"{"name":"Ada"}"#);
     assert_eq!(missing.0, 400, "{}", missing.1);
+}
+
+/// The app shows the reveal: the room closes and hands over every guess (" Paris" and " London" at
+/// position 5), once.
+fn the_reveal_closes_the_room_once(r: &Room) {
+    drain(r);
+    r.handle.publish(stage(Ask::Shown, None));
+    let closed: Vec<_> = drain(r)
+        .into_iter()
+        .filter_map(|m| match m {
+            ClassMsg::Closed { position, guesses } => Some((position, guesses)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(closed.len(), 1);
+    let mut ids: Vec<u32> = closed[0].1.iter().map(|(_, t)| t.id).collect();
+    ids.sort();
+    assert_eq!((closed[0].0, ids), (5, vec![0, 3]));
+    assert_eq!(state(r)["phase"], "scoring");
+}
+
+#[test]
+fn a_student_joins_with_the_code_guesses_changes_the_guess_and_reads_the_result() {
+    let r = start(10);
+    r.handle.publish(stage(Ask::Open, None));
+    assert_eq!(state(&r)["phase"], "guessing");
+    a_join_needs_the_code(&r);
     let ada = join(&r, "Ada");
     let bob = join(&r, "Bob");
     assert_eq!(state(&r)["students"], 2);
@@ -231,21 +254,7 @@ fn a_student_joins_with_the_code_guesses_changes_the_guess_and_reads_the_result(
     // Before the reveal: no result.
     let path = format!("/api/result?student={ada}");
     assert_eq!(http(&r.addr, "GET", &path, b"").0, 409);
-    // The app shows the reveal: the room closes and hands over every guess, once.
-    drain(&r);
-    r.handle.publish(stage(Ask::Shown, None));
-    let closed: Vec<_> = drain(&r)
-        .into_iter()
-        .filter_map(|m| match m {
-            ClassMsg::Closed { position, guesses } => Some((position, guesses)),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(closed.len(), 1);
-    let mut ids: Vec<u32> = closed[0].1.iter().map(|(_, t)| t.id).collect();
-    ids.sort();
-    assert_eq!((closed[0].0, ids), (5, vec![0, 3]));
-    assert_eq!(state(&r)["phase"], "scoring");
+    the_reveal_closes_the_room_once(&r);
     assert_eq!(guess(&r, &bob, "Paris").0, 409, "guessing is closed");
     // The app publishes the ranked results: the room serves each student's.
     let guessed = [tv(0, " Paris"), tv(3, " London")];

@@ -549,15 +549,10 @@ mod sampler_flags {
     }
 }
 
-/// The sampler's settings are declared once (`protocol::settings`): clap's flags are the table's, in
-/// its order, each with its help, default and range; every key is a field of the saved settings and a
-/// key a lesson's `sampler` table takes; every range is named by its flag; `Setting::names` finds each
-/// setting's own row; the panel's rows are the table's.
-#[test]
-fn the_sampler_settings_are_one_table_that_the_flags_lessons_and_panel_follow() {
+/// clap's sampler flags are the settings table's, in its order, each with its help, default and range.
+fn the_flags_are_the_tables_rows() {
     use clap::CommandFactory;
-    use nexttoken::app::sampler_panel::FIELDS;
-    use nexttoken::protocol::{self as p, SamplerPatch, SamplerSettings, Setting, SETTINGS};
+    use nexttoken::protocol::{SamplerSettings, SETTINGS};
 
     #[derive(clap::Parser)]
     struct Flags {
@@ -588,7 +583,18 @@ fn the_sampler_settings_are_one_table_that_the_flags_lessons_and_panel_follow() 
         .unwrap()
         .to_string()
         .contains("[default: 0.8; use 0 to 5")));
+}
 
+/// The sampler's settings are declared once (`protocol::settings`): clap's flags are the table's, in
+/// its order, each with its help, default and range; every key is a field of the saved settings and a
+/// key a lesson's `sampler` table takes; every range is named by its flag; `Setting::names` finds each
+/// setting's own row; the panel's rows are the table's.
+#[test]
+fn the_sampler_settings_are_one_table_that_the_flags_lessons_and_panel_follow() {
+    use nexttoken::app::sampler_panel::FIELDS;
+    use nexttoken::protocol::{self as p, SamplerPatch, SamplerSettings, Setting, SETTINGS};
+
+    the_flags_are_the_tables_rows();
     let saved = serde_json::to_value(SamplerSettings::default()).unwrap();
     let saved_keys: Vec<&str> = saved
         .as_object()

@@ -136,26 +136,9 @@ fn load(s: &mut Session, path: &Path, ignore_model_mismatch: bool) -> Vec<Event>
     )
 }
 
-#[test]
-fn round_trip_with_branches_gives_the_same_view_and_next_step() {
-    let dir = tempfile::tempdir().unwrap();
-    let model = tiny::write(dir.path());
-    let mut a = session_on(&model);
-    let view = branched(&mut a);
-    let file = dir.path().join("s.json");
-    let bytes = save(&mut a, &file);
-    assert_eq!(bytes, std::fs::metadata(&file).unwrap().len());
-
-    let saved = session_file::read(&file).unwrap();
-    assert_eq!(saved.version, 1);
-    assert_eq!(path_records(&saved), view.tokens);
-    assert_eq!(saved.prompt, "Hello");
-    assert_eq!(saved.tokenizer, "gguf");
-    assert_eq!(
-        Some(saved.model.file.as_str()),
-        model.file_name().and_then(|f| f.to_str())
-    );
-    assert_eq!(saved.model.sha256.len(), 64);
+/// Each generated node of `saved` keeps its top 10 (best first, its own rank among them when it is
+/// one of them) and its step's pass.
+fn every_generated_node_keeps_its_top_k_and_pass(saved: &SavedSession) {
     let generated = saved
         .nodes
         .iter()
@@ -177,6 +160,29 @@ fn round_trip_with_branches_gives_the_same_view_and_next_step() {
             "each generated token keeps its step's pass"
         );
     }
+}
+
+#[test]
+fn round_trip_with_branches_gives_the_same_view_and_next_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = tiny::write(dir.path());
+    let mut a = session_on(&model);
+    let view = branched(&mut a);
+    let file = dir.path().join("s.json");
+    let bytes = save(&mut a, &file);
+    assert_eq!(bytes, std::fs::metadata(&file).unwrap().len());
+
+    let saved = session_file::read(&file).unwrap();
+    assert_eq!(saved.version, 1);
+    assert_eq!(path_records(&saved), view.tokens);
+    assert_eq!(saved.prompt, "Hello");
+    assert_eq!(saved.tokenizer, "gguf");
+    assert_eq!(
+        Some(saved.model.file.as_str()),
+        model.file_name().and_then(|f| f.to_str())
+    );
+    assert_eq!(saved.model.sha256.len(), 64);
+    every_generated_node_keeps_its_top_k_and_pass(&saved);
 
     // A fresh session (other settings, another prompt) becomes the saved one.
     let mut b = session_on(&model);
@@ -277,29 +283,7 @@ fn bad_files_are_refused_with_their_reason_and_change_nothing() {
         "no session file at",
     );
 
-    let mut future = json.clone();
-    future["version"] = 2.into();
-    let p = write("future.json", &future.to_string());
-    refused(&mut s, &p, "version 2");
-    refused(&mut s, &p, "update nexttoken");
-
-    let mut shape = json.clone();
-    shape["nodes"][3]["parent"] = 99.into();
-    refused(
-        &mut s,
-        &write("shape.json", &shape.to_string()),
-        "node 3 has parent",
-    );
-
-    let mut vocab = json.clone();
-    let last = vocab["nodes"].as_array().unwrap().len() - 1;
-    vocab["nodes"][last]["token"] = 100_000.into();
-    vocab["nodes"][last]["record"]["token"]["id"] = 100_000.into();
-    refused(
-        &mut s,
-        &write("vocab.json", &vocab.to_string()),
-        "not in this model's vocabulary",
-    );
+    edited_files_are_refused(&mut s, dir.path(), &json);
 
     json["model"]["sha256"] = "0".repeat(64).into();
     let wrong = write("wrong.json", &json.to_string());
@@ -317,6 +301,39 @@ fn bad_files_are_refused_with_their_reason_and_change_nothing() {
     assert_eq!(what, Failure::LoadSession);
     assert_eq!(s.view().unwrap(), before);
     stepped(events(&mut s, Command::Step));
+}
+
+/// A good file edited: from a future version, with a node whose parent is not before it, with a token
+/// outside the vocabulary. Each is refused with its reason, changing nothing.
+fn edited_files_are_refused(s: &mut Session, dir: &Path, json: &serde_json::Value) {
+    let write = |name: &str, body: &str| -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, body).unwrap();
+        p
+    };
+    let mut future = json.clone();
+    future["version"] = 2.into();
+    let p = write("future.json", &future.to_string());
+    refused(s, &p, "version 2");
+    refused(s, &p, "update nexttoken");
+
+    let mut shape = json.clone();
+    shape["nodes"][3]["parent"] = 99.into();
+    refused(
+        s,
+        &write("shape.json", &shape.to_string()),
+        "node 3 has parent",
+    );
+
+    let mut vocab = json.clone();
+    let last = vocab["nodes"].as_array().unwrap().len() - 1;
+    vocab["nodes"][last]["token"] = 100_000.into();
+    vocab["nodes"][last]["record"]["token"]["id"] = 100_000.into();
+    refused(
+        s,
+        &write("vocab.json", &vocab.to_string()),
+        "not in this model's vocabulary",
+    );
 }
 
 #[test]

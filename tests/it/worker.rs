@@ -83,24 +83,7 @@ fn each_command_is_answered_by_its_documented_sequence() {
     let ev = events(&mut s, Command::Force { token_id: id });
     assert!(matches!(ev.as_slice(), [Event::Stepped(r)] if r.committed.token.id == id));
 
-    let total = s.encode(" world").unwrap().len();
-    let ev = events(
-        &mut s,
-        Command::ForceText {
-            text: " world".into(),
-        },
-    );
-    assert_eq!(
-        ev.len(),
-        total + 1,
-        "one Forcing per token, then Synced: {ev:?}"
-    );
-    for (i, e) in ev[..total].iter().enumerate() {
-        assert_eq!(*e, Event::Forcing { done: i + 1, total });
-    }
-    assert!(
-        matches!(ev.last(), Some(Event::Synced(v)) if v.tokens.len() == view.tokens.len() + 2 + total)
-    );
+    let total = force_text_is_one_forcing_a_token(&mut s, view.tokens.len() + 2);
 
     for cmd in [
         Command::Rewind { n: 2 },
@@ -132,9 +115,41 @@ fn each_command_is_answered_by_its_documented_sequence() {
     );
     assert!(matches!(ev.as_slice(), [Event::SearchResults { hits, .. }] if !hits.is_empty()));
 
+    score_guess_is_one_closing_event_and_changes_nothing(&mut s, total);
+    assert!(
+        events(&mut s, Command::Quit).is_empty(),
+        "quit is not answered"
+    );
+}
+
+/// `ForceText " world"` on a path of `len` tokens: one `Forcing` per token, then `Synced` with them
+/// appended. Returns how many tokens " world" is.
+fn force_text_is_one_forcing_a_token(s: &mut Session, len: usize) -> usize {
+    let total = s.encode(" world").unwrap().len();
+    let ev = events(
+        s,
+        Command::ForceText {
+            text: " world".into(),
+        },
+    );
+    assert_eq!(
+        ev.len(),
+        total + 1,
+        "one Forcing per token, then Synced: {ev:?}"
+    );
+    for (i, e) in ev[..total].iter().enumerate() {
+        assert_eq!(*e, Event::Forcing { done: i + 1, total });
+    }
+    assert!(matches!(ev.last(), Some(Event::Synced(v)) if v.tokens.len() == len + total));
+    total
+}
+
+/// `ScoreGuess " world"` (`total` tokens) is answered by one closing `GuessScored` at the tip, and
+/// leaves the session as it was.
+fn score_guess_is_one_closing_event_and_changes_nothing(s: &mut Session, total: usize) {
     let before = s.view().unwrap();
     let ev = events(
-        &mut s,
+        s,
         Command::ScoreGuess {
             text: " world".into(),
         },
@@ -146,10 +161,6 @@ fn each_command_is_answered_by_its_documented_sequence() {
     assert_eq!(g.tokens.len(), total);
     assert_eq!(g.position, before.tokens.len());
     assert_eq!(s.view().unwrap(), before, "scoring a guess changes nothing");
-    assert!(
-        events(&mut s, Command::Quit).is_empty(),
-        "quit is not answered"
-    );
 }
 
 #[test]

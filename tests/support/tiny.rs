@@ -129,44 +129,60 @@ pub fn write_with(dir: &Path, arch: &str, pre: &str) -> PathBuf {
             qtensor((vocab, DIM), 3, GgmlDType::Q8_0),
         ));
     }
-    let (q, kv) = (hd * N_HEAD, hd * N_KV_HEAD);
     for l in 0..N_LAYER {
-        let seed = 100 * (l as u64 + 1);
-        let p = |n: &str| format!("blk.{l}.{n}.weight");
-        tensors.push((p("attn_norm"), norm(seed)));
-        tensors.push((p("ffn_norm"), norm(seed + 1)));
-        tensors.push((p("attn_q"), qtensor((q, DIM), seed + 2, GgmlDType::Q8_0)));
-        tensors.push((p("attn_k"), qtensor((kv, DIM), seed + 3, GgmlDType::Q8_0)));
-        tensors.push((p("attn_v"), qtensor((kv, DIM), seed + 4, GgmlDType::Q8_0)));
-        tensors.push((
-            p("attn_output"),
-            qtensor((DIM, q), seed + 5, GgmlDType::Q8_0),
-        ));
-        if arch == "qwen2" {
-            let b = |n: &str| format!("blk.{l}.{n}.bias");
-            tensors.push((b("attn_q"), vector(random(q, seed + 9, 0.5))));
-            tensors.push((b("attn_k"), vector(random(kv, seed + 10, 0.5))));
-            tensors.push((b("attn_v"), vector(random(kv, seed + 11, 0.5))));
-        }
-        if arch == "qwen3" {
-            tensors.push((p("attn_q_norm"), norm_of(hd, seed + 12)));
-            tensors.push((p("attn_k_norm"), norm_of(hd, seed + 13)));
-        }
-        tensors.push((
-            p("ffn_gate"),
-            qtensor((N_FF, DIM), seed + 6, GgmlDType::Q8_0),
-        ));
-        tensors.push((p("ffn_up"), qtensor((N_FF, DIM), seed + 7, GgmlDType::Q8_0)));
-        tensors.push((
-            p("ffn_down"),
-            qtensor((DIM, N_FF), seed + 8, GgmlDType::Q4_1),
-        ));
+        tensors.extend(layer_tensors(arch, l, hd));
     }
     write_gguf(
         &dir.join(format!("tiny-{arch}-{pre}.gguf")),
         &metadata,
         &tensors,
     )
+}
+
+/// Layer `l`'s tensors for architecture `arch` (head size `hd`): qwen2's q/k/v biases and qwen3's q/k
+/// norms besides the llama layout.
+fn layer_tensors(arch: &str, l: usize, hd: usize) -> Vec<(String, QTensor)> {
+    let (q, kv) = (hd * N_HEAD, hd * N_KV_HEAD);
+    let mut tensors = vec![];
+    let seed = 100 * (l as u64 + 1);
+    let p = |n: &str| format!("blk.{l}.{n}.weight");
+    tensors.push((p("attn_norm"), norm(seed)));
+    tensors.push((p("ffn_norm"), norm(seed + 1)));
+    tensors.push((p("attn_q"), qtensor((q, DIM), seed + 2, GgmlDType::Q8_0)));
+    tensors.push((p("attn_k"), qtensor((kv, DIM), seed + 3, GgmlDType::Q8_0)));
+    tensors.push((p("attn_v"), qtensor((kv, DIM), seed + 4, GgmlDType::Q8_0)));
+    tensors.push((
+        p("attn_output"),
+        qtensor((DIM, q), seed + 5, GgmlDType::Q8_0),
+    ));
+    if arch == "qwen2" {
+        let b = |n: &str| format!("blk.{l}.{n}.bias");
+        tensors.push((b("attn_q"), vector(random(q, seed + 9, 0.5))));
+        tensors.push((b("attn_k"), vector(random(kv, seed + 10, 0.5))));
+        tensors.push((b("attn_v"), vector(random(kv, seed + 11, 0.5))));
+    }
+    if arch == "qwen3" {
+        tensors.push((p("attn_q_norm"), norm_of(hd, seed + 12)));
+        tensors.push((p("attn_k_norm"), norm_of(hd, seed + 13)));
+    }
+    tensors.extend(mlp_tensors(l, seed, DIM, N_FF));
+    tensors
+}
+
+/// Layer `l`'s gated MLP (`dim` wide, `n_ff` inner): gate and up in Q8_0, down in Q4_1, from `seed`.
+pub fn mlp_tensors(l: usize, seed: u64, dim: usize, n_ff: usize) -> Vec<(String, QTensor)> {
+    let p = |n: &str| format!("blk.{l}.{n}.weight");
+    vec![
+        (
+            p("ffn_gate"),
+            qtensor((n_ff, dim), seed + 6, GgmlDType::Q8_0),
+        ),
+        (p("ffn_up"), qtensor((n_ff, dim), seed + 7, GgmlDType::Q8_0)),
+        (
+            p("ffn_down"),
+            qtensor((dim, n_ff), seed + 8, GgmlDType::Q4_1),
+        ),
+    ]
 }
 
 /// Writes a GGUF of these metadata and tensors at `path`; returns the path.

@@ -7,7 +7,7 @@
 //! `▁t` (-2) and `th` (-5), then `▁the` (-0.5). Merging the lowest score first, or the leftmost pair,
 //! would give other pieces.
 
-use super::tiny::{norm_of, qtensor, write_gguf};
+use super::tiny::{mlp_tensors, norm_of, qtensor, write_gguf};
 use candle_core::quantized::gguf_file::Value;
 use candle_core::quantized::{GgmlDType, QTensor};
 use std::path::{Path, PathBuf};
@@ -120,36 +120,35 @@ pub fn write(dir: &Path, window: u32) -> PathBuf {
         ),
         ("output_norm.weight".into(), norm_of(DIM, 2)),
     ];
-    let (q, kv) = (HEAD_DIM * N_HEAD, HEAD_DIM * N_KV_HEAD);
     for l in 0..N_LAYER {
-        let seed = 100 * (l as u64 + 1);
-        let p = |n: &str| format!("blk.{l}.{n}.weight");
-        tensors.push((p("attn_norm"), norm_of(DIM, seed)));
-        tensors.push((p("post_attention_norm"), norm_of(DIM, seed + 20)));
-        tensors.push((p("ffn_norm"), norm_of(DIM, seed + 1)));
-        tensors.push((p("post_ffw_norm"), norm_of(DIM, seed + 21)));
-        tensors.push((p("attn_q_norm"), norm_of(HEAD_DIM, seed + 12)));
-        tensors.push((p("attn_k_norm"), norm_of(HEAD_DIM, seed + 13)));
-        tensors.push((p("attn_q"), qtensor((q, DIM), seed + 2, GgmlDType::Q8_0)));
-        tensors.push((p("attn_k"), qtensor((kv, DIM), seed + 3, GgmlDType::Q8_0)));
-        tensors.push((p("attn_v"), qtensor((kv, DIM), seed + 4, GgmlDType::Q8_0)));
-        tensors.push((
-            p("attn_output"),
-            qtensor((DIM, q), seed + 5, GgmlDType::Q4_1),
-        ));
-        tensors.push((
-            p("ffn_gate"),
-            qtensor((N_FF, DIM), seed + 6, GgmlDType::Q8_0),
-        ));
-        tensors.push((p("ffn_up"), qtensor((N_FF, DIM), seed + 7, GgmlDType::Q8_0)));
-        tensors.push((
-            p("ffn_down"),
-            qtensor((DIM, N_FF), seed + 8, GgmlDType::Q4_1),
-        ));
+        tensors.extend(layer_tensors(l));
     }
     write_gguf(
         &dir.join(format!("tiny-gemma3-w{window}.gguf")),
         &metadata,
         &tensors,
     )
+}
+
+/// Layer `l`'s tensors: llama's, with Gemma 3's sandwich norms and q/k norms.
+fn layer_tensors(l: usize) -> Vec<(String, QTensor)> {
+    let (q, kv) = (HEAD_DIM * N_HEAD, HEAD_DIM * N_KV_HEAD);
+    let mut tensors = vec![];
+    let seed = 100 * (l as u64 + 1);
+    let p = |n: &str| format!("blk.{l}.{n}.weight");
+    tensors.push((p("attn_norm"), norm_of(DIM, seed)));
+    tensors.push((p("post_attention_norm"), norm_of(DIM, seed + 20)));
+    tensors.push((p("ffn_norm"), norm_of(DIM, seed + 1)));
+    tensors.push((p("post_ffw_norm"), norm_of(DIM, seed + 21)));
+    tensors.push((p("attn_q_norm"), norm_of(HEAD_DIM, seed + 12)));
+    tensors.push((p("attn_k_norm"), norm_of(HEAD_DIM, seed + 13)));
+    tensors.push((p("attn_q"), qtensor((q, DIM), seed + 2, GgmlDType::Q8_0)));
+    tensors.push((p("attn_k"), qtensor((kv, DIM), seed + 3, GgmlDType::Q8_0)));
+    tensors.push((p("attn_v"), qtensor((kv, DIM), seed + 4, GgmlDType::Q8_0)));
+    tensors.push((
+        p("attn_output"),
+        qtensor((DIM, q), seed + 5, GgmlDType::Q4_1),
+    ));
+    tensors.extend(mlp_tensors(l, seed, DIM, N_FF));
+    tensors
 }

@@ -34,6 +34,13 @@ struct Region {
     backed: usize,
 }
 
+/// Writes every page of `bytes` once, with the byte it holds: the system backs each as it is written.
+fn touch_pages(bytes: &mut [u8]) {
+    for at in (0..bytes.len()).step_by(4096) {
+        bytes[at] = std::hint::black_box(bytes[at]);
+    }
+}
+
 /// How far past a pass's last position `KvCache::prepare` backs each mapping: one request for 16
 /// pages, where a decode step writing its new position into a fresh page took a fault for it.
 const BACK_AHEAD: usize = 64 << 10;
@@ -75,9 +82,7 @@ impl Region {
         #[cfg(not(target_os = "linux"))]
         let asked: std::io::Result<()> = Err(std::io::ErrorKind::Unsupported.into());
         if asked.is_err() {
-            for at in (self.backed..to).step_by(4096) {
-                map[at] = std::hint::black_box(map[at]);
-            }
+            touch_pages(&mut map[self.backed..to]);
         }
         self.backed = to;
     }
@@ -355,6 +360,23 @@ mod tests {
             backed,
             "a second prepare asks for nothing"
         );
+    }
+
+    /// Where the system refuses to back pages on request, `populate` writes each once: every page is
+    /// then resident, and what was written there is kept.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn touched_pages_are_backed_and_keep_their_bytes() {
+        let mut c = KvCache::new(1, 1, 64, 4096);
+        c.append(0, 0, &[7.0; 64], &[7.0; 64]).unwrap();
+        let len = 64 << 10;
+        super::touch_pages(&mut c.layers[0].k.map.as_mut().unwrap()[..len]);
+        assert_eq!(
+            resident_bytes(&c),
+            len + page_size(),
+            "the keys' 64 KB and the value row's one page"
+        );
+        assert_eq!(c.view(0).k[..64], [7.0; 64], "the written keys are kept");
     }
 
     /// The cache reserves the whole context but costs only what it holds: SmolLM2's shape (30 layers,

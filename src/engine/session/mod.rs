@@ -228,14 +228,13 @@ impl Session {
 
     /// A session over any backend: the local model or a served one.
     pub fn with_backend(
-        model: Backend,
+        mut model: Backend,
         vocab: Vocab,
         chat_template: Option<String>,
         settings: SamplerSettings,
         opts: SessionOptions,
     ) -> Self {
         let kv_cache_on = opts.kv_cache;
-        let mut model = model;
         let keep = logits_keep(model.vocab_size());
         if let Some(m) = model.local_mut() {
             // Every kept row, the prompt's last (kept for good) and the one the next pass writes.

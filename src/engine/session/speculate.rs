@@ -288,7 +288,7 @@ impl Session {
         };
         let node = self.place(token, source, out, logits, &chosen_from)?;
         if let Some(row) = row {
-            self.nodes[node].logits = Some(row);
+            self.set_logits(node, row);
             self.remember_logits(node);
         }
         self.nodes[node].chosen = Some(Arc::new(chosen_from.clone()));
