@@ -36,8 +36,12 @@ pub struct Report {
     pub threads: usize,
     pub load_ms: f64,
     pub rows: Vec<Row>,
-    /// Full session step (sampler chain, attention window, report) over a bare forward pass, as a ratio.
+    /// Full session step (sampler chain, attention window, report) over a bare forward pass, as a ratio
+    /// of their medians.
     pub step_overhead: f64,
+    /// Those medians (ms): a session step, and a bare forward pass of one token beside it.
+    pub step_ms: f64,
+    pub bare_forward_ms: f64,
     /// Largest |p_fast - p_exact| over the vocabulary on a fixed prompt and 8 greedy steps.
     pub max_prob_diff_fast_vs_exact: f32,
     /// Peak resident memory (MiB) through the prefill and decode tests: the model, its KV cache at the
@@ -204,14 +208,16 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
     drop(model);
 
     let speculative = super::bench_draft::from_args(path, args)?;
-    let step_overhead = step_overhead(path, args.reps)?;
+    let (step_ms, bare_forward_ms) = step_overhead(path, args.reps)?;
     let max_prob_diff_fast_vs_exact = fast_vs_exact(path)?;
     Ok(Report {
         model: path.display().to_string(),
         threads: crate::engine::threads(),
         load_ms,
         rows,
-        step_overhead,
+        step_overhead: step_ms / bare_forward_ms,
+        step_ms,
+        bare_forward_ms,
         max_prob_diff_fast_vs_exact,
         peak_rss_mib,
         decode_threads,
@@ -239,8 +245,8 @@ fn no_cache_rows(model: &mut Model, args: &BenchArgs) -> Result<Vec<Row>> {
 /// A session step (chain, commit, forward with attention capture, report) against a bare forward of one
 /// token on the *same* model, interleaved so both see the same weights in memory and the same machine
 /// load. The bare pass writes the KV entry the step then overwrites (a step truncates the cache to its
-/// position first). Returns step_time / forward_time.
-fn step_overhead(path: &Path, reps: usize) -> Result<f64> {
+/// position first). Returns the median step and the median bare pass (ms).
+fn step_overhead(path: &Path, reps: usize) -> Result<(f64, f64)> {
     let load = LoadOptions {
         tokenizer_json: None,
         matmul: MatmulPath::Fast,
@@ -269,7 +275,7 @@ fn step_overhead(path: &Path, reps: usize) -> Result<f64> {
             step_ms.push(t.elapsed().as_secs_f64() * 1e3);
         }
     }
-    Ok(median_std(&step_ms).0 / median_std(&bare_ms).0)
+    Ok((median_std(&step_ms).0, median_std(&bare_ms).0))
 }
 
 /// Largest probability difference between the fast and exact matmul paths along a greedy path.
@@ -359,7 +365,10 @@ pub fn run(path: &Path, args: &BenchArgs) -> Result<()> {
     if let Some(b) = &r.speculative {
         println!("\n{}", super::bench_draft::describe(b));
     }
-    println!("\nsession step / bare forward: {:.3}x", r.step_overhead);
+    println!(
+        "\nsession step / bare forward: {:.3}x ({:.3} ms against {:.3} ms, medians)",
+        r.step_overhead, r.step_ms, r.bare_forward_ms
+    );
     println!(
         "decode matmuls on {} thread(s), chosen by timing the decode steps",
         r.decode_threads

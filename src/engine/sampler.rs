@@ -13,6 +13,7 @@
 //! side on the decode threads (`sampler/passes.rs`). That keeps a step's own cost a few percent of
 //! the forward pass (see `nexttoken bench`).
 
+mod best;
 mod dry;
 mod fate;
 mod passes;
@@ -20,13 +21,14 @@ mod penalties;
 mod row;
 pub mod sparse;
 
+pub use best::{rank_of, ranks_of, top_n};
 pub use dry::{
     apply_dry, dry_on, dry_penalties, dry_penalty, dry_repeats, DryBreakers, MAX_BREAKER_BYTES,
     MAX_TAIL_TOKENS,
 };
 pub use fate::{fate, Fate};
 pub use penalties::apply_penalties;
-pub use row::{entropy, lse_entropy, rank_of, ranks_of, softmax, top_n};
+pub use row::{entropy, lse_entropy, softmax};
 
 use crate::protocol::{Draw, SamplerSettings, StageReport};
 use passes::{top_k_len, RowPasses};

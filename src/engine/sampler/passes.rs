@@ -1,13 +1,16 @@
 //! The chain's passes over the whole vocabulary, run side by side.
 //!
-//! Once the raw row's largest logit is known, three passes are independent of each other: the raw
-//! row's normaliser and entropy, the penalised and tempered rows' normalisers, and the sorted prefix
-//! of the best ids. Each is a pass over 49k (Gemma: 262k) logits, the chain's whole cost, so they run
-//! as one job on the threads a decode step's matmuls use (`decode_threads::small_rows_threads`, set
-//! by the session around its chain): a step pays for the longest, not the sum. Each pass computes
-//! what it computed alone, in the same order, so the threads change no bit of the result.
+//! One pass finds the raw row's largest logit and each block's largest. Then three passes are
+//! independent of each other: the raw row's normaliser and entropy, the penalised and tempered rows'
+//! normalisers, and the sorted prefix of the best ids, which reads only the blocks whose maxima can
+//! hold one. The two normalisers are each a pass over 49k (Gemma: 262k) logits, the chain's whole
+//! cost, so the three run as one job on the threads a decode step's matmuls use
+//! (`decode_threads::small_rows_threads`, set by the session around its chain): a step pays for the
+//! longest, not the sum. Each pass computes what it computed alone, in the same order, so the threads
+//! change no bit of the result.
 
-use super::row::{lse_entropy_from, lse_scaled_from, max_of, top_n};
+use super::best::{block_maxima, max_of, top_n_in_blocks};
+use super::row::{lse_entropy_from, lse_scaled_from};
 use crate::engine::forward::quant::decode_threads::small_rows_threads;
 use crate::engine::forward::quant::pool::parallel_for;
 use crate::protocol::SamplerSettings;
@@ -40,30 +43,30 @@ impl RowPasses {
         s: &SamplerSettings,
         shown_n: usize,
     ) -> RowPasses {
-        let max = max_of(logits);
+        // One pass for the max and each block's max; the best ids then read only the blocks that
+        // can hold them (a penalised row has its own maxima, found in the same job).
+        let maxima = block_maxima(logits);
+        let max = max_of(&maxima);
         let base = penalised.unwrap_or(logits);
         let n = sorted_needed(base, t, s).max(shown_n);
-        // The sorted prefix in two halves (the best `n` of the whole row are the best of the two
-        // halves' best `n`), so that two threads finish together.
-        let half = base.len() / 2;
-        let (raw, norms) = (OnceLock::new(), OnceLock::new());
-        let halves: [OnceLock<Vec<u32>>; 2] = Default::default();
+        let (raw, norms, best) = (OnceLock::new(), OnceLock::new(), OnceLock::new());
         let threads = if logits.len() >= SIDE_BY_SIDE_FROM {
             small_rows_threads()
         } else {
             1
         };
-        parallel_for(4, threads, |pass| match pass {
+        parallel_for(3, threads, |pass| match pass {
             0 => put(&raw, lse_entropy_from(logits, max)),
             1 => put(&norms, normalisers(logits, max, penalised, t)),
-            2 => put(&halves[0], top_n(&base[..half], n)),
-            _ => put(&halves[1], {
-                let best = top_n(&base[half..], n);
-                best.into_iter().map(|i| i + half as u32).collect()
-            }),
+            _ => put(
+                &best,
+                match penalised {
+                    None => top_n_in_blocks(logits, &maxima, n),
+                    Some(row) => top_n_in_blocks(row, &block_maxima(row), n),
+                },
+            ),
         });
-        let [first, second] = halves.map(|h| h.into_inner().expect("every pass ran"));
-        let sorted = merge_best(base, first, second, n);
+        let sorted = best.into_inner().expect("every pass ran");
         let (lse, entropy) = raw.into_inner().expect("every pass ran");
         let (lse_pen, lse_t) = norms.into_inner().expect("every pass ran");
         RowPasses {
@@ -98,28 +101,6 @@ fn normalisers(
             (Some(lse_pen), lse_t)
         }
     }
-}
-
-/// The best `n` of two lists each sorted best first (by value, then lower id), as `top_n` orders them.
-fn merge_best(values: &[f32], a: Vec<u32>, b: Vec<u32>, n: usize) -> Vec<u32> {
-    let better = |i: u32, j: u32| {
-        let (x, y) = (values[i as usize], values[j as usize]);
-        y.total_cmp(&x).then(i.cmp(&j)).is_lt()
-    };
-    let mut out = Vec::with_capacity(n.min(a.len() + b.len()));
-    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
-    while out.len() < n {
-        let next = match (a.peek(), b.peek()) {
-            (Some(&i), Some(&j)) if better(j, i) => b.next(),
-            (Some(_), _) => a.next(),
-            (None, _) => b.next(),
-        };
-        match next {
-            Some(i) => out.push(i),
-            None => break,
-        }
-    }
-    out
 }
 
 /// The ranks of `prefix`, the best ids of `values` best first (`top_n`'s order), read off the prefix:
@@ -169,6 +150,7 @@ fn sorted_needed(base: &[f32], t: f32, s: &SamplerSettings) -> usize {
 mod tests {
     use super::*;
     use crate::engine::forward::quant::decode_threads::with_small_rows_threads;
+    use crate::engine::sampler::best::top_n;
     use crate::engine::sampler::row::{lse_entropy, lse_scaled};
 
     /// A logits row with ties, a NaN and a few far-out tokens, from a seed.
@@ -186,20 +168,6 @@ mod tests {
                 }
             })
             .collect()
-    }
-
-    /// The best `n` of the two halves, merged, are `top_n` of the whole row, ties and NaN included.
-    #[test]
-    fn merged_halves_are_the_whole_rows_best() {
-        for (len, seed) in [(9, 3), (100, 5), (5000, 7)] {
-            let r = row(len, seed);
-            let half = len / 2;
-            for n in [1, 2, 10, 40, len / 2 + 1, len] {
-                let second = top_n(&r[half..], n).into_iter().map(|i| i + half as u32);
-                let merged = merge_best(&r, top_n(&r[..half], n), second.collect(), n);
-                assert_eq!(merged, top_n(&r, n), "len {len}, n {n}");
-            }
-        }
     }
 
     /// Side by side or one after another, the passes give the bits each gives alone.
@@ -236,7 +204,7 @@ mod tests {
     /// 0 and -0) share one; a NaN leaves it to `ranks_of`.
     #[test]
     fn prefix_ranks_are_ranks_of() {
-        use crate::engine::sampler::row::ranks_of;
+        use crate::engine::sampler::best::ranks_of;
         for (len, seed) in [(9, 3), (100, 5), (5000, 7)] {
             let r: Vec<f32> = row(len, seed)
                 .iter()

@@ -1,5 +1,7 @@
-//! Whole-row maths over a logits vector, written so the compiler vectorises it: max, log-sum-exp,
-//! entropy, and the `n` best ids without sorting the vocabulary.
+//! Whole-row maths over a logits vector, written so the compiler vectorises it: log-sum-exp and
+//! entropy (the largest values and the best ids are `best.rs`'s).
+
+use super::best::max_of;
 
 /// Round to nearest with the 1.5 * 2^23 trick: `t + ROUNDER` holds `round(t)` in its low mantissa
 /// bits, and `bits - ROUNDER_BITS` reads it out as an integer. `f32::round` is a library call without
@@ -35,22 +37,8 @@ fn exp_nonpos(x: f32) -> f32 {
     p * f32::from_bits(((ni + 127) as u32) << 23)
 }
 
-const LANES: usize = 8;
-
-/// Largest value, with 8 independent lanes so the loop vectorises.
-pub(super) fn max_of(xs: &[f32]) -> f32 {
-    let mut acc = [f32::NEG_INFINITY; LANES];
-    let chunks = xs.chunks_exact(LANES);
-    let tail = chunks.remainder();
-    for c in chunks {
-        for j in 0..LANES {
-            acc[j] = acc[j].max(c[j]);
-        }
-    }
-    tail.iter()
-        .chain(&acc)
-        .fold(f32::NEG_INFINITY, |a, &x| a.max(x))
-}
+/// Lanes of the whole-row loops: one AVX register of floats.
+pub(super) const LANES: usize = 8;
 
 /// `sum_i e^(l_i * scale - shift)` and `sum_i e^(..) * (l_i * scale - shift)`, in 8 lanes: float sums
 /// are only vectorised when the program itself splits them.
@@ -60,7 +48,7 @@ fn exp_sums(xs: &[f32], scale: f32, shift: f32) -> (f32, f32) {
     #[cfg(target_arch = "x86_64")]
     let (s, sl) = if is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2.
-        unsafe { sse::exp_sums_lanes_avx2(chunks, scale, shift) }
+        unsafe { sse::exp_sums_lanes_avx2::<true>(chunks, scale, shift) }
     } else {
         sse::exp_sums_lanes(chunks, scale, shift)
     };
@@ -125,97 +113,6 @@ pub fn entropy(probs: &[f32]) -> f32 {
         .sum::<f64>() as f32
 }
 
-/// 0-based rank of `id`: how many tokens have a strictly larger value.
-pub fn rank_of(values: &[f32], id: u32) -> usize {
-    let v = values[id as usize];
-    values.iter().filter(|&&x| x > v).count()
-}
-
-/// `rank_of` for each of `ids`, in one pass over `values` (a report ranks its ten shown candidates:
-/// ten passes over a 49k or 262k vocabulary cost a tenth of a step's own forward pass).
-pub fn ranks_of(values: &[f32], ids: &[u32]) -> Vec<usize> {
-    // The candidates' values, ascending (a NaN has rank 0: nothing is larger). A value `x` is larger
-    // than the first `j` of them; the binary search for `j` runs only for the few `x` above the lowest.
-    let mut sorted: Vec<f32> = ids
-        .iter()
-        .map(|&i| values[i as usize])
-        .filter(|v| !v.is_nan())
-        .collect();
-    sorted.sort_by(f32::total_cmp);
-    let Some(&lowest) = sorted.first() else {
-        return vec![0; ids.len()];
-    };
-    // `ends[j - 1]`: how many values are larger than exactly the first `j` candidates.
-    let mut ends = vec![0usize; sorted.len()];
-    for chunk in values.chunks(LANES) {
-        if !any_lane(chunk, |x| x > lowest) {
-            continue;
-        }
-        for &x in chunk {
-            if x > lowest {
-                ends[sorted.partition_point(|&t| t < x) - 1] += 1;
-            }
-        }
-    }
-    // Larger than candidate `k`: every value that ends at `k` or later.
-    let mut larger = ends;
-    for k in (0..larger.len().saturating_sub(1)).rev() {
-        larger[k] += larger[k + 1];
-    }
-    ids.iter()
-        .map(|&i| {
-            let v = values[i as usize];
-            if v.is_nan() {
-                0
-            } else {
-                larger[sorted.partition_point(|&t| t < v)]
-            }
-        })
-        .collect()
-}
-
-/// Whether `pred` holds for any of `xs` (at most `LANES`): for a whole chunk the fold has no early
-/// exit, so it compiles to one vector compare.
-#[inline(always)]
-fn any_lane(xs: &[f32], pred: impl Fn(f32) -> bool) -> bool {
-    match <&[f32; LANES]>::try_from(xs) {
-        Ok(c) => c.iter().fold(false, |a, &x| a | pred(x)),
-        Err(_) => xs.iter().any(|&x| pred(x)),
-    }
-}
-
-/// The `n` largest indices by value, sorted descending (ties by lower id first). One pass with a
-/// rising threshold: candidates collect in a buffer, which is cut back to the best `n` whenever it holds
-/// `2n`, so most of the vocabulary costs a single comparison.
-pub fn top_n(values: &[f32], n: usize) -> Vec<u32> {
-    let n = n.min(values.len());
-    if n == 0 {
-        return vec![];
-    }
-    let better = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-    let mut buf: Vec<(f32, u32)> = Vec::with_capacity(2 * n + 1);
-    let mut thr = f32::NEG_INFINITY;
-    for (c, chunk) in values.chunks(LANES).enumerate() {
-        // Most chunks hold nothing at or above the threshold: one vector compare skips them.
-        if !any_lane(chunk, |x| x >= thr) {
-            continue;
-        }
-        for (i, &v) in (c * LANES..).zip(chunk) {
-            if v >= thr {
-                buf.push((v, i as u32));
-                if buf.len() == 2 * n {
-                    buf.select_nth_unstable_by(n - 1, better);
-                    buf.truncate(n);
-                    thr = buf.iter().fold(f32::INFINITY, |a, x| a.min(x.0));
-                }
-            }
-        }
-    }
-    buf.sort_unstable_by(better);
-    buf.truncate(n);
-    buf.into_iter().map(|(_, i)| i).collect()
-}
-
 /// `exp_sums`' lanes in SSE2 (every x86-64 CPU has it): the compiler left `exp_nonpos` scalar. The same
 /// operations in the same order as `exp_nonpos` on each lane, so the same bits (tested below).
 #[cfg(target_arch = "x86_64")]
@@ -273,24 +170,26 @@ mod sse {
     }
 
     /// `exp_sums_lanes` with the 8 lanes in one AVX register: the same lanes, operations and order (no
-    /// fused multiply-add), so the same bits (tested below).
+    /// fused multiply-add), so the same bits (tested below). Four chunks' exponentials are computed side
+    /// by side, each a chain of ~20 dependent operations, so the core overlaps them: one at a time left
+    /// it waiting on latency at half its throughput. The sums still add chunk after chunk, in order.
+    /// `WITH_SL = false` leaves `sl` zero (a normaliser needs only `s`).
     ///
     /// # Safety
     /// The CPU must have AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn exp_sums_lanes_avx2(
-        chunks: std::slice::ChunksExact<'_, f32>,
+    pub(super) unsafe fn exp_sums_lanes_avx2<const WITH_SL: bool>(
+        mut chunks: std::slice::ChunksExact<'_, f32>,
         scale: f32,
         shift: f32,
     ) -> ([f32; LANES], [f32; LANES]) {
         let c = |v: f32| _mm256_set1_ps(v);
         let (sc, sh) = (c(scale), c(shift));
-        let (mut s, mut sl) = (_mm256_setzero_ps(), _mm256_setzero_ps());
-        for ch in chunks {
+        // `z` and `e^z` of one chunk: `exp4`, eight lanes wide.
+        let exp8 = |ch: &[f32]| {
             // SAFETY: each chunk holds exactly 8 floats.
             let x = unsafe { _mm256_loadu_ps(ch.as_ptr()) };
             let z = _mm256_sub_ps(_mm256_mul_ps(x, sc), sh);
-            // `exp4`, eight lanes wide.
             let t = _mm256_max_ps(_mm256_mul_ps(z, c(std::f32::consts::LOG2_E)), c(-126.0));
             let big = _mm256_add_ps(t, c(ROUNDER));
             let n = _mm256_sub_ps(big, c(ROUNDER));
@@ -302,10 +201,23 @@ mod sse {
             }
             let p = _mm256_add_ps(c(1.0), _mm256_mul_ps(f, p));
             let pow = _mm256_slli_epi32::<23>(_mm256_add_epi32(ni, _mm256_set1_epi32(127)));
-            let e = _mm256_mul_ps(p, _mm256_castsi256_ps(pow));
+            (z, _mm256_mul_ps(p, _mm256_castsi256_ps(pow)))
+        };
+        let (mut s, mut sl) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+        let mut add = |(z, e): (__m256, __m256)| {
             s = _mm256_add_ps(s, e);
-            sl = _mm256_add_ps(sl, _mm256_mul_ps(e, z));
+            if WITH_SL {
+                sl = _mm256_add_ps(sl, _mm256_mul_ps(e, z));
+            }
+        };
+        while chunks.len() >= 4 {
+            let mut four = [(_mm256_setzero_ps(), _mm256_setzero_ps()); 4];
+            for q in &mut four {
+                *q = exp8(chunks.next().expect("four chunks left"));
+            }
+            four.into_iter().for_each(&mut add);
         }
+        chunks.for_each(|ch| add(exp8(ch)));
         let mut out = [[0f32; LANES]; 2];
         // SAFETY: 8-float stores into 8-float arrays.
         unsafe {
@@ -360,7 +272,8 @@ mod sse {
                 let mut xs = xs.clone();
                 xs.extend_from_slice(&special);
                 // SAFETY: the CPU has AVX2.
-                let wide = unsafe { exp_sums_lanes_avx2(xs.chunks_exact(LANES), 0.9, 0.25) };
+                let wide =
+                    unsafe { exp_sums_lanes_avx2::<true>(xs.chunks_exact(LANES), 0.9, 0.25) };
                 assert_eq!(
                     bits(wide.0),
                     bits(exp_sums_lanes(xs.chunks_exact(LANES), 0.9, 0.25).0)
