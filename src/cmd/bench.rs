@@ -150,7 +150,6 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
     let t = Instant::now();
     let mut model = load_model(path, MatmulPath::Fast)?;
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
-    let vocab = model.vocab_size;
     let context = model.config.context_length;
     let (n, deepest) = (args.gen_len, args.depths.iter().max().copied().unwrap_or(0));
     if deepest + n > context {
@@ -160,47 +159,10 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
             deepest + n
         );
     }
-    let none = ForwardOptions::default();
-    let mut rows = Vec::new();
-    for &n in &args.prompt_lens {
-        let toks = tokens(n, vocab);
-        rows.push(measure(&format!("pp{n}"), n, args.reps, || {
-            model.cache.clear();
-            model.forward(&toks, 0, none)?;
-            Ok(())
-        })?);
-    }
-    let toks = tokens(n, vocab);
+    let mut rows = prefill_rows(&mut model, args)?;
     // This machine's limits, measured in the same run: the bandwidth and the kernels' peak.
     let machine = crate::engine::machine::measure(&mut model, crate::engine::threads())?;
-    for &depth in &args.depths {
-        // The prompt already in the cache is read untimed; then `n` decodes from its end.
-        let prompt = tokens(depth, vocab);
-        let test = match depth {
-            0 => format!("tg{n}"),
-            d => format!("tg{n} @ d{d}"),
-        };
-        let setup = |m: &mut Model| {
-            m.cache.clear();
-            // In chunks of 512, as llama-bench's batches read it (and as the app reads a prompt in
-            // chunks): one pass over 2048 tokens would hold activations no step needs.
-            for start in (0..depth).step_by(512) {
-                let end = (start + 512).min(depth);
-                m.forward(&prompt[start..end], start, none)?;
-            }
-            Ok(())
-        };
-        let decode = |m: &mut Model| {
-            for (i, &t) in toks.iter().enumerate() {
-                m.forward(&[t], depth + i, none)?;
-            }
-            Ok(())
-        };
-        let mut row = measure_after(&test, n, args.reps, &mut model, setup, decode)?;
-        let light = super::speed_of_light::of_decode(&model, depth, n, row.median_tok_s, bandwidth);
-        row.speed_of_light = Some(light);
-        rows.push(row);
-    }
+    rows.extend(decode_rows(&mut model, args, bandwidth)?);
     rows.extend(no_cache_rows(&mut model, args)?);
     // The engine's own peak: what the checks below load (a session, the exact path) is not counted.
     let peak_rss_mib = peak_rss_mib();
@@ -225,6 +187,57 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
         peak_gflops: machine.peak_gflops,
         speculative,
     })
+}
+
+/// The prefill rows: each prompt length read from an empty cache in one pass.
+fn prefill_rows(model: &mut Model, args: &BenchArgs) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for &n in &args.prompt_lens {
+        let toks = tokens(n, model.vocab_size);
+        rows.push(measure(&format!("pp{n}"), n, args.reps, || {
+            model.cache.clear();
+            model.forward(&toks, 0, ForwardOptions::default())?;
+            Ok(())
+        })?);
+    }
+    Ok(rows)
+}
+
+/// The decode rows: `-n` steps from each depth, each against the speed of light `bandwidth` (GB/s)
+/// puts on it.
+fn decode_rows(model: &mut Model, args: &BenchArgs, bandwidth: f64) -> Result<Vec<Row>> {
+    let (n, vocab, none) = (args.gen_len, model.vocab_size, ForwardOptions::default());
+    let toks = tokens(n, vocab);
+    let mut rows = Vec::new();
+    for &depth in &args.depths {
+        // The prompt already in the cache is read untimed; then `n` decodes from its end.
+        let prompt = tokens(depth, vocab);
+        let test = match depth {
+            0 => format!("tg{n}"),
+            d => format!("tg{n} @ d{d}"),
+        };
+        let setup = |m: &mut Model| {
+            m.cache.clear();
+            // In chunks of 512, as llama-bench's batches read it (and as the app reads a prompt in
+            // chunks): one pass over 2048 tokens would hold activations no step needs.
+            for start in (0..depth).step_by(512) {
+                let end = (start + 512).min(depth);
+                m.forward(&prompt[start..end], start, none)?;
+            }
+            Ok(())
+        };
+        let decode = |m: &mut Model| {
+            for (i, &t) in toks.iter().enumerate() {
+                m.forward(&[t], depth + i, none)?;
+            }
+            Ok(())
+        };
+        let mut row = measure_after(&test, n, args.reps, model, setup, decode)?;
+        let light = super::speed_of_light::of_decode(model, depth, n, row.median_tok_s, bandwidth);
+        row.speed_of_light = Some(light);
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 /// Without the cache a step re-reads the whole sequence: its cost grows with length.
