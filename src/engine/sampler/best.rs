@@ -175,7 +175,7 @@ pub(super) fn block_maxima(xs: &[f32]) -> Vec<f32> {
 }
 
 /// Values a block of `block_maxima` spans.
-const BLOCK: usize = WIDE;
+pub(super) const BLOCK: usize = WIDE;
 
 /// `top_n` of `values`, given their `block_maxima`: the same ids in the same order. The `n`-th largest
 /// block maximum is a floor: `n` blocks each hold a value at least that large, so none of the best `n`

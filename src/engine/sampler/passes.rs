@@ -9,7 +9,7 @@
 //! longest, not the sum. Each pass computes what it computed alone, in the same order, so the threads
 //! change no bit of the result.
 
-use super::best::{block_maxima, max_of, top_n_in_blocks};
+use super::best::{block_maxima, max_of, top_n_in_blocks, BLOCK};
 use super::row::{lse_entropy_from, lse_scaled_from};
 use crate::engine::forward::quant::decode_threads::small_rows_threads;
 use crate::engine::forward::quant::pool::parallel_for;
@@ -43,18 +43,18 @@ impl RowPasses {
         s: &SamplerSettings,
         shown_n: usize,
     ) -> RowPasses {
-        // One pass for the max and each block's max; the best ids then read only the blocks that
-        // can hold them (a penalised row has its own maxima, found in the same job).
-        let maxima = block_maxima(logits);
-        let max = max_of(&maxima);
-        let base = penalised.unwrap_or(logits);
-        let n = sorted_needed(base, t, s).max(shown_n);
-        let (raw, norms, best) = (OnceLock::new(), OnceLock::new(), OnceLock::new());
         let threads = if logits.len() >= SIDE_BY_SIDE_FROM {
             small_rows_threads()
         } else {
             1
         };
+        // One pass for the max and each block's max; the best ids then read only the blocks that
+        // can hold them (a penalised row has its own maxima, found in the same job).
+        let maxima = maxima_side_by_side(logits, threads);
+        let max = max_of(&maxima);
+        let base = penalised.unwrap_or(logits);
+        let n = sorted_needed(base, t, s).max(shown_n);
+        let (raw, norms, best) = (OnceLock::new(), OnceLock::new(), OnceLock::new());
         parallel_for(3, threads, |pass| match pass {
             0 => put(&raw, lse_entropy_from(logits, max)),
             1 => put(&norms, normalisers(logits, max, penalised, t)),
@@ -77,6 +77,27 @@ impl RowPasses {
             sorted,
         }
     }
+}
+
+/// `block_maxima(logits)`, its two halves (split between blocks) on two threads when `threads` allows:
+/// the row comes fresh from the output head, and this pass is the first to read it.
+fn maxima_side_by_side(logits: &[f32], threads: usize) -> Vec<f32> {
+    if threads < 2 {
+        return block_maxima(logits);
+    }
+    let split = logits.len().div_ceil(BLOCK) / 2 * BLOCK;
+    let halves: [OnceLock<Vec<f32>>; 2] = Default::default();
+    parallel_for(2, threads, |h| {
+        let half = if h == 0 {
+            &logits[..split]
+        } else {
+            &logits[split..]
+        };
+        put(&halves[h], block_maxima(half));
+    });
+    let [mut first, second] = halves.map(|h| h.into_inner().expect("both halves ran"));
+    first.extend(second);
+    first
 }
 
 /// Stores one pass's result (each pass runs exactly once, so the cell is empty).
