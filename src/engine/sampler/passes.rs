@@ -1,6 +1,6 @@
 //! The chain's passes over the whole vocabulary, run side by side.
 //!
-//! One pass finds the raw row's largest logit and each block's largest. Then three passes are
+//! One pass (its halves side by side) finds the raw row's largest logit and each block's largest. Then three passes are
 //! independent of each other: the raw row's normaliser and entropy, the penalised and tempered rows'
 //! normalisers, and the sorted prefix of the best ids, which reads only the blocks whose maxima can
 //! hold one. The two normalisers are each a pass over 49k (Gemma: 262k) logits, the chain's whole
@@ -189,6 +189,19 @@ mod tests {
                 }
             })
             .collect()
+    }
+
+    /// Found in two halves, the block maxima are the whole row's, block for block, whatever the
+    /// number of blocks (odd, even, a short last one, a single one).
+    #[test]
+    fn maxima_in_halves_are_the_rows() {
+        for len in [1, 31, 32, 33, 95, 96, 97, 5000, SIDE_BY_SIDE_FROM + 7] {
+            let r = row(len, len as u64);
+            let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
+            let whole = bits(block_maxima(&r));
+            assert_eq!(bits(maxima_side_by_side(&r, 2)), whole, "len {len}");
+            assert_eq!(bits(maxima_side_by_side(&r, 1)), whole, "len {len}");
+        }
     }
 
     /// Side by side or one after another, the passes give the bits each gives alone.
