@@ -180,9 +180,9 @@ pub(super) const BLOCK: usize = WIDE;
 /// `top_n` of `values`, given their `block_maxima`: the same ids in the same order. The `n`-th largest
 /// block maximum is a floor: `n` blocks each hold a value at least that large, so none of the best `n`
 /// is below it, and only the blocks that reach it are read (with the default top-k of 40, ~50 of
-/// SmolLM2's 1,536). `top_n` alone read every value against a threshold that rose as it went, whose
-/// branches a new row each step mispredicts: 12-19 µs for half of SmolLM2's row in a step, 4-5 µs
-/// when one row is read again and again.
+/// SmolLM2's 1,536). `top_n` alone read every value against a threshold that rose as it went: 12-19 µs
+/// for half of SmolLM2's row in a step, 4-5 µs when one row is read again and again (its branches
+/// learn that row; and the first chain after a pass is slower throughout, `docs/PERFORMANCE.md`).
 pub(super) fn top_n_in_blocks(values: &[f32], maxima: &[f32], n: usize) -> Vec<u32> {
     let n = n.min(values.len());
     if n == 0 {
