@@ -1040,6 +1040,13 @@ struct Student {
     retry_at: Option<Instant>,
 }
 
+impl Student {
+    /// A request refused as too fast (or failed) is tried again in 250 ms.
+    fn retry_soon(&mut self) {
+        self.retry_at = Some(Instant::now() + Duration::from_millis(250));
+    }
+}
+
 /// A pool thread: joins its students, then acts for each as their state changes.
 fn pool_thread(
     addr: SocketAddr,
@@ -1224,29 +1231,53 @@ fn send_guess(
         .post(format!("{base}/api/guess"))
         .header("Content-Type", "application/json")
         .send(body);
-    match sent {
-        Ok(mut r) => {
-            let _ = r.body_mut().read_to_string();
+    match outcome(sent, s, shared) {
+        Outcome::Ok(_) => {
+            shared.guesses_ok.fetch_add(1, Ordering::Relaxed);
             let ms = began.elapsed().as_secs_f64() * 1e3;
-            match r.status().as_u16() {
-                200 => {
-                    shared.guesses_ok.fetch_add(1, Ordering::Relaxed);
-                    shared.guess_ms.lock().unwrap().push(ms);
-                    s.guessed_round = round;
-                }
-                429 => {
-                    shared.count_status(429);
-                    s.retry_at = Some(Instant::now() + Duration::from_millis(250));
-                }
-                st => {
-                    shared.count_status(st);
-                    s.guessed_round = round;
-                }
-            }
+            shared.guess_ms.lock().unwrap().push(ms);
+            s.guessed_round = round;
         }
+        Outcome::Refused => s.guessed_round = round,
+        Outcome::Retry => {}
+    }
+}
+
+/// What became of one request.
+enum Outcome {
+    /// Answered 200, with this body.
+    Ok(String),
+    /// Refused as too fast, or failed on the way: counted, and to be sent again in 250 ms.
+    Retry,
+    /// Refused for good with another status: counted.
+    Refused,
+}
+
+/// Reads the answer to `sent`, counting what is not a success and scheduling a retry where one is due.
+fn outcome(
+    sent: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    s: &mut Student,
+    shared: &Shared,
+) -> Outcome {
+    let mut r = match sent {
+        Ok(r) => r,
         Err(_) => {
             shared.transport.fetch_add(1, Ordering::Relaxed);
-            s.retry_at = Some(Instant::now() + Duration::from_millis(250));
+            s.retry_soon();
+            return Outcome::Retry;
+        }
+    };
+    let text = r.body_mut().read_to_string().unwrap_or_default();
+    match r.status().as_u16() {
+        200 => Outcome::Ok(text),
+        429 => {
+            shared.count_status(429);
+            s.retry_soon();
+            Outcome::Retry
+        }
+        st => {
+            shared.count_status(st);
+            Outcome::Refused
         }
     }
 }
@@ -1256,37 +1287,22 @@ fn send_guess(
 fn read_result(http: &ureq::Agent, base: &str, s: &mut Student, round: u64, shared: &Shared) {
     wait_for_token(s);
     shared.requests.fetch_add(1, Ordering::Relaxed);
-    match http
+    let sent = http
         .get(format!("{base}/api/result?student={}", s.id))
-        .call()
-    {
-        Ok(mut r) => {
-            let text = r.body_mut().read_to_string().unwrap_or_default();
-            match r.status().as_u16() {
-                200 => {
-                    s.read_round = round;
-                    let v: Value = serde_json::from_str(&text).unwrap_or_default();
-                    // A result without this student's guess means the guess was lost.
-                    if v["guess"].is_null() && s.guessed_round == round {
-                        shared.other_status.fetch_add(1, Ordering::Relaxed);
-                    }
-                    shared.results_ok.fetch_add(1, Ordering::Relaxed);
-                    *shared.read.lock().unwrap().entry(round).or_insert(0) += 1;
-                }
-                429 => {
-                    shared.count_status(429);
-                    s.retry_at = Some(Instant::now() + Duration::from_millis(250));
-                }
-                st => {
-                    shared.count_status(st);
-                    s.read_round = round;
-                }
+        .call();
+    match outcome(sent, s, shared) {
+        Outcome::Ok(text) => {
+            s.read_round = round;
+            let v: Value = serde_json::from_str(&text).unwrap_or_default();
+            // A result without this student's guess means the guess was lost.
+            if v["guess"].is_null() && s.guessed_round == round {
+                shared.other_status.fetch_add(1, Ordering::Relaxed);
             }
+            shared.results_ok.fetch_add(1, Ordering::Relaxed);
+            *shared.read.lock().unwrap().entry(round).or_insert(0) += 1;
         }
-        Err(_) => {
-            shared.transport.fetch_add(1, Ordering::Relaxed);
-            s.retry_at = Some(Instant::now() + Duration::from_millis(250));
-        }
+        Outcome::Refused => s.read_round = round,
+        Outcome::Retry => {}
     }
 }
 

@@ -38,7 +38,6 @@ fn larger(a: f32, x: f32) -> f32 {
 }
 
 /// The `WIDE` lanes' largest values over whole chunks.
-#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 fn max_lanes(chunks: std::slice::ChunksExact<'_, f32>) -> [f32; WIDE] {
     let mut acc = [f32::NEG_INFINITY; WIDE];
     for c in chunks {
@@ -164,14 +163,19 @@ pub(super) fn block_maxima(xs: &[f32]) -> Vec<f32> {
         // SAFETY: the CPU has AVX2.
         unsafe { x86::block_maxima_avx2(chunks, &mut maxima) };
     } else {
-        maxima.extend(chunks.map(|c| c.iter().fold(f32::NEG_INFINITY, |a, &x| larger(a, x))));
+        maxima.extend(chunks.map(largest));
     }
     #[cfg(not(target_arch = "x86_64"))]
-    maxima.extend(chunks.map(|c| c.iter().fold(f32::NEG_INFINITY, |a, &x| larger(a, x))));
+    maxima.extend(chunks.map(largest));
     if !tail.is_empty() {
-        maxima.push(tail.iter().fold(f32::NEG_INFINITY, |a, &x| larger(a, x)));
+        maxima.push(largest(tail));
     }
     maxima
+}
+
+/// The largest of `xs`, NaNs passed over, one value after another (a block, a short tail).
+fn largest(xs: &[f32]) -> f32 {
+    xs.iter().fold(f32::NEG_INFINITY, |a, &x| larger(a, x))
 }
 
 /// Values a block of `block_maxima` spans.

@@ -48,7 +48,7 @@ fn exp_sums(xs: &[f32], scale: f32, shift: f32) -> (f32, f32) {
     #[cfg(target_arch = "x86_64")]
     let (s, sl) = if is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2.
-        unsafe { sse::exp_sums_lanes_avx2::<true>(chunks, scale, shift) }
+        unsafe { sse::exp_sums_lanes_avx2(chunks, scale, shift) }
     } else {
         sse::exp_sums_lanes(chunks, scale, shift)
     };
@@ -173,12 +173,11 @@ mod sse {
     /// fused multiply-add), so the same bits (tested below). Four chunks' exponentials are computed side
     /// by side, each a chain of ~20 dependent operations, so the core overlaps them: one at a time left
     /// it waiting on latency at half its throughput. The sums still add chunk after chunk, in order.
-    /// `WITH_SL = false` leaves `sl` zero (a normaliser needs only `s`).
     ///
     /// # Safety
     /// The CPU must have AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn exp_sums_lanes_avx2<const WITH_SL: bool>(
+    pub(super) unsafe fn exp_sums_lanes_avx2(
         mut chunks: std::slice::ChunksExact<'_, f32>,
         scale: f32,
         shift: f32,
@@ -206,9 +205,7 @@ mod sse {
         let (mut s, mut sl) = (_mm256_setzero_ps(), _mm256_setzero_ps());
         let mut add = |(z, e): (__m256, __m256)| {
             s = _mm256_add_ps(s, e);
-            if WITH_SL {
-                sl = _mm256_add_ps(sl, _mm256_mul_ps(e, z));
-            }
+            sl = _mm256_add_ps(sl, _mm256_mul_ps(e, z));
         };
         while chunks.len() >= 4 {
             let mut four = [(_mm256_setzero_ps(), _mm256_setzero_ps()); 4];
@@ -272,8 +269,7 @@ mod sse {
                 let mut xs = xs.clone();
                 xs.extend_from_slice(&special);
                 // SAFETY: the CPU has AVX2.
-                let wide =
-                    unsafe { exp_sums_lanes_avx2::<true>(xs.chunks_exact(LANES), 0.9, 0.25) };
+                let wide = unsafe { exp_sums_lanes_avx2(xs.chunks_exact(LANES), 0.9, 0.25) };
                 assert_eq!(
                     bits(wide.0),
                     bits(exp_sums_lanes(xs.chunks_exact(LANES), 0.9, 0.25).0)

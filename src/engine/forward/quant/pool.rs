@@ -207,6 +207,21 @@ impl Shared {
 mod tests {
     use super::*;
 
+    /// Without `set_threads`, the default is found on the first ask and kept: an environment changed
+    /// since is not read again (it was, on every matmul).
+    #[test]
+    fn the_default_thread_count_is_found_once() {
+        let first = threads();
+        let before = std::env::var_os("RAYON_NUM_THREADS");
+        std::env::set_var("RAYON_NUM_THREADS", (first + 5).to_string());
+        let again = threads();
+        match before {
+            Some(v) => std::env::set_var("RAYON_NUM_THREADS", v),
+            None => std::env::remove_var("RAYON_NUM_THREADS"),
+        }
+        assert_eq!(again, first);
+    }
+
     /// Every item runs exactly once, for many small jobs back to back (workers spinning, sleeping,
     /// joining late) and from several callers at once.
     #[test]
