@@ -230,15 +230,26 @@ fn attention() {
         let index_pos = kv_len - seq;
         let (q, k, v) = (randn(seq * 576), randn(kv_len * 192), randn(kv_len * 192));
         let reps = if seq == 1 { 400 } else { 12 };
+        let reps = std::env::var("REPS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(reps);
+        // `CANDLE=0`: the kernel alone (for a profiler).
+        let candle = std::env::var("CANDLE").as_deref() != Ok("0");
         let (mut new, mut old) = (vec![], vec![]);
         for _ in 0..reps {
             let s = Instant::now();
             let kv = KvView::position_major(&k, &v, 3, 64);
             drop(attend(&q, &kv, heads, index_pos, 0, &mut Vec::new()));
             new.push(s.elapsed().as_secs_f64() * 1e6);
-            let s = Instant::now();
-            drop(candle_attention(&q, &k, &v, seq, kv_len).unwrap());
-            old.push(s.elapsed().as_secs_f64() * 1e6);
+            if candle {
+                let s = Instant::now();
+                drop(candle_attention(&q, &k, &v, seq, kv_len).unwrap());
+                old.push(s.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+        if old.is_empty() {
+            old.push(f64::NAN);
         }
         let stat = |v: &mut Vec<f64>| {
             v.sort_by(|a, b| a.partial_cmp(b).unwrap());

@@ -15,6 +15,9 @@ pub(super) trait Arith: Copy {
     /// head over the same keys): each keeps its own chains, but their multiply-adds interleave, so a
     /// CPU with registers to spare hides each chain's latency.
     const SUMS_TOGETHER: usize = 1;
+    /// Elements of a head each query's chains cover in one pass over a block of values (they stay in
+    /// registers): `SUMS_TOGETHER` queries of this many must fit the CPU's vector registers.
+    const SUMS_WIDTH: usize = 64;
     fn mul_add(a: f32, b: f32, c: f32) -> f32;
     fn mul_add64(a: f64, b: f64, c: f64) -> f64;
 
@@ -24,6 +27,20 @@ pub(super) trait Arith: Copy {
         for (j, sj) in s.iter_mut().enumerate() {
             *sj = dot::<Self>(q, &k[j * stride..][..q.len()]) * scale;
         }
+    }
+
+    /// `scores` for three queries over the same keys (a kv group's heads of one row).
+    #[inline(always)]
+    fn scores3(self, q: [&[f32]; 3], k: &[f32], stride: usize, scale: f32, s: [&mut [f32]; 3]) {
+        for (q, s) in q.into_iter().zip(s) {
+            self.scores(q, k, stride, scale, s);
+        }
+    }
+
+    /// `chains` for three queries 32 elements wide (where `SUMS_WIDTH` is 32).
+    #[inline(always)]
+    fn chains3(self, p: [&[f32]; 3], v: &[f32], stride: usize, out: [&mut [f32; 32]; 3]) {
+        chains::<Self, 32, 3>(p, v, stride, out)
     }
 
     /// `x = exp(x - max)` in place, libm's bits (`expf`).
@@ -88,12 +105,27 @@ pub(super) struct Sums<'a> {
 /// which changes no bit).
 #[inline(always)]
 pub(super) fn weighted_sums<A: Arith>(
+    arith: A,
+    q: &Sums,
+    v: (&[f32], usize, usize),
+    hd: (usize, Option<usize>),
+    y: &mut [f32],
+) {
+    match A::SUMS_WIDTH {
+        32 => sums_of_width::<A, 32>(arith, q, v, hd, y),
+        _ => sums_of_width::<A, 64>(arith, q, v, hd, y),
+    }
+}
+
+/// `weighted_sums` with each query's chains `W` elements wide.
+#[inline(always)]
+fn sums_of_width<A: Arith, const W: usize>(
+    arith: A,
     q: &Sums,
     (v, stride, n_kv): (&[f32], usize, usize),
     (hd, decode_block): (usize, Option<usize>),
     y: &mut [f32],
 ) {
-    const W: usize = 64; // 64 elements of a head stay in registers
     let keys = decode_block.unwrap_or((L1_BLOCK_BYTES / (4 * W * n_kv)).max(1));
     let lo = q.spans.iter().map(|s| s.start).min().unwrap_or(0);
     let hi = q.spans.iter().map(|s| s.end).max().unwrap_or(0);
@@ -134,6 +166,10 @@ pub(super) fn weighted_sums<A: Arith>(
                 match together {
                     _ if w < W => (0..together)
                         .for_each(|n| chain_any::<A>(p(n), v, stride, &mut y[at(n)..][..w])),
+                    3 if W == 32 => {
+                        let outs = outputs::<3>(y, at, W).map(|o| o.try_into().unwrap());
+                        arith.chains3(std::array::from_fn(p), v, stride, outs)
+                    }
                     3 => chains_into::<A, W, 3>(y, at, p, v, stride),
                     2 => chains_into::<A, W, 2>(y, at, p, v, stride),
                     _ => chains_into::<A, W, 1>(y, at, p, v, stride),
@@ -152,11 +188,19 @@ fn chains_into<'p, A: Arith, const W: usize, const N: usize>(
     v: &[f32],
     stride: usize,
 ) {
-    let outs = y
-        .get_disjoint_mut(std::array::from_fn::<_, N, _>(|n| at(n)..at(n) + W))
-        .expect("each query owns its output");
-    let outs = outs.map(|o| <&mut [f32; W]>::try_from(o).unwrap());
+    let outs = outputs::<N>(y, at, W).map(|o| <&mut [f32; W]>::try_from(o).unwrap());
     chains::<A, W, N>(std::array::from_fn(p), v, stride, outs);
+}
+
+/// The `w` outputs of each of `N` queries, query `n`'s from `y[at(n)..]`.
+#[inline(always)]
+fn outputs<const N: usize>(
+    y: &mut [f32],
+    at: impl Fn(usize) -> usize,
+    w: usize,
+) -> [&mut [f32]; N] {
+    y.get_disjoint_mut(std::array::from_fn::<_, N, _>(|n| at(n)..at(n) + w))
+        .expect("each query owns its output")
 }
 
 /// For each of `N` queries, `out[e] += p_j · v_j[e]` by multiply-add, for each `j` in order

@@ -297,7 +297,7 @@ impl Job<'_> {
             },
         };
         let block = decode.then_some(DECODE_BLOCK);
-        weighted_sums::<A>(&sums, (kv.v, stride, n_kv_head), (hd, block), &mut y);
+        weighted_sums(arith, &sums, (kv.v, stride, n_kv_head), (hd, block), &mut y);
         BlockOut { y, probs }
     }
 
@@ -332,14 +332,32 @@ impl Job<'_> {
                     (kv_heads.clone()).for_each(|g| prefetch::floats(kv.k, kv.at(j, g), hd));
                 }
             }
-            for (qi, (&(i, h), s)) in queries.iter().zip(spans).enumerate() {
+            let q_of = |qi: usize| {
+                let (i, h) = queries[qi];
+                &self.q[(i * n_head + h) * hd..][..hd]
+            };
+            let mut qi = 0;
+            while qi < queries.len() {
+                let (s, g) = (&spans[qi], queries[qi].1 / n_rep);
+                // Three queries of one kv head over the same keys (a row's heads of a group) share
+                // each key's loads.
+                let three = qi + 3 <= queries.len()
+                    && (1..3).all(|n| spans[qi + n] == *s && queries[qi + n].1 / n_rep == g);
                 let (a, b) = (s.start.max(j0), s.end.min(j1));
-                if a < b {
-                    let q = &self.q[(i * n_head + h) * hd..][..hd];
-                    let k = &kv.k[kv.at(a, h / n_rep)..];
+                let k = &kv.k[kv.at(a.min(kv.len - 1), g)..];
+                if three && a < b {
+                    let outs = p
+                        .get_disjoint_mut(std::array::from_fn(|n| {
+                            (qi + n) * kv.len + a..(qi + n) * kv.len + b
+                        }))
+                        .expect("each query owns its scores");
+                    let q = std::array::from_fn(|n| q_of(qi + n));
+                    arith.scores3(q, k, kv.row_stride, self.scale, outs);
+                } else if a < b {
                     let out = &mut p[qi * kv.len..][a..b];
-                    arith.scores(q, k, kv.row_stride, self.scale, out);
+                    arith.scores(q_of(qi), k, kv.row_stride, self.scale, out);
                 }
+                qi += if three { 3 } else { 1 };
             }
         }
     }

@@ -41,8 +41,9 @@ fn a_decode_step_split_over_threads_keeps_its_bits() {
 }
 
 /// Every kernel this CPU runs (AVX2, AVX-512) gives the portable loops' bits: outputs and captured
-/// probabilities, for a prefill block, a decode row deep in the cache, a head size with a tail and
-/// a sliding window.
+/// probabilities, for a prefill block, a decode row deep in the cache, head sizes with a tail (of
+/// the 8-lane dots, of the 32- and 64-wide sums) and a sliding window; a kv group's three heads go
+/// through the kernels that take three queries at once.
 #[test]
 fn the_cpus_arithmetic_gives_the_portable_bits() {
     let vals = |n: usize, seed: u32| -> Vec<f32> {
@@ -55,6 +56,8 @@ fn the_cpus_arithmetic_gives_the_portable_bits() {
         (64, 1, 700, None),
         (24, 5, 37, None),
         (64, 16, 40, Some(9)),
+        (40, 7, 3, None),
+        (96, 3, 10, None),
     ];
     for (hd, seq, index_pos, window) in cases {
         let heads = Heads {

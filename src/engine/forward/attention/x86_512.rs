@@ -42,6 +42,11 @@ impl Arith for Avx512 {
     }
 
     #[inline(always)]
+    fn scores3(self, q: [&[f32]; 3], k: &[f32], stride: usize, scale: f32, s: [&mut [f32]; 3]) {
+        self.0.scores3(q, k, stride, scale, s)
+    }
+
+    #[inline(always)]
     fn exps(self, s: &mut [f32], max: f32) {
         // SAFETY: an `Avx512` exists only if the CPU has AVX-512F, AVX2 and FMA (`detect`).
         unsafe { exps(s, max) }
