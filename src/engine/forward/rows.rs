@@ -18,26 +18,43 @@ const PARALLEL_MIN: usize = 1 << 16;
 
 /// `out = rms_norm(x)` row by row (`x` and `out` are `[rows][alpha.len()]`).
 pub fn rms_norm(x: &[f32], alpha: &[f32], eps: f32, out: &mut [f32]) {
-    out.copy_from_slice(x);
-    rms_norm_in_place(out, alpha, eps);
+    let n = alpha.len();
+    assert!(n > 0 && x.len() == out.len() && x.len().is_multiple_of(n));
+    for_row_parts_at(out, n, |at, out| {
+        out.copy_from_slice(&x[at..at + out.len()]);
+        norm_rows(out, alpha, eps);
+    });
 }
 
 /// `x = rms_norm(x)` row by row.
 pub fn rms_norm_in_place(x: &mut [f32], alpha: &[f32], eps: f32) {
     let n = alpha.len();
     assert!(n > 0 && x.len().is_multiple_of(n));
-    if x.len() < PARALLEL_MIN {
-        return norm_rows(x, alpha, eps);
+    for_row_parts(x, n, |x| norm_rows(x, alpha, eps));
+}
+
+/// `f` on `rows` (`[..][n]`) in parts of whole rows, on the pool's threads for a prefill's many rows
+/// (`ROWS_PER_ITEM` rows an item), on the calling thread below `PARALLEL_MIN` elements. `f` gets each
+/// part's offset (in elements) and the part.
+pub(crate) fn for_row_parts_at(rows: &mut [f32], n: usize, f: impl Fn(usize, &mut [f32]) + Sync) {
+    let len = rows.len();
+    if len < PARALLEL_MIN {
+        return f(0, rows);
     }
-    let (len, per) = (x.len(), ROWS_PER_ITEM * n);
-    let rows = OutPtr(x.as_mut_ptr());
+    let per = ROWS_PER_ITEM * n;
+    let parts = OutPtr(rows.as_mut_ptr());
     pool::parallel_for(len.div_ceil(per), pool::threads(), |i| {
         let r = i * per..len.min((i + 1) * per);
-        // SAFETY: each item owns the range `r` of `x`, borrowed mutably until `parallel_for` has
+        // SAFETY: each item owns the range `r` of `rows`, borrowed mutably until `parallel_for` has
         // joined every item.
-        let x = unsafe { std::slice::from_raw_parts_mut(rows.at(r.start), r.len()) };
-        norm_rows(x, alpha, eps);
+        let part = unsafe { std::slice::from_raw_parts_mut(parts.at(r.start), r.len()) };
+        f(r.start, part);
     });
+}
+
+/// `for_row_parts_at` for an `f` that needs only the part.
+fn for_row_parts(rows: &mut [f32], n: usize, f: impl Fn(&mut [f32]) + Sync) {
+    for_row_parts_at(rows, n, |_, part| f(part));
 }
 
 /// A branch joins the stream, and the stream is normed for what reads it next:
@@ -51,19 +68,31 @@ pub fn join_and_norm(
     alpha: &[f32],
     out: &mut [f32],
 ) {
-    join(x, branch, post, eps);
-    rms_norm(x, alpha, eps, out);
-}
-
-/// `x += branch`, or `x += rms_norm(branch, post)` (normed in place in `branch`), written `branch + x`:
-/// candle's operand order (the same sum either way; a NaN's payload follows the first operand).
-#[allow(clippy::assign_op_pattern)]
-pub fn join(x: &mut [f32], branch: &mut [f32], post: Option<&[f32]>, eps: f32) {
-    assert_eq!(x.len(), branch.len());
+    let n = alpha.len();
+    assert!(n > 0 && x.len() == out.len() && x.len() == branch.len());
+    assert!(x.len().is_multiple_of(n));
     if let Some(post) = post {
         rms_norm_in_place(branch, post, eps);
     }
-    for (x, b) in x.iter_mut().zip(branch.iter()) {
+    // Row by row, each part on one thread: the join, written `branch + x` (candle's operand order:
+    // the same sum either way; a NaN's payload follows the first operand), then the norm of the
+    // joined rows (a prefill's joins and copies had the other thread waiting).
+    let xs = OutPtr(x.as_mut_ptr());
+    let branch = &*branch;
+    for_row_parts_at(out, n, |at, out| {
+        // SAFETY: the part's range of `x` is this item's alone (the parts of `out` are disjoint, and
+        // `x` is as long), and `x` is borrowed mutably until every item has joined.
+        let x = unsafe { std::slice::from_raw_parts_mut(xs.at(at), out.len()) };
+        add_into(x, &branch[at..at + out.len()]);
+        out.copy_from_slice(x);
+        norm_rows(out, alpha, eps);
+    });
+}
+
+/// `x = branch + x`, element by element (candle's operand order).
+#[allow(clippy::assign_op_pattern)]
+fn add_into(x: &mut [f32], branch: &[f32]) {
+    for (x, b) in x.iter_mut().zip(branch) {
         *x = *b + *x;
     }
 }
@@ -141,34 +170,45 @@ mod tests {
             let want = candle_norm(&x, &alpha, 1e-5);
             let mut got = vec![0f32; x.len()];
             rms_norm(&x, &alpha, 1e-5, &mut got);
-            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&got), bits(&want), "{rows} rows of {n}");
         }
     }
 
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|f| f.to_bits()).collect()
+    }
+
+    /// Past the threaded size (300 x 576 > 2^16) the rows are joined and normed in parts on the
+    /// pool's threads: the same bits.
     #[test]
     fn a_post_normed_join_is_candles_norm_then_add() {
-        let (rows, n) = (5, 64);
-        let (x0, branch0, post, alpha) = (
-            values(rows * n, 1),
-            values(rows * n, 2),
-            values(n, 3),
-            values(n, 4),
-        );
-        let want_x: Vec<f32> = candle_norm(&branch0, &post, 1e-6)
-            .iter()
-            .zip(&x0)
-            .map(|(b, x)| b + x)
-            .collect();
-        let want_out = candle_norm(&want_x, &alpha, 1e-6);
-        let (mut x, mut branch, mut out) = (x0.clone(), branch0.clone(), vec![0f32; rows * n]);
-        join_and_norm(&mut x, &mut branch, Some(&post), 1e-6, &alpha, &mut out);
-        assert_eq!(x, want_x);
-        assert_eq!(out, want_out);
-        // Without a post-norm the branch is added as it is.
-        let (mut x, mut branch) = (x0.clone(), branch0.clone());
-        join(&mut x, &mut branch, None, 1e-6);
-        let plain: Vec<f32> = branch0.iter().zip(&x0).map(|(b, x)| b + x).collect();
-        assert_eq!(x, plain);
+        for (rows, n) in [(5, 64), (300, 576)] {
+            let (x0, branch0, post, alpha) = (
+                values(rows * n, 1),
+                values(rows * n, 2),
+                values(n, 3),
+                values(n, 4),
+            );
+            let want_x: Vec<f32> = candle_norm(&branch0, &post, 1e-6)
+                .iter()
+                .zip(&x0)
+                .map(|(b, x)| b + x)
+                .collect();
+            let want_out = candle_norm(&want_x, &alpha, 1e-6);
+            let (mut x, mut branch, mut out) = (x0.clone(), branch0.clone(), vec![0f32; rows * n]);
+            join_and_norm(&mut x, &mut branch, Some(&post), 1e-6, &alpha, &mut out);
+            assert_eq!(bits(&x), bits(&want_x), "{rows} rows");
+            assert_eq!(bits(&out), bits(&want_out), "{rows} rows");
+            // Without a post-norm the branch is added as it is.
+            let (mut x, mut branch) = (x0.clone(), branch0.clone());
+            join_and_norm(&mut x, &mut branch, None, 1e-6, &alpha, &mut out);
+            let plain: Vec<f32> = branch0.iter().zip(&x0).map(|(b, x)| b + x).collect();
+            assert_eq!(bits(&x), bits(&plain), "{rows} rows");
+            assert_eq!(
+                bits(&out),
+                bits(&candle_norm(&plain, &alpha, 1e-6)),
+                "{rows} rows"
+            );
+        }
     }
 }

@@ -58,6 +58,14 @@ impl Rope {
     /// `index_pos + r`, which `cover` must have reached) in place: `(x0, x1) -> (x0 cos - x1 sin, x0 sin + x1 cos)`, candle's `rope_i`
     /// (interleaved) or `rope` (NeoX) formula, so the same bits.
     pub fn apply(&self, xs: &mut [f32], head_dim: usize, row: usize, index_pos: usize) {
+        // A prefill's rows in parts on the pool's threads (each row is its own).
+        crate::engine::forward::rows::for_row_parts_at(xs, row, |at, part| {
+            self.apply_rows(part, head_dim, row, index_pos + at / row)
+        });
+    }
+
+    /// `apply` on one thread.
+    fn apply_rows(&self, xs: &mut [f32], head_dim: usize, row: usize, index_pos: usize) {
         let half = self.half;
         for (r, x) in xs.chunks_exact_mut(row).enumerate() {
             let at = (index_pos + r) * half;
