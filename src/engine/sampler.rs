@@ -113,9 +113,21 @@ pub fn run_chain_with(
     shown_n: usize,
     u: f32,
 ) -> ChainOutput {
+    run_chain_beside(logits, (history, s, breakers), shown_n, u, &|| {})
+}
+
+/// `run_chain_with`, and `beside` once, beside the whole-row passes ([`RowPasses::run_beside`]): a
+/// step's bookkeeping takes the time the passes' second thread would wait.
+pub fn run_chain_beside(
+    logits: &[f32],
+    (history, s, breakers): (&[u32], &SamplerSettings, &DryBreakers),
+    shown_n: usize,
+    u: f32,
+    beside: &(dyn Fn() + Sync),
+) -> ChainOutput {
     let rows = PenaltyRows::new(logits, history, s, breakers);
     let t = Tempered::t_of(s.temperature);
-    let passes = RowPasses::run(logits, rows.base(), t, s, shown_n);
+    let passes = RowPasses::run_beside(logits, rows.base(), t, s, shown_n, beside);
     let (lse, entropy) = (passes.lse, passes.entropy);
     let tempered = Tempered::new(logits, &passes, rows.base(), t);
     let cuts = Cutoffs::find(&tempered, s, passes.sorted);

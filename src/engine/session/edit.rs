@@ -191,14 +191,21 @@ impl Session {
             Some(_) => Source::Sampled,
         };
         let node = self.place(token, source, &out, &logits, &chosen_from)?;
-        let pass = self.feed()?;
+        let pass = self.feed_to_later(self.path.len())?;
         self.nodes[node].pass = Some((pass.ms, pass.kv_cache_on));
         if pass.tokens_fed == 1 && pass.kv_cache_on && !self.model.is_served() {
             self.plain_step = Some((pass.ms, self.path.len()));
         }
+        // What the report needs besides the next distribution, made while the chain's passes run.
+        let (mut kept, chosen, ms) = (None, &chosen_from, pass.ms);
+        self.chain_beside(|s| {
+            s.keep_attention_rows(&s.last_attention.clone(), ms);
+            kept = Some((Arc::new(chosen.clone()), s.window(), s.branches()));
+        })?;
         let next = self.distribution()?;
+        let (chosen, attention, branches) = kept.expect("run beside the chain");
         // Last, after everything that can fail: the undo log does not need to know of it.
-        self.nodes[node].chosen = Some(Arc::new(chosen_from.clone()));
+        self.nodes[node].chosen = Some(chosen);
         let committed = self.nodes[node].record.clone();
         Ok(StepReport {
             step: self.generated() - 1,
@@ -206,8 +213,8 @@ impl Session {
             chosen_from,
             pass,
             next,
-            attention: self.window(),
-            branches: self.branches(),
+            attention,
+            branches,
             ab: None,
         })
     }

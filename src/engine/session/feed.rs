@@ -7,7 +7,7 @@ use crate::engine::forward::model::{ForwardOptions, Model};
 use crate::engine::forward::quant::decode_threads::with_small_rows_threads;
 use crate::engine::sampler::{self, DryBreakers};
 use crate::protocol::{PassReport, TokenRecord};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 impl Session {
     /// Appends a node below `parent` (or a new root) and makes it the tip.
@@ -45,6 +45,15 @@ impl Session {
     /// Feeds the path up to `len` (a prefix of it when a long prompt is read in chunks), storing the
     /// logits after position `len - 1`. Without the KV cache every pass starts from position 0.
     pub(super) fn feed_to(&mut self, len: usize) -> Result<PassReport> {
+        let pass = self.feed_to_later(len)?;
+        self.keep_attention_rows(&self.last_attention.clone(), pass.ms);
+        Ok(pass)
+    }
+
+    /// `feed_to` leaving the fed positions' attention rows in `last_attention` for the caller to
+    /// keep on their nodes (`keep_attention_rows`) before anything reads them: a step keeps them
+    /// beside its chain.
+    pub(super) fn feed_to_later(&mut self, len: usize) -> Result<PassReport> {
         if !self.opts.kv_cache {
             self.fed = 0;
         }
@@ -70,7 +79,6 @@ impl Session {
             self.fault_at_pass = None;
             return Err(SessionError::Internal("injected fault".into()));
         }
-        self.keep_attention_rows(&out.attention, out.ms);
         let tip = self.path[len - 1];
         self.set_logits(tip, Arc::new(out.logits));
         self.last_attention = Arc::new(out.attention);
@@ -159,6 +167,17 @@ impl Session {
     /// The tip's logits (re-fed if they were dropped) run through the sampler chain. Memoised per tip and
     /// settings: a step reuses the chain its previous report already ran.
     pub(super) fn chain(&mut self) -> Result<(Arc<ChainOutput>, Arc<Vec<f32>>)> {
+        self.chain_beside(|_| {})
+    }
+
+    /// `chain`, and `beside` once on the session while the chain's whole-row passes run (on one of
+    /// their threads, as the first item of their job): a step's bookkeeping, which needs none of the
+    /// chain, takes the time the passes' second thread would otherwise wait (`edit::commit`). It runs
+    /// before the chain is remembered; on a memoised chain, at once. It must not use the matmul pool.
+    pub(super) fn chain_beside(
+        &mut self,
+        beside: impl FnOnce(&mut Session) + Send,
+    ) -> Result<(Arc<ChainOutput>, Arc<Vec<f32>>)> {
         let tip = *self.path.last().ok_or(SessionError::NoPrompt)?;
         if self.nodes[tip].logits.is_none() {
             self.feed()?;
@@ -166,13 +185,29 @@ impl Session {
         let logits = self.nodes[tip].logits.clone().expect("fed");
         if let Some(m) = &self.chain_memo {
             if m.tip == tip && m.settings == self.settings && Arc::ptr_eq(&m.logits, &logits) {
-                return Ok((m.out.clone(), logits));
+                let out = m.out.clone();
+                beside(self);
+                return Ok((out, logits));
             }
         }
         let history = self.tokens();
         let u = sampler::uniform(self.settings.seed, self.path.len());
         let breakers = self.dry_breakers();
-        let mut out = self.run_chain(&logits, &history, &breakers, self.opts.top_k_shown, u);
+        let (settings, shown) = (self.settings.clone(), self.opts.top_k_shown);
+        let threads = self.model.local().map_or(1, Model::decode_threads);
+        // The chain reads only what is owned above; `beside` borrows the session meanwhile.
+        let once = Mutex::new(Some((beside, &mut *self)));
+        let side = || {
+            let job = once.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some((f, session)) = job {
+                f(session)
+            }
+        };
+        let mut out = with_small_rows_threads(threads, || {
+            sampler::run_chain_beside(&logits, (&history, &settings, &breakers), shown, u, &side)
+        });
+        side(); // already run by the passes' job: this takes nothing
+        drop(once);
         if self.model.is_served() {
             // A served row holds log-probabilities over the whole vocabulary already: the raw
             // probabilities are theirs (normaliser 1), not renormalised over the K known.
@@ -181,7 +216,7 @@ impl Session {
         let out = Arc::new(out);
         self.chain_memo = Some(ChainMemo {
             tip,
-            settings: self.settings.clone(),
+            settings,
             out: out.clone(),
             logits: logits.clone(),
             described: None,
