@@ -30,7 +30,7 @@ pub fn rms_norm(x: &[f32], alpha: &[f32], eps: f32, out: &mut [f32]) {
 pub fn rms_norm_in_place(x: &mut [f32], alpha: &[f32], eps: f32) {
     let n = alpha.len();
     assert!(n > 0 && x.len().is_multiple_of(n));
-    for_row_parts(x, n, |x| norm_rows(x, alpha, eps));
+    for_row_parts_at(x, n, |_, x| norm_rows(x, alpha, eps));
 }
 
 /// `f` on `rows` (`[..][n]`) in parts of whole rows, on the pool's threads for a prefill's many rows
@@ -50,11 +50,6 @@ pub(crate) fn for_row_parts_at(rows: &mut [f32], n: usize, f: impl Fn(usize, &mu
         let part = unsafe { std::slice::from_raw_parts_mut(parts.at(r.start), r.len()) };
         f(r.start, part);
     });
-}
-
-/// `for_row_parts_at` for an `f` that needs only the part.
-fn for_row_parts(rows: &mut [f32], n: usize, f: impl Fn(&mut [f32]) + Sync) {
-    for_row_parts_at(rows, n, |_, part| f(part));
 }
 
 /// A branch joins the stream, and the stream is normed for what reads it next:

@@ -344,20 +344,23 @@ impl Job<'_> {
                 let three = qi + 3 <= queries.len()
                     && (1..3).all(|n| spans[qi + n] == *s && queries[qi + n].1 / n_rep == g);
                 let (a, b) = (s.start.max(j0), s.end.min(j1));
-                let k = &kv.k[kv.at(a.min(kv.len - 1), g)..];
-                if three && a < b {
-                    let outs = p
-                        .get_disjoint_mut(std::array::from_fn(|n| {
-                            (qi + n) * kv.len + a..(qi + n) * kv.len + b
-                        }))
-                        .expect("each query owns its scores");
-                    let q = std::array::from_fn(|n| q_of(qi + n));
-                    arith.scores3(q, k, kv.row_stride, self.scale, outs);
-                } else if a < b {
-                    let out = &mut p[qi * kv.len..][a..b];
-                    arith.scores(q_of(qi), k, kv.row_stride, self.scale, out);
+                let n = if three { 3 } else { 1 };
+                if a < b {
+                    let k = &kv.k[kv.at(a, g)..];
+                    if three {
+                        let outs = p
+                            .get_disjoint_mut(std::array::from_fn(|n| {
+                                (qi + n) * kv.len + a..(qi + n) * kv.len + b
+                            }))
+                            .expect("each query owns its scores");
+                        let q = std::array::from_fn(|n| q_of(qi + n));
+                        arith.scores3(q, k, kv.row_stride, self.scale, outs);
+                    } else {
+                        let out = &mut p[qi * kv.len..][a..b];
+                        arith.scores(q_of(qi), k, kv.row_stride, self.scale, out);
+                    }
                 }
-                qi += if three { 3 } else { 1 };
+                qi += n;
             }
         }
     }

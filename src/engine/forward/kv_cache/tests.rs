@@ -59,6 +59,16 @@ fn resident_bytes(c: &KvCache) -> usize {
     .sum()
 }
 
+/// Writes positions `0..positions` of every layer (keys and values all 0.5); returns those rows.
+#[cfg(target_os = "linux")]
+fn write_front(c: &mut KvCache, positions: usize) -> Vec<f32> {
+    let rows = vec![0.5f32; positions * c.row()];
+    for layer in 0..c.layers.len() {
+        c.append(layer, 0, &rows, &rows).unwrap();
+    }
+    rows
+}
+
 #[cfg(target_os = "linux")]
 fn page_size() -> usize {
     // SAFETY: sysconf reads a constant of the system.
@@ -80,10 +90,7 @@ fn a_prepared_pass_writes_memory_already_backed() {
         (2 * layers * least..=2 * layers * most).contains(&backed),
         "{backed} bytes backed for {end} positions"
     );
-    let rows = vec![0.5f32; end * row];
-    for layer in 0..layers {
-        c.append(layer, 0, &rows, &rows).unwrap();
-    }
+    write_front(&mut c, end);
     assert_eq!(
         resident_bytes(&c),
         backed,
@@ -124,10 +131,7 @@ fn the_reserved_context_is_not_resident_until_written() {
     let (layers, n_kv, hd, max_len, written) = (30, 3, 64, 8192, 1100);
     let row = n_kv * hd;
     let mut c = KvCache::new(layers, n_kv, hd, max_len);
-    let rows = vec![0.5f32; written * row];
-    for layer in 0..layers {
-        c.append(layer, 0, &rows, &rows).unwrap();
-    }
+    let rows = write_front(&mut c, written);
     c.set_len(written);
     // Each of the 60 mappings holds its written floats, rounded up to a page.
     let page = page_size();
