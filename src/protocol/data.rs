@@ -2,6 +2,7 @@
 
 use super::{AttentionWindow, SamplerSettings};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// How a token is shown. Token boundaries are part of the lesson, so the kind travels with the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -166,10 +167,11 @@ pub struct StepReport {
     /// Step number along the current path (0 = first generated token).
     pub step: usize,
     pub committed: TokenRecord,
-    /// The distribution the committed token was chosen from.
-    pub chosen_from: Distribution,
+    /// The distribution the committed token was chosen from: the very one the step before reported
+    /// as `next`, which the session also keeps on the token (a step copies no distribution).
+    pub chosen_from: Arc<Distribution>,
     pub pass: PassReport,
-    pub next: Distribution,
+    pub next: Arc<Distribution>,
     pub attention: AttentionWindow,
     /// The branch list after the step (the current branch grows with every step).
     pub branches: Vec<BranchInfo>,

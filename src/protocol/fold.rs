@@ -1,7 +1,7 @@
 //! Folding a step into a session view: what the app does with `Event::Stepped`, kept next to the data so
 //! that a test can hold it equal to the engine's own view after every command.
 
-use super::{SessionView, StepReport};
+use super::{Distribution, SessionView, StepReport};
 
 impl SessionView {
     /// Adds one step to this view, as if the engine had sent a whole new `SessionView`.
@@ -14,11 +14,11 @@ impl SessionView {
         self.decode_ms.push(report.pass.ms);
         self.decode_kv.truncate(steps_before);
         self.decode_kv.push(report.pass.kv_cache_on);
-        self.next = report.next.clone();
+        self.next = Distribution::clone(&report.next);
         self.attention = report.attention.clone();
         self.last_pass = report.pass.clone();
         self.branches = report.branches.clone();
         self.ab = report.ab.clone();
-        self.last_choice = Some(report.chosen_from.clone());
+        self.last_choice = Some(Distribution::clone(&report.chosen_from));
     }
 }

@@ -303,7 +303,7 @@ pub fn prefilled() -> SessionView {
     SessionView {
         tokens: prompt_tokens(),
         prompt_len: 5,
-        next: distribution(5, &AFTER_IS, &settings, 0.412),
+        next: distribution(5, &AFTER_IS, &settings, 0.412).into(),
         attention: attention(5),
         last_pass: pass(5, 21.4, 5, true, 1),
         prefill: PrefillReport {
@@ -339,9 +339,9 @@ pub fn step_after_is(rank: usize, source: Source, kv_on: bool, ms: f64) -> StepR
             rank,
             entropy: 0.98,
         },
-        chosen_from: distribution(5, &AFTER_IS, &settings, 0.412),
+        chosen_from: distribution(5, &AFTER_IS, &settings, 0.412).into(),
         pass: pass(if kv_on { 1 } else { 6 }, ms, 6, kv_on, 2),
-        next: distribution(6, &AFTER_PARIS, &settings, 0.23),
+        next: distribution(6, &AFTER_PARIS, &settings, 0.23).into(),
         attention: attention(6),
         branches: vec![],
         ab: None,
@@ -362,7 +362,7 @@ pub fn later_step(position: usize, text: &str, p: f32, kv_on: bool, ms: f64) -> 
             rank: 0,
             entropy: 1.4,
         },
-        chosen_from: distribution(position, &AFTER_PARIS, &settings, 0.3),
+        chosen_from: distribution(position, &AFTER_PARIS, &settings, 0.3).into(),
         pass: pass(
             if kv_on { 1 } else { position + 1 },
             ms,
@@ -370,7 +370,7 @@ pub fn later_step(position: usize, text: &str, p: f32, kv_on: bool, ms: f64) -> 
             kv_on,
             (position - 3) as u64,
         ),
-        next: distribution(position + 1, &AFTER_PARIS, &settings, 0.3),
+        next: distribution(position + 1, &AFTER_PARIS, &settings, 0.3).into(),
         attention: attention(position + 1),
         branches: vec![],
         ab: None,

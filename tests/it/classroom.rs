@@ -396,14 +396,14 @@ fn autoplay_in_predict_mode_pauses_where_the_model_is_unsure() {
     assert_eq!(key(&mut app, 'a'), vec![]);
     assert!(app.autoplay.on && !app.distribution_hidden());
     let mut confident = step_after_is(0, Source::Sampled, true, 12.0);
-    confident.next.entropy = 0.8;
+    std::sync::Arc::make_mut(&mut confident.next).entropy = 0.8;
     app.update(Msg::Engine(Event::Stepped(confident)));
     assert!(
         app.autoplay.on && !app.distribution_hidden(),
         "a confident step goes by"
     );
     let mut unsure = later_step(6, ".", 0.4, true, 11.0);
-    unsure.next.entropy = 3.4;
+    std::sync::Arc::make_mut(&mut unsure.next).entropy = 3.4;
     app.update(Msg::Engine(Event::Stepped(unsure)));
     assert!(!app.autoplay.on, "autoplay stops for a guess");
     assert!(app.distribution_hidden());

@@ -115,6 +115,12 @@ fn rewind_then_step_reproduces_the_distribution() {
     let mut s = session(&dir);
     s.prefill_ids(&PROMPT).unwrap();
     let first: Vec<_> = (0..4).map(|_| s.step(Choice::Sample).unwrap()).collect();
+    for w in first.windows(2) {
+        assert!(
+            std::sync::Arc::ptr_eq(&w[0].next, &w[1].chosen_from),
+            "a step chooses from the distribution the step before reported, not a copy of it"
+        );
+    }
     let passes = s.forward_passes();
     assert_eq!(s.rewind(2).unwrap(), 2);
     assert_eq!(
@@ -122,7 +128,7 @@ fn rewind_then_step_reproduces_the_distribution() {
         passes,
         "rewind alone runs no forward pass"
     );
-    assert_eq!(s.distribution().unwrap(), first[1].next);
+    assert_eq!(s.distribution().unwrap(), *first[1].next);
     let again: Vec<_> = (0..2).map(|_| s.step(Choice::Sample).unwrap()).collect();
     for (a, b) in first[2..].iter().zip(&again) {
         assert_eq!(a.chosen_from, b.chosen_from);

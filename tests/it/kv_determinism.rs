@@ -252,7 +252,7 @@ fn check_session_paths(path: &Path, prompt: &[u32], steps: usize) {
             "cache off re-reads"
         );
         worst = worst.max(diff(&a.next, &b.next, &format!("cache on/off, step {i}")));
-        walk.push(a.next);
+        walk.push(Distribution::clone(&a.next));
     }
     eprintln!("cache on vs off over {steps} steps: max |dp| {worst:e}");
     let ids = on.tokens();

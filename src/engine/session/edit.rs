@@ -197,15 +197,15 @@ impl Session {
             self.plain_step = Some((pass.ms, self.path.len()));
         }
         // What the report needs besides the next distribution, made while the chain's passes run.
-        let (mut kept, chosen, ms) = (None, &chosen_from, pass.ms);
+        let (mut kept, ms) = (None, pass.ms);
         self.chain_beside(|s| {
             s.keep_attention_rows(&s.last_attention.clone(), ms);
-            kept = Some((Arc::new(chosen.clone()), s.window(), s.branches()));
+            kept = Some((s.window(), s.branches()));
         })?;
-        let next = self.distribution()?;
-        let (chosen, attention, branches) = kept.expect("run beside the chain");
+        let next = self.described()?.2;
+        let (attention, branches) = kept.expect("run beside the chain");
         // Last, after everything that can fail: the undo log does not need to know of it.
-        self.nodes[node].chosen = Some(chosen);
+        self.nodes[node].chosen = Some(chosen_from.clone());
         let committed = self.nodes[node].record.clone();
         Ok(StepReport {
             step: self.generated() - 1,

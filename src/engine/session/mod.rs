@@ -162,7 +162,7 @@ struct ChainMemo {
     logits: Arc<Vec<f32>>,
     /// The chain's output described for a report (kept once made: a step describes the distribution
     /// its previous report already showed).
-    described: Option<Distribution>,
+    described: Option<Arc<Distribution>>,
 }
 
 pub struct Session {

@@ -202,17 +202,17 @@ impl Session {
                 };
                 let u = sampler::uniform(seed, l + i);
                 let (token, prob) = draw(&from, u).unwrap_or((out.kept[0].0, 1.0));
-                steps.push(self.write(token, &out, &logits, without_draw(dist), None)?);
+                steps.push(self.write(token, &out, &logits, without_draw(&dist), None)?);
                 let last = self.round_last(token, RoundEnd::Residual, prob, &from);
                 return Ok((drafted, steps, last));
             }
             let row = rows.get(l + i).cloned().flatten();
-            steps.push(self.write(d.token, &out, &logits, without_draw(dist), row)?);
+            steps.push(self.write(d.token, &out, &logits, without_draw(&dist), row)?);
         }
         // Every drafted token kept: the bonus is the plain draw from p at the next position.
         let (out, logits, dist) = self.described()?;
         let token = out.planned;
-        steps.push(self.write(token, &out, &logits, dist, None)?);
+        steps.push(self.write(token, &out, &logits, Distribution::clone(&dist), None)?);
         let last = self.round_last(token, RoundEnd::Bonus, out.planned_prob, &out.kept);
         Ok((drafted, steps, last))
     }
@@ -357,7 +357,9 @@ impl Session {
 }
 
 /// A drafted or residual token's distribution: the plain draw at its position was not what chose it.
-fn without_draw(mut d: Distribution) -> Distribution {
-    d.draw = None;
-    d
+fn without_draw(d: &Distribution) -> Distribution {
+    Distribution {
+        draw: None,
+        ..d.clone()
+    }
 }

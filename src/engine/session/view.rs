@@ -205,16 +205,19 @@ impl Session {
     /// The distribution for the next position, with the sampler's plan. No forward pass unless the tip's
     /// logits were dropped.
     pub fn distribution(&mut self) -> Result<Distribution> {
-        Ok(self.described()?.2)
+        Ok(Distribution::clone(&self.described()?.2))
     }
 
-    /// The chain at the tip, its logits, and the chain described (memoised with the chain).
-    pub(super) fn described(&mut self) -> Result<(Arc<ChainOutput>, Arc<Vec<f32>>, Distribution)> {
+    /// The chain at the tip, its logits, and the chain described (memoised with the chain, and shared
+    /// with the reports that show it).
+    pub(super) fn described(
+        &mut self,
+    ) -> Result<(Arc<ChainOutput>, Arc<Vec<f32>>, Arc<Distribution>)> {
         let (out, logits) = self.chain()?;
         if let Some(d) = self.chain_memo.as_ref().and_then(|m| m.described.clone()) {
             return Ok((out, logits, d));
         }
-        let d = self.describe(&out, &logits);
+        let d = Arc::new(self.describe(&out, &logits));
         if let Some(m) = &mut self.chain_memo {
             m.described = Some(d.clone());
         }

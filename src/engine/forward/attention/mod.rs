@@ -39,7 +39,7 @@ use super::quant::pool;
 use arith::Unfused;
 use arith::{softmax, weighted_sums, Arith, Fused, Sums, L1_BLOCK_BYTES};
 use std::ops::Range;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// Query rows per work item when prefill runs on several threads.
 const BLOCK_ROWS: usize = 16;
@@ -102,44 +102,81 @@ pub fn attend(
         _ if seq == 1 && macs >= DECODE_MIN_MACS => small_rows_threads().min(pool::threads()),
         _ => 1,
     };
+    if seq == 1 && capture > 0 {
+        // A captured decode row: its scores are computed, normalised and read in their place in
+        // `captured` (`[head][kv_len]`, the layout of a query's scores), never copied.
+        let at = captured.len();
+        captured.resize(at + heads.n_head * kv_len, 0.0);
+        return job.split_heads(1, threads, Some(&mut captured[at..])).rows;
+    }
     if blocks == 1 && (threads == 1 || heads.n_head == 1) {
-        let out = job.run(0..seq, 0..heads.n_head);
+        let out = job.run(0..seq, 0..heads.n_head, None);
         captured.extend_from_slice(&out.probs);
         return out.y;
     }
     if blocks == 1 {
-        return job.split_heads(seq, threads, captured);
+        let y = job.split_heads(seq, threads, None);
+        y.parts
+            .iter()
+            .for_each(|o| captured.extend_from_slice(&o.probs));
+        return y.rows;
     }
     job.split_rows(seq, threads, captured)
 }
 
+/// A block's outputs, `[row][head][hd]`, and the parts that made them (their probabilities, when not
+/// written in place).
+struct SplitOut {
+    rows: Vec<f32>,
+    parts: Vec<BlockOut>,
+}
+
 impl Job<'_> {
-    /// Handles one block of rows (a decode step) on several threads: its heads are split instead. A
-    /// part's probabilities are `[its heads][row][kv_len]`, so the parts follow each other; its outputs
-    /// are `[row][its heads][hd]`, interleaved back row by row.
-    fn split_heads(&self, seq: usize, threads: usize, captured: &mut Vec<f32>) -> Vec<f32> {
-        let heads = self.heads;
-        let width = heads.n_head * heads.head_dim;
-        let parts = threads.min(heads.n_head);
-        let slots: Vec<OnceLock<BlockOut>> = (0..parts).map(|_| OnceLock::new()).collect();
-        pool::parallel_for(parts, parts, |t| {
-            let hs = heads.n_head * t / parts..heads.n_head * (t + 1) / parts;
-            let _ = slots[t].set(self.run(0..seq, hs));
-        });
-        let outs: Vec<BlockOut> = slots
-            .into_iter()
-            .map(|s| s.into_inner().expect("every part ran"))
-            .collect();
-        let mut y = Vec::with_capacity(seq * width);
+    /// Handles one block of rows (a decode step) on several threads (or one): its heads are split. A
+    /// part's probabilities are `[its heads][row][kv_len]`, so the parts follow each other: into
+    /// `scores` (one row), in place, when given; its outputs are `[row][its heads][hd]`, interleaved
+    /// back row by row.
+    fn split_heads(&self, seq: usize, threads: usize, scores: Option<&mut [f32]>) -> SplitOut {
+        let n_head = self.heads.n_head;
+        let parts = threads.min(n_head).max(1);
+        let bounds = |t: usize| n_head * t / parts..n_head * (t + 1) / parts;
+        // Each part's own run of `scores`, behind an uncontended lock (the pool's job is `Fn`).
+        let mut places: Vec<Mutex<Option<&mut [f32]>>> = Vec::with_capacity(parts);
+        match scores {
+            Some(mut rest) => {
+                let kv_len = self.kv.len;
+                for t in 0..parts {
+                    let (mine, after) = rest.split_at_mut(bounds(t).len() * kv_len);
+                    places.push(Mutex::new(Some(mine)));
+                    rest = after;
+                }
+            }
+            None => places.extend((0..parts).map(|_| Mutex::new(None))),
+        }
+        let part = |t: usize| {
+            let into = places[t].lock().expect("no part panics").take();
+            self.run(0..seq, bounds(t), into)
+        };
+        let outs: Vec<BlockOut> = if parts == 1 {
+            vec![part(0)]
+        } else {
+            let slots: Vec<OnceLock<BlockOut>> = (0..parts).map(|_| OnceLock::new()).collect();
+            pool::parallel_for(parts, parts, |t| {
+                let _ = slots[t].set(part(t));
+            });
+            slots
+                .into_iter()
+                .map(|s| s.into_inner().expect("every part ran"))
+                .collect()
+        };
+        let mut rows = Vec::with_capacity(seq * n_head * self.heads.head_dim);
         for r in 0..seq {
             for o in &outs {
                 let w = o.y.len() / seq;
-                y.extend_from_slice(&o.y[r * w..][..w]);
+                rows.extend_from_slice(&o.y[r * w..][..w]);
             }
         }
-        outs.iter()
-            .for_each(|o| captured.extend_from_slice(&o.probs));
-        y
+        SplitOut { rows, parts: outs }
     }
 
     /// Handles several blocks of rows, a block at a time, on one thread too: a block's scores
@@ -152,6 +189,7 @@ impl Job<'_> {
             self.run(
                 b * BLOCK_ROWS..seq.min((b + 1) * BLOCK_ROWS),
                 0..heads.n_head,
+                None,
             )
         };
         let outs: Vec<BlockOut> = if threads == 1 {
@@ -198,22 +236,23 @@ struct BlockOut {
 }
 
 impl Job<'_> {
-    /// Rows `rows` of the pass for heads `heads`, with the best arithmetic this CPU has.
-    fn run(&self, rows: Range<usize>, heads: Range<usize>) -> BlockOut {
+    /// Rows `rows` of the pass for heads `heads`, with the best arithmetic this CPU has; a decode
+    /// row's scores `into` the given place (see `rows`).
+    fn run(&self, rows: Range<usize>, heads: Range<usize>, into: Option<&mut [f32]>) -> BlockOut {
         #[cfg(target_arch = "x86_64")]
         {
             if let Some(avx512) = x86_512::Avx512::detect() {
                 // SAFETY: `detect` found AVX-512F, AVX2 and FMA.
-                return unsafe { self.run_avx512(avx512, rows, heads) };
+                return unsafe { self.run_avx512(avx512, rows, heads, into) };
             }
             match x86::Avx2::detect() {
                 // SAFETY: `detect` found AVX2 and FMA.
-                Some(avx2) => unsafe { self.run_avx2(avx2, rows, heads) },
-                None => self.rows(Unfused, rows, heads),
+                Some(avx2) => unsafe { self.run_avx2(avx2, rows, heads, into) },
+                None => self.rows(Unfused, rows, heads, into),
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
-        self.rows(Fused, rows, heads)
+        self.rows(Fused, rows, heads, into)
     }
 
     /// `rows` compiled with AVX-512F too, so the weighted sums' chains take 16 lanes a register (each
@@ -225,15 +264,22 @@ impl Job<'_> {
         avx512: x86_512::Avx512,
         rows: Range<usize>,
         heads: Range<usize>,
+        into: Option<&mut [f32]>,
     ) -> BlockOut {
-        self.rows(avx512, rows, heads)
+        self.rows(avx512, rows, heads, into)
     }
 
     /// `rows` compiled with AVX2 and FMA, so its portable loops vectorise with them too.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn run_avx2(&self, avx2: x86::Avx2, rows: Range<usize>, heads: Range<usize>) -> BlockOut {
-        self.rows(avx2, rows, heads)
+    fn run_avx2(
+        &self,
+        avx2: x86::Avx2,
+        rows: Range<usize>,
+        heads: Range<usize>,
+        into: Option<&mut [f32]>,
+    ) -> BlockOut {
+        self.rows(avx2, rows, heads, into)
     }
 
     /// Rows `rows` for heads `hs`, as `[row][head][hd]` (outputs) and `[head][captured row][kv_len]`
@@ -242,8 +288,16 @@ impl Job<'_> {
     /// queries that read it (a 3x to 64x cut in cache traffic; each head's run is streamed in order). The
     /// blocking only regroups work: each score is still one key's dot product, and each output element
     /// one chain of multiply-adds in key order.
+    /// With `into` (one row, zeroed, `[head][kv_len]`), the scores are normalised there and read
+    /// from there: they are the probabilities, and the block returns none of its own.
     #[inline(always)]
-    fn rows<A: Arith>(&self, arith: A, rows: Range<usize>, hs: Range<usize>) -> BlockOut {
+    fn rows<A: Arith>(
+        &self,
+        arith: A,
+        rows: Range<usize>,
+        hs: Range<usize>,
+        into: Option<&mut [f32]>,
+    ) -> BlockOut {
         let Heads {
             n_head,
             n_kv_head,
@@ -254,7 +308,10 @@ impl Job<'_> {
         let (kv, kv_len) = (self.kv, self.kv.len);
         let stride = kv.row_stride;
         let first_cap = self.cap_from.max(rows.start);
-        let cap_rows = rows.end.saturating_sub(first_cap);
+        let cap_rows = match into {
+            Some(_) => 0,
+            None => rows.end.saturating_sub(first_cap),
+        };
         let nh = hs.len();
         let mut y = vec![0f32; rows.len() * nh * hd];
         let mut probs = vec![0f32; nh * cap_rows * kv_len];
@@ -275,19 +332,27 @@ impl Job<'_> {
             })
             .collect();
         let spans: Vec<_> = queries.iter().map(|&(i, _)| span(i)).collect();
-        let mut p = vec![0f32; queries.len() * kv_len];
+        let mut own = Vec::new();
+        let p: &mut [f32] = match into {
+            Some(scores) => scores,
+            None => {
+                own.resize(queries.len() * kv_len, 0f32);
+                &mut own
+            }
+        };
+        assert_eq!(p.len(), queries.len() * kv_len);
         let decode = rows.len() == 1;
-        self.score_blocks(arith, (&queries, &spans), keys, decode, &mut p);
+        self.score_blocks(arith, (&queries, &spans), keys, decode, p);
         for (qi, (&(i, h), s)) in queries.iter().zip(&spans).enumerate() {
             let ps = &mut p[qi * kv_len..][s.clone()];
             softmax(arith, ps, exp_ok);
-            if i >= first_cap {
+            if cap_rows > 0 && i >= first_cap {
                 let at = ((h - hs.start) * cap_rows + i - first_cap) * kv_len;
                 probs[at..][s.clone()].copy_from_slice(ps);
             }
         }
         let sums = Sums {
-            p: &p,
+            p,
             kv_len,
             spans: &spans,
             v_at: &|qi| kv.at(0, queries[qi].1 / n_rep),

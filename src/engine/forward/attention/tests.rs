@@ -43,7 +43,8 @@ fn a_decode_step_split_over_threads_keeps_its_bits() {
 /// Every kernel this CPU runs (AVX2, AVX-512) gives the portable loops' bits: outputs and captured
 /// probabilities, for a prefill block, a decode row deep in the cache, head sizes with a tail (of
 /// the 8-lane dots, of the 32- and 64-wide sums) and a sliding window; a kv group's three heads go
-/// through the kernels that take three queries at once.
+/// through the kernels that take three queries at once. A captured decode row (its scores normalised
+/// where they are captured) gives the same bits, zeros before its window included.
 #[test]
 fn the_cpus_arithmetic_gives_the_portable_bits() {
     let vals = |n: usize, seed: u32| -> Vec<f32> {
@@ -58,6 +59,7 @@ fn the_cpus_arithmetic_gives_the_portable_bits() {
         (64, 16, 40, Some(9)),
         (40, 7, 3, None),
         (96, 3, 10, None),
+        (64, 1, 40, Some(9)),
     ];
     for (hd, seq, index_pos, window) in cases {
         let heads = Heads {
@@ -78,18 +80,31 @@ fn the_cpus_arithmetic_gives_the_portable_bits() {
             cap_from: 0,
             scale: 0.125,
         };
-        let portable = job.rows(Fused, 0..seq, 0..6);
-        let mut kernels = vec![("best", job.run(0..seq, 0..6))];
+        let portable = job.rows(Fused, 0..seq, 0..6, None);
+        let mut kernels = vec![("best", job.run(0..seq, 0..6, None))];
         #[cfg(target_arch = "x86_64")]
         {
             if let Some(avx2) = x86::Avx2::detect() {
                 // SAFETY: `detect` found AVX2 and FMA.
-                kernels.push(("avx2", unsafe { job.run_avx2(avx2, 0..seq, 0..6) }));
+                kernels.push(("avx2", unsafe { job.run_avx2(avx2, 0..seq, 0..6, None) }));
             }
             if let Some(avx512) = x86_512::Avx512::detect() {
                 // SAFETY: `detect` found AVX-512F, AVX2 and FMA.
-                kernels.push(("avx512", unsafe { job.run_avx512(avx512, 0..seq, 0..6) }));
+                kernels.push(("avx512", unsafe {
+                    job.run_avx512(avx512, 0..seq, 0..6, None)
+                }));
             }
+        }
+        if seq == 1 {
+            // A captured decode row normalises its scores in their place in the captured rows.
+            let mut captured = vec![f32::NAN; 3];
+            let y = attend(&q, &kv, heads, index_pos, 1, &mut captured);
+            assert!(
+                captured[..3].iter().all(|x| x.is_nan()),
+                "appended, not over"
+            );
+            let probs = captured.split_off(3);
+            kernels.push(("in place", BlockOut { y, probs }));
         }
         let bits = |x: &[f32]| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
         for (name, out) in kernels {
