@@ -303,7 +303,7 @@ pub fn prefilled() -> SessionView {
     SessionView {
         tokens: prompt_tokens(),
         prompt_len: 5,
-        next: distribution(5, &AFTER_IS, &settings, 0.412).into(),
+        next: distribution(5, &AFTER_IS, &settings, 0.412),
         attention: attention(5),
         last_pass: pass(5, 21.4, 5, true, 1),
         prefill: PrefillReport {

@@ -6,6 +6,9 @@ use crate::engine::sampler;
 use crate::protocol::*;
 use std::sync::Arc;
 
+/// The chain at the tip, the logits it ran over, and the chain described for a report.
+pub(super) type Described = (Arc<ChainOutput>, Arc<Vec<f32>>, Arc<Distribution>);
+
 impl Session {
     pub(super) fn describe(&self, out: &ChainOutput, logits: &[f32]) -> Distribution {
         let ranks = out.shown_ranks(logits);
@@ -210,9 +213,7 @@ impl Session {
 
     /// The chain at the tip, its logits, and the chain described (memoised with the chain, and shared
     /// with the reports that show it).
-    pub(super) fn described(
-        &mut self,
-    ) -> Result<(Arc<ChainOutput>, Arc<Vec<f32>>, Arc<Distribution>)> {
+    pub(super) fn described(&mut self) -> Result<Described> {
         let (out, logits) = self.chain()?;
         if let Some(d) = self.chain_memo.as_ref().and_then(|m| m.described.clone()) {
             return Ok((out, logits, d));
