@@ -117,6 +117,7 @@ impl ServedModel {
             logits,
             attention: AttentionRows::default(),
             lens: Vec::new(),
+            block_maxima: Vec::new(),
             ms,
         })
     }

@@ -21,7 +21,7 @@ mod penalties;
 mod row;
 pub mod sparse;
 
-pub use best::{rank_of, ranks_of, top_n};
+pub use best::{block_maxima, rank_of, ranks_of, top_n, BLOCK as MAXIMA_BLOCK};
 pub use dry::{
     apply_dry, dry_on, dry_penalties, dry_penalty, dry_repeats, DryBreakers, MAX_BREAKER_BYTES,
     MAX_TAIL_TOKENS,
@@ -113,13 +113,14 @@ pub fn run_chain_with(
     shown_n: usize,
     u: f32,
 ) -> ChainOutput {
-    run_chain_beside(logits, (history, s, breakers), shown_n, u, &|| {})
+    run_chain_beside((logits, None), (history, s, breakers), shown_n, u, &|| {})
 }
 
 /// `run_chain_with`, and `beside` once, beside the whole-row passes ([`RowPasses::run_beside`]): a
-/// step's bookkeeping takes the time the passes' second thread would wait.
+/// step's bookkeeping takes the time the passes' second thread would wait. The row comes with its
+/// [`block_maxima`] when they are known (the output head finds them as it writes the row).
 pub fn run_chain_beside(
-    logits: &[f32],
+    (logits, maxima): (&[f32], Option<&[f32]>),
     (history, s, breakers): (&[u32], &SamplerSettings, &DryBreakers),
     shown_n: usize,
     u: f32,
@@ -127,7 +128,7 @@ pub fn run_chain_beside(
 ) -> ChainOutput {
     let rows = PenaltyRows::new(logits, history, s, breakers);
     let t = Tempered::t_of(s.temperature);
-    let passes = RowPasses::run_beside(logits, rows.base(), t, s, shown_n, beside);
+    let passes = RowPasses::run_beside((logits, maxima), rows.base(), t, s, shown_n, beside);
     let (lse, entropy) = (passes.lse, passes.entropy);
     let tempered = Tempered::new(logits, &passes, rows.base(), t);
     let cuts = Cutoffs::find(&tempered, s, passes.sorted);

@@ -636,3 +636,44 @@ fn the_real_models_tied_head_serves_the_lookup_with_the_tables_bits() {
     let (_, exact) = head_and_embeddings(&mut g, &config, MatmulPath::Exact, None).unwrap();
     assert!(!exact.shares_head());
 }
+
+/// A one-row matmul hands each run of its output to `then` as the item that wrote it finishes, every
+/// run starting at a multiple of the alignment asked for (here 32 columns: two 16-column tiles, where
+/// the items' share would otherwise be an odd number of tiles), the runs covering the row once, each
+/// run the row's own values.
+#[test]
+fn a_one_row_matmul_hands_on_aligned_runs_of_its_output() {
+    use nexttoken::engine::forward::quant::{QMatrix, RunThen};
+    use std::sync::Mutex;
+    for n in [96, 100, 6 * 16 * 5] {
+        let q = QMatrix::from_qtensor(&quantized(n, 64, GgmlDType::Q8_0, 7))
+            .unwrap()
+            .expect("Q8_0 is tiled");
+        let x = values(64, 8, 1.0);
+        let runs = Mutex::new(Vec::new());
+        let each = |at: usize, run: &[f32]| runs.lock().unwrap().push((at, run.to_vec()));
+        let then = RunThen {
+            align: 32,
+            each: &each,
+        };
+        let row = q.matmul_into_then(&x, 1, Isa::best(), Vec::new(), Some(&then));
+        let mut runs = runs.into_inner().unwrap();
+        runs.sort_by_key(|r| r.0);
+        assert!(runs.len() > 1, "{n} columns: several items");
+        let mut next = 0;
+        for (at, run) in &runs {
+            assert_eq!(
+                (*at, at % 32),
+                (next, 0),
+                "{n} columns: runs in place, aligned"
+            );
+            assert_eq!(
+                run[..],
+                row[*at..at + run.len()],
+                "{n} columns: the row's values"
+            );
+            next = at + run.len();
+        }
+        assert_eq!(next, n, "the runs cover the row");
+    }
+}

@@ -24,6 +24,7 @@ mod exact_reference;
 mod export;
 mod golden;
 mod guess;
+mod head_maxima;
 mod house;
 mod inspect;
 mod inspect_tui;

@@ -1,6 +1,6 @@
 //! Weight matrices and the matmul paths that multiply by them (exact quantised, or fast).
 
-use super::quant::{Isa, QMatrix};
+use super::quant::{Isa, QMatrix, RunThen};
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{CpuStorage, CustomOp1, DType, Layout, Module, Result, Shape, Tensor};
 use std::sync::Arc;
@@ -121,16 +121,31 @@ impl Linear {
 
     /// `forward_rows`, written into `dst`'s buffer (its contents replaced): the output head writes a
     /// logits row a session keeps into a buffer it kept before (`forward/spare_rows.rs`).
-    pub fn forward_rows_into(&self, xs: &[f32], m: usize, mut dst: Vec<f32>) -> Result<Vec<f32>> {
+    pub fn forward_rows_into(&self, xs: &[f32], m: usize, dst: Vec<f32>) -> Result<Vec<f32>> {
+        self.forward_rows_then(xs, m, dst, None)
+    }
+
+    /// `forward_rows_into`; for one row, `then` sees each run of the output as it is written (on the
+    /// fast path, by the item that wrote it; on candle's, the whole row at the end).
+    pub fn forward_rows_then(
+        &self,
+        xs: &[f32],
+        m: usize,
+        mut dst: Vec<f32>,
+        then: Option<&RunThen>,
+    ) -> Result<Vec<f32>> {
         match &self.inner {
             Inner::Tiled(op) if xs.len() == m * self.in_dim => {
-                Ok(op.w.matmul_into(xs, m, op.isa, dst))
+                Ok(op.w.matmul_into_then(xs, m, op.isa, dst, then))
             }
             _ => {
                 let xs = Tensor::from_slice(xs, (m, self.in_dim), &candle_core::Device::Cpu)?;
                 let ys = self.forward(&xs)?.flatten_all()?.to_vec1::<f32>()?;
                 dst.clear();
                 dst.extend_from_slice(&ys);
+                if let Some(t) = then.filter(|_| m == 1) {
+                    (t.each)(0, &dst);
+                }
                 Ok(dst)
             }
         }

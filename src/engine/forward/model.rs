@@ -18,13 +18,16 @@ use super::block::{Activation, Block, WeightMap};
 use super::embedding::Embeddings;
 use super::kv_cache::KvCache;
 use super::linear::{Linear, MatmulPath};
+use super::quant::RunThen;
 use super::rows;
 use super::spare_rows::SpareRows;
 use super::weights;
 use crate::engine::forward::quant::decode_threads::{with_small_rows_threads, DecodeThreads};
 use crate::engine::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use crate::engine::requant::{requantize, Requant, RequantReport};
+use crate::engine::sampler::{block_maxima, MAXIMA_BLOCK};
 use candle_core::Device;
+use std::sync::Mutex;
 use std::time::Instant;
 
 pub use super::pass::{AttentionRows, ForwardOptions, ForwardOutput};
@@ -239,12 +242,27 @@ impl Model {
             false => (&normed[(seq - 1) * n_embd..], 1),
         };
         let dst = self.spare.take(m * self.vocab_size);
-        let logits = self.output.forward_rows_into(last, m, dst)?;
+        let runs = Mutex::new(Vec::new());
+        let maxima = |at: usize, run: &[f32]| {
+            let found = block_maxima(run);
+            runs.lock()
+                .expect("no item panics")
+                .push((at / MAXIMA_BLOCK, found));
+        };
+        let then = RunThen {
+            align: MAXIMA_BLOCK,
+            each: &maxima,
+        };
+        let logits = self.output.forward_rows_then(last, m, dst, Some(&then))?;
+        let mut runs = runs.into_inner().expect("no item panics");
+        runs.sort_unstable_by_key(|r| r.0);
+        let block_maxima: Vec<f32> = runs.into_iter().flat_map(|r| r.1).collect();
         self.forward_passes += 1;
         Ok(ForwardOutput {
             logits,
             attention,
             lens,
+            block_maxima,
             ms: start.elapsed().as_secs_f64() * 1e3,
         })
     }

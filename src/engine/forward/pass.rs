@@ -56,5 +56,9 @@ pub struct ForwardOutput {
     /// With `lens`: `lens[layer]` is the logits row the last position would give if the model stopped
     /// after that layer. The last layer's row is the model's own logits.
     pub lens: Vec<Vec<f32>>,
+    /// The largest logit of each block of the sampler's `BLOCK` in the (one) row, found by the output
+    /// head's items while their runs of it were still in cache (the sampler's `block_maxima`, the same
+    /// bits); empty with `all_logits` or from a served model.
+    pub block_maxima: Vec<f32>,
     pub ms: f64,
 }

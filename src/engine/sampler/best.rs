@@ -154,7 +154,7 @@ fn best_of(mut buf: Vec<(f32, u32)>, n: usize) -> Vec<u32> {
 /// The largest value of each block of `BLOCK` (the last block may be shorter), NaNs passed over: one
 /// pass that also gives the row's max (`max_of` of the maxima) and lets `top_n_in_blocks` skip the
 /// row's bulk.
-pub(super) fn block_maxima(xs: &[f32]) -> Vec<f32> {
+pub fn block_maxima(xs: &[f32]) -> Vec<f32> {
     let chunks = xs.chunks_exact(BLOCK);
     let tail = chunks.remainder();
     let mut maxima = Vec::with_capacity(xs.len().div_ceil(BLOCK));
@@ -179,7 +179,7 @@ fn largest(xs: &[f32]) -> f32 {
 }
 
 /// Values a block of `block_maxima` spans.
-pub(super) const BLOCK: usize = WIDE;
+pub const BLOCK: usize = WIDE;
 
 /// `top_n` of `values`, given their `block_maxima`: the same ids in the same order. The `n`-th largest
 /// block maximum is a floor: `n` blocks each hold a value at least that large, so none of the best `n`

@@ -43,14 +43,15 @@ impl RowPasses {
         s: &SamplerSettings,
         shown_n: usize,
     ) -> RowPasses {
-        Self::run_beside(logits, penalised, t, s, shown_n, &|| {})
+        Self::run_beside((logits, None), penalised, t, s, shown_n, &|| {})
     }
 
     /// `run`, and `beside` once, as the first item of the passes' job: work of the caller's that
     /// needs none of their results runs on one thread while the other takes the two normalisers
-    /// (`Session::commit`'s bookkeeping; on one thread, before the passes).
+    /// (`Session::commit`'s bookkeeping; on one thread, before the passes). `known`: the row's
+    /// `block_maxima`, when its pass found them.
     pub fn run_beside(
-        logits: &[f32],
+        (logits, known): (&[f32], Option<&[f32]>),
         penalised: Option<&[f32]>,
         t: f32,
         s: &SamplerSettings,
@@ -64,8 +65,22 @@ impl RowPasses {
         };
         // One pass for the max and each block's max; the best ids then read only the blocks that
         // can hold them (a penalised row has its own maxima, found in the same job).
-        let maxima = maxima_side_by_side(logits, threads);
-        let max = max_of(&maxima);
+        let found;
+        let maxima = match known {
+            Some(m) => {
+                assert_eq!(
+                    m.len(),
+                    logits.len().div_ceil(BLOCK),
+                    "a block maximum a block"
+                );
+                m
+            }
+            None => {
+                found = maxima_side_by_side(logits, threads);
+                &found[..]
+            }
+        };
+        let max = max_of(maxima);
         let base = penalised.unwrap_or(logits);
         let n = sorted_needed(base, t, s).max(shown_n);
         let (raw, norms, best) = (OnceLock::new(), OnceLock::new(), OnceLock::new());
@@ -78,7 +93,7 @@ impl RowPasses {
             _ => put(
                 &best,
                 match penalised {
-                    None => top_n_in_blocks(logits, &maxima, n),
+                    None => top_n_in_blocks(logits, maxima, n),
                     Some(row) => top_n_in_blocks(row, &block_maxima(row), n),
                 },
             ),
@@ -252,7 +267,8 @@ mod tests {
     }
 
     /// `run_beside` runs its side job exactly once, on one thread or two, on a row long enough for
-    /// two threads and on a short one, and its passes are `run`'s to the bit.
+    /// two threads and on a short one, and its passes are `run`'s to the bit, with the row's block
+    /// maxima given (as a pass finds them) or found.
     #[test]
     fn a_side_job_runs_once_and_changes_no_bit() {
         use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -267,10 +283,12 @@ mod tests {
                 let side = || {
                     runs.fetch_add(1, SeqCst);
                 };
-                let (plain, beside) = with_small_rows_threads(threads, || {
+                let maxima = block_maxima(&logits);
+                let (plain, beside, known) = with_small_rows_threads(threads, || {
                     (
                         RowPasses::run(&logits, None, 0.8, &s, 10),
-                        RowPasses::run_beside(&logits, None, 0.8, &s, 10, &side),
+                        RowPasses::run_beside((&logits, None), None, 0.8, &s, 10, &side),
+                        RowPasses::run_beside((&logits, Some(&maxima)), None, 0.8, &s, 10, &|| {}),
                     )
                 });
                 assert_eq!(runs.load(SeqCst), 1, "{threads} threads, {len} logits");
@@ -283,6 +301,8 @@ mod tests {
                 };
                 assert_eq!(bits(&beside), bits(&plain));
                 assert_eq!(beside.sorted, plain.sorted);
+                assert_eq!(bits(&known), bits(&plain));
+                assert_eq!(known.sorted, plain.sorted);
             }
         }
     }

@@ -7,7 +7,12 @@ use crate::engine::forward::model::{ForwardOptions, Model};
 use crate::engine::forward::quant::decode_threads::with_small_rows_threads;
 use crate::engine::sampler::{self, DryBreakers};
 use crate::protocol::{PassReport, TokenRecord};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
+
+/// A pass's logits row, held weakly (only to know it again: while the handle lives, no other row can
+/// take its allocation's address), and the block maxima the output head found as it wrote it. The
+/// chain reads them instead of a pass of its own (`chain_beside`).
+pub(super) type FreshMaxima = (Weak<Vec<f32>>, Arc<Vec<f32>>);
 
 impl Session {
     /// Appends a node below `parent` (or a new root) and makes it the tip.
@@ -80,7 +85,10 @@ impl Session {
             return Err(SessionError::Internal("injected fault".into()));
         }
         let tip = self.path[len - 1];
-        self.set_logits(tip, Arc::new(out.logits));
+        let row = Arc::new(out.logits);
+        let maxima = Arc::new(out.block_maxima);
+        self.fresh_maxima = (!maxima.is_empty()).then(|| (Arc::downgrade(&row), maxima));
+        self.set_logits(tip, row);
         self.last_attention = Arc::new(out.attention);
         self.remember_logits(tip);
         let on = self.opts.kv_cache;
@@ -190,6 +198,11 @@ impl Session {
                 return Ok((out, logits));
             }
         }
+        // The block maxima the pass found, if these logits are that pass's row.
+        let maxima = match &self.fresh_maxima {
+            Some((row, m)) if std::ptr::eq(row.as_ptr(), Arc::as_ptr(&logits)) => Some(m.clone()),
+            _ => None,
+        };
         let history = self.tokens();
         let u = sampler::uniform(self.settings.seed, self.path.len());
         let breakers = self.dry_breakers();
@@ -204,7 +217,8 @@ impl Session {
             }
         };
         let mut out = with_small_rows_threads(threads, || {
-            sampler::run_chain_beside(&logits, (&history, &settings, &breakers), shown, u, &side)
+            let row = (&logits[..], maxima.as_deref().map(|m| &m[..]));
+            sampler::run_chain_beside(row, (&history, &settings, &breakers), shown, u, &side)
         });
         side(); // already run by the passes' job: this takes nothing
         drop(once);

@@ -183,6 +183,8 @@ pub struct Session {
     last_pass: PassReport,
     last_attention: Arc<AttentionRows>,
     chain_memo: Option<ChainMemo>,
+    /// The newest pass's row (held weakly: only to know it again) and its block maxima.
+    fresh_maxima: Option<feed::FreshMaxima>,
     /// The DRY sequence breakers mapped onto the vocabulary, for the breaker texts they were built from:
     /// built the first time DRY runs, again only if the texts change (see `feed.rs`).
     dry_breakers: Option<(Vec<String>, Arc<DryBreakers>)>,
@@ -254,6 +256,7 @@ impl Session {
             with_logits: VecDeque::new(),
             last_attention: Arc::new(AttentionRows::default()),
             chain_memo: None,
+            fresh_maxima: None,
             dry_breakers: None,
             undo: Vec::new(),
             fault_at_pass: None,

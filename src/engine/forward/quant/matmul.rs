@@ -14,6 +14,8 @@ use super::kernels::{
 };
 use super::layout::{pack_q4_1, pack_q5_0, pack_q5_0_packed, pack_q8_0, Tiles, QK, TILE};
 use super::layout_k::{pack_q4k, pack_q6k};
+use super::layout_q5::TileQ5_0U;
+use super::out::{OutPtr, RunThen};
 use super::pool;
 use candle_core::quantized::{GgmlDType, QTensor};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -281,7 +283,21 @@ impl QMatrix {
 
     /// `matmul`, written into `dst`'s buffer (its contents are replaced; it grows if it must): a
     /// buffer already written once costs no page faults, where fresh memory does.
-    pub fn matmul_into(&self, xs: &[f32], m: usize, isa: Isa, mut dst: Vec<f32>) -> Vec<f32> {
+    pub fn matmul_into(&self, xs: &[f32], m: usize, isa: Isa, dst: Vec<f32>) -> Vec<f32> {
+        self.matmul_into_then(xs, m, isa, dst, None)
+    }
+
+    /// `matmul_into`; for one row, each work item then hands `then` its run of the output while that
+    /// run is still in its core's cache: `(first column, the run)`, each run starting at a multiple
+    /// of `then`'s alignment (the output head's logits, read at once for the sampler's block maxima).
+    pub fn matmul_into_then(
+        &self,
+        xs: &[f32],
+        m: usize,
+        isa: Isa,
+        mut dst: Vec<f32>,
+        then: Option<&RunThen>,
+    ) -> Vec<f32> {
         let kind = match self.tiles {
             Tiles::Q4_1(_) => ActKind::Q8_1,
             Tiles::Q8_0(_) | Tiles::Q5_0(_) | Tiles::Q5_0P(_) => ActKind::Q8_0,
@@ -311,7 +327,13 @@ impl QMatrix {
             true => DECODE_RUNS * threads,
             false => 8 * threads,
         };
-        let per_item = (chunks * n_tiles).div_ceil(runs).clamp(1, n_tiles);
+        let mut per_item = (chunks * n_tiles).div_ceil(runs).clamp(1, n_tiles);
+        let then = then.filter(|_| m == 1);
+        if let Some(t) = then {
+            // Each run starts at a multiple of the alignment.
+            assert!(t.align.is_multiple_of(TILE), "runs are whole tiles");
+            per_item = per_item.next_multiple_of(t.align / TILE);
+        }
         let groups = n_tiles.div_ceil(per_item);
         // Items run chunk-major: neighbouring items share one chunk of activations.
         pool::parallel_for(chunks * groups, threads, |item| {
@@ -324,27 +346,20 @@ impl QMatrix {
                 if let (Tiles::Q5_0P(w), UNPACK_MIN_ROWS..) = (&self.tiles, act.m) {
                     unpack_q5_0(isa, &w[t * nb..][..nb], &mut unpacked);
                 }
-                let cols = t * TILE..self.n.min((t + 1) * TILE);
-                let mut c0 = 0; // row within the chunk
-                while c0 < act.m {
-                    // 8, 4, 2 or 1 rows: the largest that fits.
-                    let step = 1 << (rows_per_call(isa, &self.tiles).min(act.m - c0)).ilog2();
-                    let emit =
-                        |c: usize, v: &[f32; TILE]| out.write((rows.start + c) * self.n, &cols, v);
-                    let at = (c0, &mut tile_out);
-                    match &self.tiles {
-                        Tiles::Q4_1(w) => run_q4_1(isa, step, &w[t * nb..][..nb], act, at, emit),
-                        Tiles::Q8_0(w) => run_q8_0(isa, step, &w[t * nb..][..nb], act, at, emit),
-                        Tiles::Q5_0(w) => run_q5_0(isa, step, &w[t * nb..][..nb], act, at, emit),
-                        Tiles::Q5_0P(_) if !unpacked.is_empty() => {
-                            run_q5_0u(isa, step, &unpacked, act, at, emit)
-                        }
-                        Tiles::Q5_0P(w) => run_q5_0p(isa, step, &w[t * nb..][..nb], act, at, emit),
-                        Tiles::Q4K(w) => run_q4k(isa, step, &w[t * nb..][..nb], act, at, emit),
-                        Tiles::Q6K(w) => run_q6k(isa, step, &w[t * nb..][..nb], act, at, emit),
-                    }
-                    c0 += step;
-                }
+                self.tile_rows(
+                    isa,
+                    (t, nb),
+                    (rows.clone(), act),
+                    &unpacked,
+                    &mut tile_out,
+                    out,
+                );
+            }
+            if let Some(t) = then {
+                let cols = group * per_item * TILE..self.n.min((group + 1) * per_item * TILE);
+                // SAFETY: one row (`m == 1`): this item alone wrote these columns, just now, and no
+                // other item touches them; the buffer holds at least `n` elements.
+                (t.each)(cols.start, unsafe { out.written(&cols) });
             }
         });
         // SAFETY: the capacity is at least `m * n`, and the items have written all of it: every chunk of rows
@@ -355,37 +370,38 @@ impl QMatrix {
     }
 }
 
-/// The output matrix, written concurrently by work items that own disjoint (row, column-tile) cells.
-#[derive(Clone, Copy)]
-struct OutPtr(*mut f32);
-// SAFETY: see `write`: no two threads ever write the same element, and `matmul` joins them all
-// before it reads or returns the buffer.
-unsafe impl Send for OutPtr {}
-// SAFETY: as for `Send`: shared use only ever writes disjoint elements.
-unsafe impl Sync for OutPtr {}
-
-impl OutPtr {
-    /// Writes `v[..cols.len()]` to `dst[row_start + cols]`.
-    #[inline(always)]
-    fn write(&self, row_start: usize, cols: &std::ops::Range<usize>, v: &[f32; TILE]) {
-        // SAFETY: `matmul` allocates `m * n` elements and only passes rows `< m`, columns `< n`;
-        // each (row, tile) pair belongs to exactly one work item, hence one thread.
-        let dst = unsafe { self.0.add(row_start + cols.start) };
-        if cols.len() == TILE {
-            // A fixed-size copy: a few vector stores. (Beside the partial copy below in one function
-            // the two became one `memcpy` call of either size, 2% of a SmolLM2 prefill.)
-            // SAFETY: as above.
-            unsafe { (dst as *mut [f32; TILE]).write_unaligned(*v) };
-        } else {
-            Self::write_part(dst, &v[..cols.len()]);
+impl QMatrix {
+    /// Tile `t` (of `nb` blocks) against a chunk's rows `rows` (activations `act`), written to
+    /// `out`: the kernels take 8, 4, 2 or 1 rows a call. `unpacked`: the tile's 5-bit Q5_0 unpacked,
+    /// when it was (many rows).
+    fn tile_rows(
+        &self,
+        isa: Isa,
+        (t, nb): (usize, usize),
+        (rows, act): (std::ops::Range<usize>, &Act),
+        unpacked: &[TileQ5_0U],
+        tile_out: &mut TileOut,
+        out: OutPtr,
+    ) {
+        let cols = t * TILE..self.n.min((t + 1) * TILE);
+        let mut c0 = 0; // row within the chunk
+        while c0 < act.m {
+            // 8, 4, 2 or 1 rows: the largest that fits.
+            let step = 1 << (rows_per_call(isa, &self.tiles).min(act.m - c0)).ilog2();
+            let emit = |c: usize, v: &[f32; TILE]| out.write((rows.start + c) * self.n, &cols, v);
+            let at = (c0, &mut *tile_out);
+            match &self.tiles {
+                Tiles::Q4_1(w) => run_q4_1(isa, step, &w[t * nb..][..nb], act, at, emit),
+                Tiles::Q8_0(w) => run_q8_0(isa, step, &w[t * nb..][..nb], act, at, emit),
+                Tiles::Q5_0(w) => run_q5_0(isa, step, &w[t * nb..][..nb], act, at, emit),
+                Tiles::Q5_0P(_) if !unpacked.is_empty() => {
+                    run_q5_0u(isa, step, unpacked, act, at, emit)
+                }
+                Tiles::Q5_0P(w) => run_q5_0p(isa, step, &w[t * nb..][..nb], act, at, emit),
+                Tiles::Q4K(w) => run_q4k(isa, step, &w[t * nb..][..nb], act, at, emit),
+                Tiles::Q6K(w) => run_q6k(isa, step, &w[t * nb..][..nb], act, at, emit),
+            }
+            c0 += step;
         }
-    }
-
-    /// The last, partial tile of a row.
-    #[cold]
-    #[inline(never)]
-    fn write_part(dst: *mut f32, v: &[f32]) {
-        // SAFETY: as in `write`: `v.len()` columns from `dst` are this item's.
-        unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), dst, v.len()) };
     }
 }

@@ -6,7 +6,8 @@
 //! - `act` (+ `act_x86`, `act_k`): activations quantised to Q8_1 / Q8_0 / Q8_K exactly as candle does;
 //!   `act_spare`: a dropped one's buffers kept for the next on its thread.
 //! - `scalar`, `avx2` (+ `avx2_k`), `avx512` (+ `avx512_k`): tile kernels, bit-identical to each other.
-//! - `matmul`: `QMatrix`, the threaded `xs @ W^T` over tiles; `kernels`: one runner per tile format
+//! - `matmul`: `QMatrix`, the threaded `xs @ W^T` over tiles (`out`: the output its items write, and
+//!   the runs a one-row matmul hands on); `kernels`: one runner per tile format
 //!   (Q5_0 is kept at 5 bits on AVX2 and unpacked per prefill chunk); `pool`: thread count; `decode_threads`:
 //!   how many threads a decode step's matmuls use, decided by timing the steps.
 
@@ -29,10 +30,12 @@ pub mod layout;
 pub mod layout_k;
 mod layout_q5;
 pub mod matmul;
+mod out;
 pub mod pool;
 #[cfg(test)]
 mod q5_0_forms;
 pub mod scalar;
 
 pub use matmul::{Isa, QMatrix};
+pub use out::RunThen;
 pub use pool::{set_threads, threads};
