@@ -4,7 +4,7 @@
 use super::expect;
 use crate::engine::session::Session;
 use crate::protocol::lesson::question::{
-    trim_number, yes_no, Answer, ModelAnswer, Question, QuestionKind,
+    number_within, yes_no, Answer, Measure, ModelAnswer, Question, QuestionKind,
 };
 use crate::protocol::lesson::{Check, Expect};
 
@@ -58,23 +58,14 @@ pub fn answer(
             };
             (Answer::Choice(value), shown, all)
         }
-        QuestionKind::Number { measure, range, .. } => {
-            let (v, seen) = super::measure::measure(session, *measure, previous)?;
-            if let Some([lo, hi]) = range {
-                if !(*lo..=*hi).contains(&v) {
-                    problem = Some(format!("{v:.2} is outside the lesson's range [{lo}, {hi}]"));
-                }
-            }
-            let unit = match measure.unit() {
-                " tokens" if trim_number(v) == "1" => " token",
-                unit => unit,
-            };
-            let shown = format!("{}{unit}", trim_number(v));
-            let check = Check {
-                what: format!("{measure:?} in {range:?}"),
-                observed: seen,
-                ok: problem.is_none(),
-            };
+        QuestionKind::Number {
+            measure,
+            range,
+            tolerance,
+        } => {
+            let (v, shown, check, outside) =
+                number(session, *measure, (*range, *tolerance), previous)?;
+            problem = outside;
             (Answer::Number(v), shown, vec![check])
         }
     };
@@ -85,6 +76,31 @@ pub fn answer(
         checks,
         problem,
     })
+}
+
+/// A number question's measurement on the session: the value, as shown (to the precision it is
+/// scored at), the check that it falls in the lesson's range, and why not when it does not.
+fn number(
+    session: &mut Session,
+    measure: Measure,
+    (range, tolerance): (Option<[f64; 2]>, f64),
+    previous: Option<usize>,
+) -> Result<(f64, String, Check, Option<String>), String> {
+    let (v, seen) = super::measure::measure(session, measure, previous)?;
+    let outside = range
+        .filter(|[lo, hi]| !(*lo..=*hi).contains(&v))
+        .map(|[lo, hi]| format!("{v:.2} is outside the lesson's range [{lo}, {hi}]"));
+    let number = number_within(v, tolerance);
+    let unit = match measure.unit() {
+        " tokens" if number == "1" => " token",
+        unit => unit,
+    };
+    let check = Check {
+        what: format!("{measure:?} in {range:?}"),
+        observed: seen,
+        ok: outside.is_none(),
+    };
+    Ok((v, format!("{number}{unit}"), check, outside))
 }
 
 #[cfg(test)]

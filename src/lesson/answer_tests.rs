@@ -116,6 +116,39 @@ fn a_number_within_the_tolerance_is_right() {
     assert!(!exact.score(5, &Given::Number(8.0), &m).correct);
 }
 
+/// The numbers a scored answer shows tell its score: the model's to one decimal more than the
+/// tolerance has, the class's as typed. A mean JS of 0.588 within 0.15 rounded to "0.6" made a
+/// class's 0.75 look right while it was scored wrong, and a class's 0.45 showed as "0.5".
+#[test]
+fn a_scored_number_shows_the_precision_it_was_scored_at() {
+    let cases = [
+        ((0.588, 0.15), "0.588"),
+        ((0.45, 0.15), "0.45"),
+        ((46.0, 1.0), "46"),
+        ((8.734, 2.0), "8.7"),
+        ((8.0, 0.0), "8"),
+        ((52.44, 10.0), "52.4"),
+        ((1.51, 0.5), "1.51"),
+        ((-0.0001, 0.15), "0"),
+    ];
+    for ((v, tol), want) in cases {
+        assert_eq!(number_within(v, tol), want, "{v} within {tol}");
+    }
+    let mut q = number_q(0.15);
+    if let QuestionKind::Number { measure, .. } = &mut q.kind {
+        *measure = Measure::Js;
+    }
+    let m = model(&q, Answer::Number(0.588), "0.588 nats");
+    let far = q.score(5, &Given::Number(0.75), &m);
+    assert!(!far.correct);
+    assert_eq!(far.class, "0.75");
+    assert!(far.detail.starts_with("off by 0.162;"), "{far:?}");
+    let near = q.score(5, &Given::Number(0.45), &m);
+    assert!(near.correct);
+    assert_eq!(near.class, "0.45");
+    assert!(near.detail.starts_with("off by 0.138;"), "{near:?}");
+}
+
 #[test]
 fn yes_no_and_choices_score_against_the_models_answer() {
     let q = Question {

@@ -243,8 +243,9 @@ impl Question {
             }
             (QuestionKind::Number { tolerance, .. }, Given::Number(c), Answer::Number(m)) => {
                 let off = (c - m).abs();
-                let detail = format!("off by {off:.1}; within {tolerance} counts");
-                (trim_number(*c), off <= *tolerance, detail)
+                let off_text = number_within(off, *tolerance);
+                let detail = format!("off by {off_text}; within {tolerance} counts");
+                (number_within(*c, *tolerance), off <= *tolerance, detail)
             }
             _ => (
                 "?".into(),
@@ -305,11 +306,21 @@ pub fn yes_no(b: bool) -> &'static str {
     }
 }
 
-/// A number as a class would write it: one decimal, none when it is whole.
-pub fn trim_number(v: f64) -> String {
-    if (v - v.round()).abs() < 0.05 {
-        format!("{:.0}", v.round())
-    } else {
-        format!("{v:.1}")
+/// `v` written to the precision a question scores it at: one decimal more than its `tolerance` has
+/// (at most four), trailing zeros dropped. So the numbers on screen tell the score: 0.588 nats within
+/// 0.15 shows as "0.588", never as a "0.6" that a class's 0.75 would seem to be within; 46 tokens
+/// within 1 shows as "46"; a class's 0.45 stays "0.45".
+pub fn number_within(v: f64, tolerance: f64) -> String {
+    let tol_decimals = (0..4)
+        .find(|&d| {
+            let scaled = tolerance.abs() * 10f64.powi(d);
+            (scaled - scaled.round()).abs() < 1e-9
+        })
+        .unwrap_or(3);
+    let text = format!("{v:.*}", tol_decimals as usize + 1);
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    match text {
+        "-0" => "0".into(),
+        t => t.into(),
     }
 }
