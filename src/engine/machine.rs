@@ -1,7 +1,8 @@
 //! The speed of light of this machine for this model: how fast memory streams (a decode step must
 //! read every weight and the KV cache at its depth, so no step beats those bytes over the bandwidth)
 //! and how fast the model's own kernels multiply when there is enough arithmetic per byte (a prefill).
-//! `bench` measures both in its own run; the TUI once at load, for the timing panel. The bandwidth is
+//! `bench` measures both in its own run; the TUI once at load, for the timing panel (and there it
+//! settles the decode steps' thread count before the first step). The bandwidth is
 //! measured before the model loads (`bandwidth_gb_s` remembers it), so its buffer never adds to the peak.
 
 use super::forward::model::Model;
@@ -122,7 +123,23 @@ pub fn measure(model: &mut Model, threads: usize) -> candle_core::Result<Machine
         peak_gflops: 0.0,
     };
     speed.peak_gflops = peak_gflops(model, speed.pass_flop(PEAK_TOKENS, 0))?;
+    settle_decode_threads(model)?;
     Ok(speed)
+}
+
+/// Runs the decode steps' trial of their thread counts now, on one-token passes of their own (about
+/// 16): otherwise the first steps a class watches alternate one thread and all, and the timing panel's
+/// step time jumps between the two for no reason on screen. The cache is empty afterwards.
+fn settle_decode_threads(model: &mut Model) -> candle_core::Result<()> {
+    model.cache.clear();
+    let mut pos = 0;
+    while model.decode_trial_running() && pos < 64 {
+        let token = (pos as u64 * 2_654_435_761 % model.vocab_size as u64) as u32;
+        model.forward(&[token], pos, Default::default())?;
+        pos += 1;
+    }
+    model.cache.clear();
+    Ok(())
 }
 
 #[cfg(test)]

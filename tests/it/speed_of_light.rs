@@ -20,7 +20,12 @@ fn the_engine_counts_a_steps_bytes_and_flop_from_the_models_tensors() {
         .map(|t| t.shape.elem_count())
         .sum();
     let mut s = support::real_session();
+    let threads = nexttoken::engine::threads();
+    let model = s.local_model().expect("a local model");
+    assert_eq!(model.decode_trial_running(), threads > 1);
     let m = s.measure_machine().unwrap().expect("a local model");
+    // The decode steps' thread trial ran at load too: no step the class watches alternates.
+    assert!(!s.local_model().unwrap().decode_trial_running());
     let flop = m.matmul_flop_per_token;
     assert!(
         (flop / (2.0 * matrices as f64) - 1.0).abs() < 0.01,
@@ -32,9 +37,15 @@ fn the_engine_counts_a_steps_bytes_and_flop_from_the_models_tensors() {
     assert!(m.bandwidth_gb_s > 0.1 && m.peak_gflops > 0.1, "{m:?}");
     // 30 layers, 3 KV heads of 64, keys and values in f32.
     assert_eq!(m.kv_bytes_per_position, 2 * 30 * 3 * 64 * 4);
-    // The session reads a prompt afterwards as if nothing happened.
+    // The session reads a prompt afterwards as if nothing happened, and its steps keep the choice.
     s.prefill_text("The capital of France is", false).unwrap();
     assert_eq!(s.distribution().unwrap().planned.text, " Paris");
+    let chosen = s.local_model().unwrap().decode_threads();
+    for _ in 0..4 {
+        s.step(nexttoken::engine::session::Choice::Sample).unwrap();
+        assert_eq!(s.local_model().unwrap().decode_threads(), chosen);
+        assert!(!s.local_model().unwrap().decode_trial_running());
+    }
 }
 
 fn machine() -> MachineSpeed {

@@ -169,6 +169,11 @@ impl Model {
         self.decode.chosen()
     }
 
+    /// Whether the one-token passes are in a trial of their thread counts now (`decode_threads.rs`).
+    pub fn decode_trial_running(&self) -> bool {
+        self.decode.in_trial()
+    }
+
     /// Feeds `tokens` at positions `index_pos..`, appending their keys and values to the cache (which must
     /// hold exactly `index_pos` positions).
     pub fn forward(

@@ -77,6 +77,11 @@ impl DecodeThreads {
         self.chosen
     }
 
+    /// Whether the steps are in a trial now: the next ones alternate their thread counts.
+    pub fn in_trial(&self) -> bool {
+        self.until_trial == 0
+    }
+
     /// Records that a decode step ran on `threads` threads in `ms`.
     pub fn record(&mut self, threads: usize, ms: f64) {
         if self.until_trial > 0 {
