@@ -6,6 +6,8 @@
 //! pays. Which holds differs between machines of the same kind, and with the load on them, so a model
 //! does not guess: it alternates one thread and all threads over its first decode steps, keeps the
 //! faster (by median; all threads must win by `MARGIN`), and measures again every `RECHECK` steps.
+//! The TUI runs the first trial at load, on passes of its own (`engine/machine.rs`), so the steps a
+//! class watches do not alternate.
 //! The threads change only who computes which output rows, never a bit of the result.
 
 use std::cell::Cell;
