@@ -420,3 +420,35 @@ fn decode_growth_takes_thirds_of_the_last_run() {
     v.decode_kv.pop();
     assert_eq!(decode_growth(&v), None, "five steps are too few");
 }
+
+/// A step faster than light by the bandwidth the session remembers means that measure ran low (a
+/// busy spell): the checker measures once more, now, before it judges. Here the session carries a
+/// figure far too low, as a file saved on a slower machine could.
+#[test]
+fn a_step_faster_than_a_stale_light_is_measured_again() {
+    let mut s = session();
+    holds(
+        &mut s,
+        "{ prompt = \"The history of the printing press begins in\" }",
+    );
+    let mut saved = s.to_saved().unwrap();
+    saved.machine = Some(nexttoken::protocol::MachineSpeed {
+        bandwidth_gb_s: 0.5,
+        weight_bytes: 0,
+        kv_bytes_per_position: 0,
+        matmul_flop_per_token: 0.0,
+        attention_flop_per_key: 0.0,
+        peak_gflops: 1.0,
+    });
+    let mut t = session();
+    t.restore_saved(&saved, false).unwrap();
+    assert_eq!(t.machine().unwrap().bandwidth_gb_s, 0.5);
+    let text = holds(
+        &mut t,
+        "{ prompt = \"The history of the printing press begins in\" }, { step = 4 }, { expect = { step_slower_than_light = true } }",
+    );
+    assert!(
+        text.contains("(measured again: the first read 0.5)"),
+        "{text}"
+    );
+}

@@ -57,7 +57,8 @@ pub(super) fn check(session: &mut Session, e: &Expect, out: &mut Checks) -> Resu
 }
 
 /// Efficiencies up to this count as "not faster than light": the bandwidth is measured as the best
-/// of three reads, and a step's weights may start partly in the cache.
+/// of three reads, and a step's weights may start partly in the cache. Above it, the bandwidth is
+/// measured once more before the claim is judged.
 const LIGHT_NOISE: f64 = 1.2;
 
 /// The last one-token step against its floor: what was seen, and whether it was no faster.
@@ -76,10 +77,22 @@ fn against_light(session: &mut Session) -> Result<(String, bool), String> {
         Some(m) => m.bandwidth_gb_s,
         None => crate::engine::machine::bandwidth_gb_s(crate::engine::threads()),
     };
+    let efficiency_at = |gb_s: f64| bytes as f64 / (gb_s * 1e9) * 1e3 / pass.ms;
+    // A step faster than light means the measure fell in a busy spell: measure once more.
+    let (bandwidth, again) = match efficiency_at(bandwidth) {
+        e if e > LIGHT_NOISE => {
+            let fresh = crate::engine::machine::bandwidth_gb_s_again(crate::engine::threads());
+            (
+                bandwidth.max(fresh),
+                format!(" (measured again: the first read {bandwidth:.1})"),
+            )
+        }
+        _ => (bandwidth, String::new()),
+    };
     let floor = bytes as f64 / (bandwidth * 1e9) * 1e3;
-    let efficiency = floor / pass.ms;
+    let efficiency = efficiency_at(bandwidth);
     let seen = format!(
-        "the step took {:.2} ms; {:.1} MB over the {bandwidth:.1} GB/s measured on this machine is {floor:.2} ms ({:.0}% of light)",
+        "the step took {:.2} ms; {:.1} MB over the {bandwidth:.1} GB/s measured on this machine{again} is {floor:.2} ms ({:.0}% of light)",
         pass.ms,
         bytes as f64 / 1e6,
         efficiency * 100.0
