@@ -28,15 +28,33 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 
 const HEAD: &str = "title = \"Broken\"\nsummary = \"A broken lesson.\"\nminutes = 2\n\n";
 
-/// Every built-in lesson holds on the real model: one session, each lesson in turn.
+/// Every built-in lesson holds on the real model: one session, each lesson in turn. A lesson whose
+/// only failure is a claim on the clock (a prefill against the steps, a step against light, decode
+/// growth) runs once more on a fresh session: its one prefill is one measurement, and the parallel
+/// tests can stall it (CI saw 6.46 ms a token against 0.6). A claim that is wrong fails both times.
 #[test]
 fn every_builtin_lesson_passes_check() {
     let mut s = session();
+    let timing = [
+        "faster per token",
+        "step_slower_than_light",
+        "decode time grows",
+    ];
     for (name, _) in BUILTINS {
         let l = lesson::load(name).unwrap();
-        let mut out = Vec::new();
-        let result = check::check(&mut s, &l, &mut out);
-        let text = String::from_utf8_lossy(&out);
+        let run = |s: &mut Session| {
+            let mut out = Vec::new();
+            let result = check::check(s, &l, &mut out).map_err(|e| format!("{e:#}"));
+            (result, String::from_utf8_lossy(&out).into_owned())
+        };
+        let (mut result, mut text) = run(&mut s);
+        if let Err(e) = &result {
+            let failed = e.lines().next().unwrap_or_default();
+            if timing.iter().any(|t| failed.contains(t)) {
+                eprintln!("{name}: a claim on the clock failed, once more: {e}");
+                (result, text) = run(&mut session());
+            }
+        }
         assert!(result.is_ok(), "{name}: {result:?}\n{text}");
         assert!(text.contains("checks hold"), "{text}");
     }
