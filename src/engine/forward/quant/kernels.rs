@@ -1,9 +1,11 @@
 //! One function per weight format that runs its kernel on 1, 2, 4 or 8 activation rows at once for
-//! the chosen instruction set (`Isa`), and the unpacking of 5-bit Q5_0 tiles for a prefill's chunk.
+//! the chosen instruction set (`Isa`), the unpacking of 5-bit Q5_0 tiles for a prefill's chunk, and
+//! one tile against a chunk's rows through them (`tile_rows`).
 
 use super::act::{Act, Extras};
 use super::layout::{TileQ5_0, TileQ5_0U, Tiles, QK, TILE};
-use super::matmul::Isa;
+use super::matmul::{rows_per_call, Isa};
+use super::out::OutPtr;
 use super::scalar;
 
 /// `w`'s tiles unpacked to a byte a quant into `into` (`TileQ5_0::unpack`, in vector steps where the
@@ -104,3 +106,37 @@ runner!(run_q5_0u, q5_0u, super::layout::TileQ5_0U);
 runner!(run_q8_0, q8_0, super::layout::TileQ8_0);
 runner!(run_q4k, q4k, super::layout_k::TileQ4K);
 runner!(run_q6k, q6k, super::layout_k::TileQ6K);
+
+/// Tile `t` (of `nb` blocks) of a matrix of `n` columns against a chunk's rows `rows` (activations `act`), written to
+/// `out`: the kernels take 8, 4, 2 or 1 rows a call. `unpacked`: the tile's 5-bit Q5_0 unpacked,
+/// when it was (many rows).
+pub(super) fn tile_rows(
+    isa: Isa,
+    (tiles, n): (&Tiles, usize),
+    (t, nb): (usize, usize),
+    (rows, act): (std::ops::Range<usize>, &Act),
+    unpacked: &[TileQ5_0U],
+    tile_out: &mut TileOut,
+    out: OutPtr,
+) {
+    let cols = t * TILE..n.min((t + 1) * TILE);
+    let mut c0 = 0; // row within the chunk
+    while c0 < act.m {
+        // 8, 4, 2 or 1 rows: the largest that fits.
+        let step = 1 << (rows_per_call(isa, tiles).min(act.m - c0)).ilog2();
+        let emit = |c: usize, v: &[f32; TILE]| out.write((rows.start + c) * n, &cols, v);
+        let at = (c0, &mut *tile_out);
+        match tiles {
+            Tiles::Q4_1(w) => run_q4_1(isa, step, &w[t * nb..][..nb], act, at, emit),
+            Tiles::Q8_0(w) => run_q8_0(isa, step, &w[t * nb..][..nb], act, at, emit),
+            Tiles::Q5_0(w) => run_q5_0(isa, step, &w[t * nb..][..nb], act, at, emit),
+            Tiles::Q5_0P(_) if !unpacked.is_empty() => {
+                run_q5_0u(isa, step, unpacked, act, at, emit)
+            }
+            Tiles::Q5_0P(w) => run_q5_0p(isa, step, &w[t * nb..][..nb], act, at, emit),
+            Tiles::Q4K(w) => run_q4k(isa, step, &w[t * nb..][..nb], act, at, emit),
+            Tiles::Q6K(w) => run_q6k(isa, step, &w[t * nb..][..nb], act, at, emit),
+        }
+        c0 += step;
+    }
+}

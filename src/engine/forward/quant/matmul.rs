@@ -8,13 +8,9 @@
 //! shapes), need no second copy of the weights, and give `Exact`'s bits, which the f32 gemm would not.
 
 use super::act::{Act, ActKind};
-use super::kernels::{
-    extras, run_q4_1, run_q4k, run_q5_0, run_q5_0p, run_q5_0u, run_q6k, run_q8_0, unpack_q5_0,
-    TileOut,
-};
+use super::kernels::{extras, tile_rows, unpack_q5_0, TileOut};
 use super::layout::{pack_q4_1, pack_q5_0, pack_q5_0_packed, pack_q8_0, Tiles, QK, TILE};
 use super::layout_k::{pack_q4k, pack_q6k};
-use super::layout_q5::TileQ5_0U;
 use super::out::{OutPtr, RunThen};
 use super::pool;
 use candle_core::quantized::{GgmlDType, QTensor};
@@ -93,7 +89,7 @@ impl Isa {
 /// Activation rows per kernel call: each weight tile is unpacked once per this many rows. AVX-512
 /// has 32 registers for the accumulators, AVX2 16; Q8_0 keeps 8 partial sums per output. Measured,
 /// not derived: on AVX2 only Q4_1 has been timed at 8.
-fn rows_per_call(isa: Isa, tiles: &Tiles) -> usize {
+pub(super) fn rows_per_call(isa: Isa, tiles: &Tiles) -> usize {
     match (isa, tiles) {
         (Isa::Avx512Vnni, Tiles::Q8_0(_)) => 2,
         (Isa::Avx512Vnni, _) => 8,
@@ -346,9 +342,11 @@ impl QMatrix {
                 if let (Tiles::Q5_0P(w), UNPACK_MIN_ROWS..) = (&self.tiles, act.m) {
                     unpack_q5_0(isa, &w[t * nb..][..nb], &mut unpacked);
                 }
-                self.tile_rows(
+                let (tiles, at) = ((&self.tiles, self.n), (t, nb));
+                tile_rows(
                     isa,
-                    (t, nb),
+                    tiles,
+                    at,
                     (rows.clone(), act),
                     &unpacked,
                     &mut tile_out,
@@ -367,41 +365,5 @@ impl QMatrix {
         // rows and whose `write` covers the tile's columns.
         unsafe { dst.set_len(m * self.n) };
         dst
-    }
-}
-
-impl QMatrix {
-    /// Tile `t` (of `nb` blocks) against a chunk's rows `rows` (activations `act`), written to
-    /// `out`: the kernels take 8, 4, 2 or 1 rows a call. `unpacked`: the tile's 5-bit Q5_0 unpacked,
-    /// when it was (many rows).
-    fn tile_rows(
-        &self,
-        isa: Isa,
-        (t, nb): (usize, usize),
-        (rows, act): (std::ops::Range<usize>, &Act),
-        unpacked: &[TileQ5_0U],
-        tile_out: &mut TileOut,
-        out: OutPtr,
-    ) {
-        let cols = t * TILE..self.n.min((t + 1) * TILE);
-        let mut c0 = 0; // row within the chunk
-        while c0 < act.m {
-            // 8, 4, 2 or 1 rows: the largest that fits.
-            let step = 1 << (rows_per_call(isa, &self.tiles).min(act.m - c0)).ilog2();
-            let emit = |c: usize, v: &[f32; TILE]| out.write((rows.start + c) * self.n, &cols, v);
-            let at = (c0, &mut *tile_out);
-            match &self.tiles {
-                Tiles::Q4_1(w) => run_q4_1(isa, step, &w[t * nb..][..nb], act, at, emit),
-                Tiles::Q8_0(w) => run_q8_0(isa, step, &w[t * nb..][..nb], act, at, emit),
-                Tiles::Q5_0(w) => run_q5_0(isa, step, &w[t * nb..][..nb], act, at, emit),
-                Tiles::Q5_0P(_) if !unpacked.is_empty() => {
-                    run_q5_0u(isa, step, unpacked, act, at, emit)
-                }
-                Tiles::Q5_0P(w) => run_q5_0p(isa, step, &w[t * nb..][..nb], act, at, emit),
-                Tiles::Q4K(w) => run_q4k(isa, step, &w[t * nb..][..nb], act, at, emit),
-                Tiles::Q6K(w) => run_q6k(isa, step, &w[t * nb..][..nb], act, at, emit),
-            }
-            c0 += step;
-        }
     }
 }
