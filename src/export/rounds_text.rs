@@ -35,9 +35,12 @@ pub fn round_rows(saved: &SavedSession) -> Vec<[String; 5]> {
                     format!("{mark} {}", quoted_token(&d.token))
                 })
                 .collect();
-            let how = match r.last.end {
-                RoundEnd::Residual => "redrawn from max(0, p − q)",
-                RoundEnd::Bonus => "bonus from p",
+            // Greedy draws nothing: the residual and the bonus are the model's own top token.
+            let how = match (r.last.end, r.greedy) {
+                (RoundEnd::Residual, true) => "the model's top, instead",
+                (RoundEnd::Bonus, true) => "bonus: the model's top",
+                (RoundEnd::Residual, false) => "redrawn from max(0, p − q)",
+                (RoundEnd::Bonus, false) => "bonus from p",
             };
             [
                 (r.round + 1).to_string(),

@@ -40,22 +40,28 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             "Hidden until the class has guessed (predict-then-reveal).",
             theme.dim,
         )],
-        None => intro(draft, app.speculative.on, width, theme),
+        None => intro(draft, app, width, theme),
         Some(r) => round_lines(app, r, draft, width, theme),
     };
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-/// Before the first round: what a round does, and how to run one.
-fn intro(d: &DraftInfo, on: bool, width: usize, theme: &Theme) -> Vec<Line<'static>> {
-    let how = if on {
+/// Before the first round: what a round does under the sampler in force (greedy keeps a guess while it
+/// is the model's top token; sampling keeps it with probability min(1, p/q)), and how to run one.
+fn intro(d: &DraftInfo, app: &App, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let rule = if app.sampler.settings.is_greedy() {
+        "keeps each guess while it is the token the model itself would pick (greedy)"
+    } else {
+        "keeps each with probability min(1, p/q)"
+    };
+    let how = if app.speculative.on {
         "Press space for a round."
     } else {
         "Press d, then space for a round."
     };
     let text = format!(
         "The draft {} ({} layers) guesses the next {} tokens one by one; the model checks them all in \
-         one pass and keeps each with probability min(1, p/q). The text is the model's own either way: \
+         one pass and {rule}. The text is the model's own either way: \
          the draft changes the cost, never the output. {how}",
         d.label, d.n_layer, d.k
     );
@@ -120,7 +126,8 @@ fn headline(
             r.first_position + 1
         )
     } else {
-        format!("{gone}{} drafted {}", d.label, r.drafted.len())
+        let greedy = if r.greedy { " · greedy" } else { "" };
+        format!("{gone}{} drafted {}{greedy}", d.label, r.drafted.len())
     };
     Line::styled(fit(&text, width), theme.text)
 }
@@ -228,12 +235,18 @@ fn last_line(r: &RoundReport, width: usize, theme: &Theme) -> Vec<Line<'static>>
         .map(|(t, p)| format!("{} {}", quoted_token(t), pct(*p)))
         .collect();
     let token = quoted_token(&r.last.token);
-    let text = match r.last.end {
-        RoundEnd::Residual => format!(
+    // Under greedy nothing is drawn: p and q put all their mass on one token each, so the residual
+    // and the bonus are both the model's own top token.
+    let text = match (r.last.end, r.greedy) {
+        (RoundEnd::Residual, true) => format!("✗ → {token}, the model's top, instead"),
+        (RoundEnd::Bonus, true) => {
+            format!("✓ all kept → {token}, a bonus: the model's top next")
+        }
+        (RoundEnd::Residual, false) => format!(
             "✗ → {token}, drawn from max(0, p − q): {}",
             from.join(" · ")
         ),
-        RoundEnd::Bonus => format!(
+        (RoundEnd::Bonus, false) => format!(
             "✓ all kept → {token}, a bonus drawn from p: {}",
             from.join(" · ")
         ),

@@ -689,11 +689,16 @@ fn the_handout_shows_the_rounds_and_the_speed_of_light() {
             "Speculative decoding",
             "2 rounds with the draft layers:26",
             "✓ ",
-            "bonus from p",
+            // Greedy rounds draw nothing: the bonus is the model's top token.
+            "bonus: the model",
             &bandwidth,
             "GFLOP/s",
         ] {
             assert!(page.contains(want), "{format:?}: {want} missing\n{page}");
         }
+        assert!(
+            !page.contains("from p"),
+            "{format:?}: a greedy round drew\n{page}"
+        );
     }
 }

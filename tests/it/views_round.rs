@@ -253,3 +253,56 @@ fn rounds_a_lesson_ran_are_shown_and_added_up() {
         "{text}"
     );
 }
+
+/// Before the first round the panel states the rule that will judge the guesses: under greedy a guess
+/// is kept while it is the model's own top token (no chance in it), under sampling with min(1, p/q).
+#[test]
+fn before_a_round_the_panel_states_the_rule_of_the_sampler_in_force() {
+    let panel_text = |greedy: bool| {
+        let mut app = app_with_draft(100, 30);
+        let mut view = SessionView {
+            draft: Some(draft_info()),
+            ..prefilled()
+        };
+        if greedy {
+            view.settings.temperature = 0.0;
+        }
+        update(&mut app, Msg::Engine(Event::Synced(view)));
+        key(&mut app, 'd');
+        assert_eq!(app.screen.side, SidePanel::Round);
+        screen_text(&app).join("\n")
+    };
+    let greedy = panel_text(true);
+    assert!(greedy.contains("(greedy)"), "{greedy}");
+    assert!(!greedy.contains("min(1, p/q)"), "{greedy}");
+    let sampled = panel_text(false);
+    assert!(sampled.contains("min(1, p/q)"), "{sampled}");
+    assert!(!sampled.contains("(greedy)"), "{sampled}");
+}
+
+/// A greedy round draws nothing: its last line names the model's own top token, never a draw from a
+/// residual or from p, and the narrow headline says the round was greedy.
+#[test]
+fn a_greedy_round_says_its_last_token_is_the_models_top_not_a_draw() {
+    for (end, want) in [
+        (RoundEnd::Residual, ["⟨.⟩, the model's top, instead", "✗ →"]),
+        (RoundEnd::Bonus, ["a bonus: the", "model's top next"]),
+    ] {
+        let mut app = app_with_draft(80, 24);
+        key(&mut app, 'd');
+        let (mut r, view) = after_round();
+        r.report.greedy = true;
+        r.report.last.end = end;
+        let rounded = Event::Rounded {
+            round: Box::new(r),
+            view: Box::new(view),
+        };
+        update(&mut app, Msg::Engine(rounded));
+        let text = screen_text(&app).join("\n");
+        for want in want {
+            assert!(text.contains(want), "{end:?}: {want} missing\n{text}");
+        }
+        assert!(text.contains("layers:20 drafted 4 · greedy"), "{text}");
+        assert!(!text.contains("drawn"), "{end:?}\n{text}");
+    }
+}
