@@ -285,8 +285,8 @@ fn before_a_round_the_panel_states_the_rule_of_the_sampler_in_force() {
 #[test]
 fn a_greedy_round_says_its_last_token_is_the_models_top_not_a_draw() {
     for (end, want) in [
-        (RoundEnd::Residual, ["⟨.⟩, the model's top, instead", "✗ →"]),
-        (RoundEnd::Bonus, ["a bonus: the", "model's top next"]),
+        (RoundEnd::Residual, ["✗ 2 → ⟨.⟩, the model's top"]),
+        (RoundEnd::Bonus, ["✓ all kept → ⟨.⟩, the model's top"]),
     ] {
         let mut app = app_with_draft(80, 24);
         key(&mut app, 'd');
@@ -304,5 +304,59 @@ fn a_greedy_round_says_its_last_token_is_the_models_top_not_a_draw() {
         }
         assert!(text.contains("layers:20 drafted 4 · greedy"), "{text}");
         assert!(!text.contains("drawn"), "{end:?}\n{text}");
+    }
+}
+
+/// A lesson's round at 80x24 leaves the round panel eight lines: it takes shorter forms until the
+/// round's cost and the rounds so far are in view (a lesson's "does it pay?" points at them), keeps
+/// every checked token, and says when it had to cut anything.
+#[test]
+fn a_lesson_round_at_80x24_keeps_its_cost_and_the_rounds_so_far_in_view() {
+    use nexttoken::lesson::{StepRun, TuiAction};
+    let lesson = nexttoken::lesson::builtin("speculative-decoding")
+        .unwrap()
+        .unwrap();
+    for greedy in [true, false] {
+        let mut app = App::new(config(80, 24)).with_lesson(lesson.clone());
+        update(&mut app, Msg::Engine(Event::Loaded(model_info())));
+        let (_, view) = after_round();
+        let mut r = round();
+        r.greedy = greedy;
+        // "Does it pay?", the lesson's last step: its narration points at the panel's last lines.
+        let run = StepRun {
+            index: 4,
+            outcomes: vec![],
+            tui: vec![TuiAction::Round(Box::new(r))],
+            question: None,
+            answer: None,
+        };
+        let step = LessonStepView {
+            run,
+            replayed: 0,
+            earlier_failure: None,
+            view,
+        };
+        update(&mut app, Msg::Engine(Event::LessonStep(Box::new(step))));
+        let text = screen_text(&app).join("\n");
+        assert!(text.contains("lesson step 5 of 5"), "{text}");
+        for want in [
+            "✓ 1 ⟨␣Paris⟩",
+            "✗ 2 ⟨␣and⟩",
+            "2 tokens in 38.5 ms",
+            "plain: 16.4 ms → 0.43× (slower)",
+            "1 round: 50% kept, 0.43×",
+            "rounds pay above 97% kept",
+        ] {
+            // A greedy round's table is one line of marks here.
+            let want = match greedy {
+                true => want.replace(" 1 ⟨", " ⟨").replace(" 2 ⟨", " ⟨"),
+                false => want.into(),
+            };
+            assert!(
+                text.contains(&want),
+                "greedy {greedy}: {want} missing\n{text}"
+            );
+        }
+        assert!(!text.contains("taller: more"), "greedy {greedy}\n{text}");
     }
 }

@@ -1,0 +1,126 @@
+//! The round's cost beside the plain steps it replaced, and the rounds so far with the acceptance at
+//! which they would pay. Every figure is the engine's, measured.
+
+use crate::analysis::speculation::{break_even_acceptance, Tally};
+use crate::fmt::ms;
+use crate::protocol::{DraftInfo, RoundReport};
+use crate::ui::theme::Theme;
+use ratatui::style::Style;
+use ratatui::text::Line;
+
+/// The round's cost beside the plain steps it replaced.
+pub(super) fn cost_lines(
+    r: &RoundReport,
+    wide: bool,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let ratio = r.plain_equivalent_ms() / r.ms();
+    let verdict = if ratio >= 1.0 { "faster" } else { "slower" };
+    let lines = if wide {
+        vec![
+            format!(
+                "this round: {} for {} draft passes{} ({}) + 1 check of {} positions ({}) = {}",
+                tokens(r.tokens()),
+                r.draft_passes,
+                match r.draft_read {
+                    0..=2 => String::new(),
+                    n => format!(", the first reading {n} tokens"),
+                },
+                ms(r.draft_ms),
+                r.verify_positions,
+                ms(r.verify_ms),
+                ms(r.ms())
+            ),
+            format!(
+                "as plain steps: {} × {} = {} → this round ran {ratio:.2}× ({verdict})",
+                r.tokens(),
+                ms(r.plain_ms),
+                ms(r.plain_equivalent_ms())
+            ),
+        ]
+    } else {
+        vec![
+            format!("{} in {}", tokens(r.tokens()), ms(r.ms())),
+            format!(
+                "plain: {} → {ratio:.2}× ({verdict})",
+                ms(r.plain_equivalent_ms())
+            ),
+        ]
+    };
+    wrapped(lines, width, theme.text)
+}
+
+fn rounds(n: usize) -> String {
+    match n {
+        1 => "1 round".into(),
+        n => format!("{n} rounds"),
+    }
+}
+
+fn tokens(n: usize) -> String {
+    match n {
+        1 => "1 token".into(),
+        n => format!("{n} tokens"),
+    }
+}
+
+/// The rounds so far, and when a draft like this one would pay here.
+pub(super) fn tally_lines(
+    t: &Tally,
+    d: &DraftInfo,
+    k: usize,
+    wide: bool,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    if t.rounds == 0 {
+        return vec![];
+    }
+    let plain = t.plain_ms / t.tokens as f64;
+    let per_round = t.round_ms / t.rounds as f64;
+    let draft_pass = t.draft_ms / (t.rounds * k.max(1)) as f64;
+    let even = match break_even_acceptance(per_round, plain, k) {
+        Some(a) if a > 0.0 => format!("rounds pay above {:.0}% kept", a * 100.0),
+        Some(_) => "rounds pay even with nothing kept".into(),
+        None if wide => format!("no acceptance pays: {k} + 1 plain steps cost less than a round"),
+        None => "no acceptance pays here".into(),
+    };
+    let lines = if wide {
+        vec![
+            format!(
+                "so far {}: {:.0}% of checked drafts kept · {:.2} tokens per pass of the model · {:.2}× plain speed",
+                rounds(t.rounds),
+                t.acceptance() * 100.0,
+                t.tokens_per_pass(),
+                t.speedup()
+            ),
+            format!(
+                "a draft pass costs {:.2} of a plain step (it reads {:.0}% of the bytes); {even}",
+                draft_pass / plain,
+                d.bytes_ratio * 100.0
+            ),
+        ]
+    } else {
+        vec![
+            format!(
+                "{}: {:.0}% kept, {:.2}×",
+                rounds(t.rounds),
+                t.acceptance() * 100.0,
+                t.speedup()
+            ),
+            even,
+        ]
+    };
+    wrapped(lines, width, theme.info)
+}
+
+/// Lines wrapped at `width`, the continuation indented.
+pub(super) fn wrapped(lines: Vec<String>, width: usize, style: Style) -> Vec<Line<'static>> {
+    let opts = textwrap::Options::new(width.max(10)).subsequent_indent("  ");
+    lines
+        .iter()
+        .flat_map(|l| textwrap::wrap(l, &opts))
+        .map(|l| Line::styled(l.into_owned(), style))
+        .collect()
+}
