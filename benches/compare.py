@@ -143,7 +143,8 @@ def main():
                       f"{light['ceiling_tok_s']:.0f} tok/s ({light['bandwidth_gb_s']:.1f} GB/s)")
         print(f"step overhead {a['step_overhead']:.3f}x, load {a['load_ms']:.0f} ms, "
               f"peak RSS {a['peak_rss_mib']:.0f} MiB, max |p_fast - p_exact| {a['max_prob_diff_fast_vs_exact']:.1e}, "
-              f"decode matmuls on {a.get('decode_threads', '?')} thread(s)")
+              f"decode matmuls on {a.get('decode_threads', '?')} thread(s), "
+              f"prefetch {'on' if a.get('decode_prefetch', True) else 'off'}")
         for row in a["rows"]:
             if "no-kv" in row["test"]:
                 print(f"  {row['test']}: {row['median_ms']:.1f} ms per step")

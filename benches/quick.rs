@@ -392,7 +392,7 @@ fn chain() {
     };
     let history: Vec<u32> = (0..64).map(|i| (i * 37) % logits.len() as u32).collect();
     let s = SamplerSettings::default();
-    use nexttoken::engine::forward::quant::decode_threads::with_small_rows_threads;
+    use nexttoken::engine::forward::quant::decode_plan::with_small_rows_threads;
     // One thread and the pool's threads, interleaved.
     let counts = [1, nexttoken::engine::forward::quant::threads()];
     let (start, mut times) = (Instant::now(), [Vec::new(), Vec::new()]);

@@ -50,6 +50,8 @@ pub struct Report {
     pub peak_rss_mib: f64,
     /// Threads the decode matmuls ended up on: what the model's own timings chose (1 or all).
     pub decode_threads: usize,
+    /// Whether the decode kernels ended up asking for their weights ahead (the timings chose).
+    pub decode_prefetch: bool,
     /// The SIMD kernels that ran (`avx512`, `avx2`, `scalar`): the CPU's best, or `--isa`'s cap.
     pub isa: String,
     /// GFLOP/s of the model's own kernels on a 64-token pass (compute-bound), the best of three.
@@ -166,7 +168,7 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
     rows.extend(no_cache_rows(&mut model, args)?);
     // The engine's own peak: what the checks below load (a session, the exact path) is not counted.
     let peak_rss_mib = peak_rss_mib();
-    let decode_threads = model.decode_threads();
+    let (decode_threads, decode_prefetch) = (model.decode_threads(), model.decode_prefetch());
     drop(model);
 
     let speculative = super::bench_draft::from_args(path, args)?;
@@ -183,6 +185,7 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
         max_prob_diff_fast_vs_exact,
         peak_rss_mib,
         decode_threads,
+        decode_prefetch,
         isa: Isa::best().name().to_string(),
         peak_gflops: machine.peak_gflops,
         speculative,
@@ -383,8 +386,9 @@ pub fn run(path: &Path, args: &BenchArgs) -> Result<()> {
         r.step_overhead, r.step_ms, r.bare_forward_ms
     );
     println!(
-        "decode matmuls on {} thread(s), chosen by timing the decode steps",
-        r.decode_threads
+        "decode matmuls on {} thread(s), weights prefetched ahead: {}; chosen by timing the decode steps",
+        r.decode_threads,
+        if r.decode_prefetch { "yes" } else { "no" }
     );
     println!(
         "max |p_fast - p_exact| (8 greedy steps on {DEFAULT_PROMPT:?}): {:.2e}",

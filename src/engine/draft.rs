@@ -9,7 +9,7 @@
 
 use super::forward::linear::MatmulPath;
 use super::forward::model::{ForwardOptions, Model};
-use super::forward::quant::decode_threads::with_small_rows_threads;
+use super::forward::quant::decode_plan::with_small_rows_threads;
 use super::gguf::{GgufFile, LoadError};
 use super::requant::Requant;
 use super::sampler::{self, DryBreakers};

@@ -2,7 +2,7 @@
 //! read every weight and the KV cache at its depth, so no step beats those bytes over the bandwidth)
 //! and how fast the model's own kernels multiply when there is enough arithmetic per byte (a prefill).
 //! `bench` measures both in its own run; the TUI once at load, for the timing panel (and there it
-//! settles the decode steps' thread count before the first step). The bandwidth is
+//! settles the decode steps' plan, threads and prefetch, before the first step). The bandwidth is
 //! measured before the model loads (`bandwidth_gb_s` remembers it), so its buffer never adds to the peak.
 
 use super::forward::model::Model;
@@ -142,9 +142,10 @@ pub fn measure(model: &mut Model, threads: usize) -> candle_core::Result<Machine
     Ok(speed)
 }
 
-/// Runs the decode steps' trial of their thread counts now, on one-token passes of their own (about
-/// 16): otherwise the first steps a class watches alternate one thread and all, and the timing panel's
-/// step time jumps between the two for no reason on screen. The cache is empty afterwards.
+/// Runs the decode steps' trial of their plans (threads, prefetch: `quant/decode_plan.rs`) now, on
+/// one-token passes of their own (about 32): otherwise the first steps a class watches take each plan
+/// in turn, and the timing panel's step time jumps between them for no reason on screen. The cache is
+/// empty afterwards.
 fn settle_decode_threads(model: &mut Model) -> candle_core::Result<()> {
     model.cache.clear();
     let mut pos = 0;

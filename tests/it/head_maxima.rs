@@ -6,7 +6,7 @@
 use crate::support;
 use nexttoken::engine::forward::linear::MatmulPath;
 use nexttoken::engine::forward::model::{ForwardOptions, Model};
-use nexttoken::engine::forward::quant::decode_threads::with_small_rows_threads;
+use nexttoken::engine::forward::quant::decode_plan::with_small_rows_threads;
 use nexttoken::engine::gguf::GgufFile;
 use nexttoken::engine::sampler::{block_maxima, MAXIMA_BLOCK};
 use std::path::Path;

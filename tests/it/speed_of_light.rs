@@ -40,10 +40,14 @@ fn the_engine_counts_a_steps_bytes_and_flop_from_the_models_tensors() {
     // The session reads a prompt afterwards as if nothing happened, and its steps keep the choice.
     s.prefill_text("The capital of France is", false).unwrap();
     assert_eq!(s.distribution().unwrap().planned.text, " Paris");
-    let chosen = s.local_model().unwrap().decode_threads();
+    let plan = |s: &nexttoken::engine::session::Session| {
+        let m = s.local_model().unwrap();
+        (m.decode_threads(), m.decode_prefetch())
+    };
+    let chosen = plan(&s);
     for _ in 0..4 {
         s.step(nexttoken::engine::session::Choice::Sample).unwrap();
-        assert_eq!(s.local_model().unwrap().decode_threads(), chosen);
+        assert_eq!(plan(&s), chosen);
         assert!(!s.local_model().unwrap().decode_trial_running());
     }
 }

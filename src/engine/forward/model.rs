@@ -22,7 +22,8 @@ use super::quant::RunThen;
 use super::rows;
 use super::spare_rows::SpareRows;
 use super::weights;
-use crate::engine::forward::quant::decode_threads::{with_small_rows_threads, DecodeThreads};
+use crate::engine::forward::prefetch::with_weights_ahead;
+use crate::engine::forward::quant::decode_plan::{with_small_rows_threads, DecodePlan};
 use crate::engine::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use crate::engine::requant::{requantize, Requant, RequantReport};
 use crate::engine::sampler::{block_maxima, MAXIMA_BLOCK};
@@ -45,7 +46,7 @@ pub struct Model {
     pub cache: KvCache,
     forward_passes: u64,
     /// How many threads a one-token pass's matmuls use, from timing those passes.
-    decode: DecodeThreads,
+    decode: DecodePlan,
     /// Logits rows written before, for the output head to write into (`spare_rows.rs`).
     spare: SpareRows,
 }
@@ -121,7 +122,7 @@ impl Model {
             rope_local,
             cache,
             forward_passes: 0,
-            decode: DecodeThreads::new(crate::engine::forward::quant::threads()),
+            decode: DecodePlan::new(crate::engine::forward::quant::threads()),
             spare: SpareRows::new(vocab_size),
         })
     }
@@ -164,12 +165,17 @@ impl Model {
         self.spare.give(row);
     }
 
-    /// Threads the one-token passes' matmuls now use (1, or all: `quant/decode_threads.rs`).
+    /// Threads the one-token passes' matmuls now use (1, or all: `quant/decode_plan.rs`).
     pub fn decode_threads(&self) -> usize {
-        self.decode.chosen()
+        self.decode.chosen().threads
     }
 
-    /// Whether the one-token passes are in a trial of their thread counts now (`decode_threads.rs`).
+    /// Whether the one-token passes' kernels now ask for their weights ahead (`quant/decode_plan.rs`).
+    pub fn decode_prefetch(&self) -> bool {
+        self.decode.chosen().prefetch
+    }
+
+    /// Whether the one-token passes are in a trial of their plans now (`decode_plan.rs`).
     pub fn decode_trial_running(&self) -> bool {
         self.decode.in_trial()
     }
@@ -185,10 +191,12 @@ impl Model {
         if tokens.len() != 1 {
             return self.forward_rows(tokens, index_pos, opts);
         }
-        // A decode step: its matmuls run on the threads the earlier steps' timings chose.
-        let threads = self.decode.next();
-        let out = with_small_rows_threads(threads, || self.forward_rows(tokens, index_pos, opts))?;
-        self.decode.record(threads, out.ms);
+        // A decode step: its matmuls run on the plan the earlier steps' timings chose (threads, prefetch).
+        let plan = self.decode.next();
+        let out = with_weights_ahead(plan.prefetch, || {
+            with_small_rows_threads(plan.threads, || self.forward_rows(tokens, index_pos, opts))
+        })?;
+        self.decode.record(plan, out.ms);
         Ok(out)
     }
 

@@ -3,6 +3,8 @@
 //! and a decode step's keys and values a block ahead (`attention`). A prefetch reads nothing
 //! architecturally and never faults, so an address past an allocation's end costs nothing.
 
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
 /// Asks for every 64-byte line holding bytes `from..from + bytes` to be brought into L1 (nothing on
 /// CPUs other than x86). `from` may point anywhere.
 #[inline(always)]
@@ -28,4 +30,24 @@ pub(crate) fn lines(from: *const u8, bytes: usize) {
 #[inline(always)]
 pub(crate) fn floats(x: &[f32], at: usize, len: usize) {
     lines(x.as_ptr().wrapping_add(at) as *const u8, 4 * len);
+}
+
+/// Whether the quantised kernels ask for their weights ahead of the block they read
+/// (`quant::avx2::prefetch_ahead`): on unless a decode step's plan turned it off for that step
+/// (`quant/decode_plan.rs`). One switch for the process, as every kernel thread must see it; it
+/// changes only how fast a matmul reads, never a bit it computes.
+static WEIGHTS_AHEAD: AtomicBool = AtomicBool::new(true);
+
+/// Whether the kernels ask for their weights ahead now.
+#[inline(always)]
+pub(crate) fn weights_ahead() -> bool {
+    WEIGHTS_AHEAD.load(Relaxed)
+}
+
+/// Runs `f` with the kernels' weight prefetch `on`, then restores it.
+pub fn with_weights_ahead<T>(on: bool, f: impl FnOnce() -> T) -> T {
+    let before = WEIGHTS_AHEAD.swap(on, Relaxed);
+    let out = f();
+    WEIGHTS_AHEAD.store(before, Relaxed);
+    out
 }

@@ -5,13 +5,13 @@
 //! normalisers, and the sorted prefix of the best ids, which reads only the blocks whose maxima can
 //! hold one. The two normalisers are each a pass over 49k (Gemma: 262k) logits, the chain's whole
 //! cost, so the three run as one job on the threads a decode step's matmuls use
-//! (`decode_threads::small_rows_threads`, set by the session around its chain): a step pays for the
+//! (`decode_plan::small_rows_threads`, set by the session around its chain): a step pays for the
 //! longest, not the sum. Each pass computes what it computed alone, in the same order, so the threads
 //! change no bit of the result.
 
 use super::best::{block_maxima, max_of, top_n_in_blocks, BLOCK};
 use super::row::{lse_entropy_from, lse_scaled_from};
-use crate::engine::forward::quant::decode_threads::small_rows_threads;
+use crate::engine::forward::quant::decode_plan::small_rows_threads;
 use crate::engine::forward::quant::pool::parallel_for;
 use crate::protocol::SamplerSettings;
 use std::sync::OnceLock;
@@ -202,7 +202,7 @@ fn sorted_needed(base: &[f32], t: f32, s: &SamplerSettings) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::forward::quant::decode_threads::with_small_rows_threads;
+    use crate::engine::forward::quant::decode_plan::with_small_rows_threads;
     use crate::engine::sampler::best::top_n;
     use crate::engine::sampler::row::{lse_entropy, lse_scaled};
 

@@ -4,7 +4,7 @@
 use super::{logits_keep, ATTENTION_KEEP};
 use super::{ChainMemo, ChainOutput, Node, Result, Session, SessionError};
 use crate::engine::forward::model::{ForwardOptions, Model};
-use crate::engine::forward::quant::decode_threads::with_small_rows_threads;
+use crate::engine::forward::quant::decode_plan::with_small_rows_threads;
 use crate::engine::sampler::{self, DryBreakers};
 use crate::protocol::{PassReport, TokenRecord};
 use std::sync::{Arc, Mutex, Weak};

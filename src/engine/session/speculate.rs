@@ -103,11 +103,12 @@ impl Session {
         if self.fed < len || !self.opts.kv_cache {
             self.feed()?;
         }
-        // The fastest of three bare passes: the first passes try each decode thread count
-        // (`quant/decode_threads.rs`), and a pass on the count that loses is no plain step.
+        // The fastest of four bare passes: in a trial the passes take each of the (at most four)
+        // decode plans in turn (`quant/decode_plan.rs`), and a pass on a plan that loses is no plain
+        // step.
         let tip = self.nodes[*self.path.last().expect("checked")].token;
         let mut ms = f64::INFINITY;
-        for _ in 0..3 {
+        for _ in 0..4 {
             ms = ms.min(self.time_bare_forward(tip)?);
         }
         self.plain_step = Some((ms, len));

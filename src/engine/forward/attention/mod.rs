@@ -34,7 +34,7 @@ pub use rope::Rope;
 
 use super::kv_cache::KvView;
 use super::prefetch;
-use super::quant::decode_threads::small_rows_threads;
+use super::quant::decode_plan::small_rows_threads;
 use super::quant::pool;
 #[cfg(target_arch = "x86_64")]
 use arith::Unfused;

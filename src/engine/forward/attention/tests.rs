@@ -6,7 +6,7 @@ use super::*;
 /// and captured probabilities) of the same step on one thread.
 #[test]
 fn a_decode_step_split_over_threads_keeps_its_bits() {
-    use crate::engine::forward::quant::decode_threads::with_small_rows_threads;
+    use crate::engine::forward::quant::decode_plan::with_small_rows_threads;
     let (n_head, n_kv_head, hd, index_pos) = (9, 3, 64, 300);
     let heads = Heads {
         n_head,

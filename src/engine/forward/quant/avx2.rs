@@ -33,9 +33,13 @@ pub(super) unsafe fn bcast4(a: *const i8) -> __m256i {
 pub(super) const PREFETCH_AHEAD: usize = 8 << 10;
 
 /// Asks for the bytes `PREFETCH_AHEAD` past `block` (as many as it holds) to be brought into L1: the
-/// same tile `PREFETCH_AHEAD` bytes on, or the next tiles of the matrix (`forward::prefetch`).
+/// same tile `PREFETCH_AHEAD` bytes on, or the next tiles of the matrix (`forward::prefetch`); nothing
+/// while a decode step's plan has the prefetch off (`decode_plan.rs`: it costs Zen 4 a tenth of a step).
 #[inline(always)]
 pub(super) fn prefetch_ahead<T>(block: &T) {
+    if !crate::engine::forward::prefetch::weights_ahead() {
+        return;
+    }
     let at = (block as *const T as *const u8).wrapping_add(PREFETCH_AHEAD);
     crate::engine::forward::prefetch::lines(at, std::mem::size_of::<T>());
 }

@@ -112,7 +112,7 @@ pub(super) fn rows_per_call(isa: Isa, tiles: &Tiles) -> usize {
 ///   preempts mid-item stalls the caller for a time slice: on a busy machine two threads doubled
 ///   the median decode time. But on another machine of the same kind a second thread lifted
 ///   llama.cpp's decode 1.3x. So fewer than `PARALLEL_MIN_ROWS` rows run on the threads the model's
-///   own decode timings chose (`decode_threads.rs`: one, unless all threads measurably win), and on
+///   own decode timings chose (`decode_plan.rs`: one, unless all threads measurably win), and on
 ///   all threads when the matrix has at least `PARALLEL_MIN_WEIGHTS` weights: Gemma 3's output head (262,144 x
 ///   640, Q8_0) took 14-16 ms a token on one thread of an AVX2-only CPU (12 GB/s: compute-bound there,
 ///   the AVX2 Q8_0 kernel keeps candle's 8 partial sums), which a preempted helper cannot cost.
@@ -304,7 +304,7 @@ impl QMatrix {
         let rows_of = |chunk: usize| chunk * ROW_CHUNK..m.min((chunk + 1) * ROW_CHUNK);
         let threads = match m * self.n * self.k {
             _ if m < PARALLEL_MIN_ROWS && self.n * self.k < PARALLEL_MIN_WEIGHTS => {
-                super::decode_threads::small_rows_threads().min(pool::threads())
+                super::decode_plan::small_rows_threads().min(pool::threads())
             }
             macs if macs < PARALLEL_MIN_MACS => 1,
             _ => pool::threads(),

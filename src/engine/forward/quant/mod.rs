@@ -8,7 +8,7 @@
 //! - `scalar`, `avx2` (+ `avx2_k`), `avx512` (+ `avx512_k`): tile kernels, bit-identical to each other.
 //! - `matmul`: `QMatrix`, the threaded `xs @ W^T` over tiles (`out`: the output its items write, and
 //!   the runs a one-row matmul hands on); `kernels`: one runner per tile format
-//!   (Q5_0 is kept at 5 bits on AVX2 and unpacked per prefill chunk); `pool`: thread count; `decode_threads`:
+//!   (Q5_0 is kept at 5 bits on AVX2 and unpacked per prefill chunk); `pool`: thread count; `decode_plan`:
 //!   how many threads a decode step's matmuls use, decided by timing the steps.
 
 pub mod act;
@@ -24,7 +24,7 @@ mod avx2_k;
 pub mod avx512;
 #[cfg(target_arch = "x86_64")]
 mod avx512_k;
-pub mod decode_threads;
+pub mod decode_plan;
 mod kernels;
 pub mod layout;
 pub mod layout_k;
