@@ -1,13 +1,14 @@
 //! AVX2 (+FMA, F16C) tile kernels: a 16-row tile as two 8-lane halves, `maddubs`+`madd` for the dots.
-//! The K-quant kernels are in `avx2_k.rs`.
+//! The K-quant kernels are in `avx2_k.rs`, Q5_0's in `avx2_q5.rs`.
 //!
 //! Same arithmetic and order as `scalar.rs` (see there), so results are bit-identical to it.
 
 use super::act::Act;
-use super::layout::{SignedQ5, TileQ4_1, TileQ5_0, TileQ5_0U, TileQ8_0, QK, TILE};
+use super::layout::{TileQ4_1, TileQ8_0, QK, TILE};
 use std::arch::x86_64::*;
 
 pub use super::avx2_k::{q4k, q6k};
+pub use super::avx2_q5::{q5_0, q5_0p, q5_0u, unpack_q5_0, Q5Groups};
 
 pub fn available() -> bool {
     is_x86_feature_detected!("avx2")
@@ -56,7 +57,7 @@ pub(super) fn f16x8(h: &[u16; TILE], half: usize) -> __m256 {
 /// Pointers to row `c0`, block 0 of `act`'s quants, `d` and `s`; row `c0 + c`, block `b` is at
 /// offset `c * nb + b` blocks from them. Checks that rows `c0..c0+C` exist.
 #[inline(always)]
-fn rows<const C: usize>(act: &Act, c0: usize) -> (*const i8, *const f32, *const f32) {
+pub(super) fn rows<const C: usize>(act: &Act, c0: usize) -> (*const i8, *const f32, *const f32) {
     assert!(c0 + C <= act.m);
     let i = c0 * act.nb;
     (
@@ -65,6 +66,19 @@ fn rows<const C: usize>(act: &Act, c0: usize) -> (*const i8, *const f32, *const 
         act.s[i..].as_ptr(),
     )
 }
+
+/// Tiles a one-row (decode) kernel reads for the first half of their rows before it reads the same
+/// tiles for the second. An AVX2 register holds 8 of a tile's 16 rows, so a kernel takes each tile
+/// twice, the second time from L1. Taking every tile of the row for the first half and then all of them
+/// again left the memory idle through the whole second sweep (no new line asked for, so the hardware
+/// prefetcher paused too): a decode step cost about its arithmetic plus its memory. In chunks of this
+/// many tiles both halves run while the next chunk streams in: Gemma 3's 178 MB head (Q8_0, one row,
+/// `quick -- T kernel token_embd.weight 1`, `ISA=avx2`, Zen 4) 11.4 → 8.2 ms on one thread, 5.9 →
+/// 4.8 on two. Each row's sum still runs over the blocks in order: the same bits. A matmul of more
+/// activation rows (a prefill, a speculative check) keeps the two whole sweeps: each tile serves every
+/// row while it is in cache, and chunks cost SmolLM2's head 19% at 64 rows (the AVX2 Q8_0 kernel takes
+/// one row a call: 40 against 48 ms, `quick -- 1 kernel token_embd.weight 64`).
+const HALVES_CHUNK: usize = 8;
 
 /// Q4_1 x Q8_1 for activation rows `c0..c0+C`; see `scalar::q4_1`.
 /// Each `maddubs` pair sum is at most 2*15*127 = 3810, so the 8 of a block add up in i16 (30480).
@@ -79,56 +93,91 @@ pub unsafe fn q4_1<const C: usize>(
     out: &mut [[f32; TILE]; C],
 ) {
     assert_eq!(tiles.len(), act.nb);
-    let (qs, d, s) = rows::<C>(act, c0);
-    let nb = act.nb;
-    let low = _mm256_set1_epi8(0x0F);
-    let ones = _mm256_set1_epi16(1);
-    for half in 0..2 {
-        let mut acc = [_mm256_setzero_ps(); C];
-        for (b, tile) in tiles.iter().enumerate() {
-            if half == 0 {
-                prefetch_ahead(tile);
-            }
-            let (dw, mw) = (f16x8(&tile.d, half), f16x8(&tile.m, half));
-            let mut sum16 = [_mm256_setzero_si256(); C];
-            for p in 0..4 {
-                let at = (p * TILE + 8 * half) * 4;
-                let v = &tile.qs[at..at + 32];
-                // SAFETY: `v` is 32 readable bytes (bounds-checked slice); `loadu` is unaligned.
-                let v = unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) };
-                let lo = _mm256_and_si256(v, low);
-                let hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
-                for (c, sum16) in sum16.iter_mut().enumerate() {
-                    // SAFETY: `rows` checked that rows c0..c0+C exist, so block `c * nb + b` (b < nb)
-                    // of them is inside `act.qs`, and `16 + 4p + 4 <= QK`; AVX2 per this fn's contract.
-                    let (x, y) = unsafe {
-                        let a = qs.add((c * nb + b) * QK);
-                        (bcast4(a.add(4 * p)), bcast4(a.add(16 + 4 * p)))
-                    };
-                    let x = _mm256_maddubs_epi16(lo, x);
-                    let y = _mm256_maddubs_epi16(hi, y);
-                    *sum16 = _mm256_add_epi16(*sum16, _mm256_add_epi16(x, y));
-                }
-            }
-            for (c, acc) in acc.iter_mut().enumerate() {
-                let i = c * nb + b;
-                let isum = _mm256_madd_epi16(sum16[c], ones);
-                // SAFETY: `rows` checked rows c0..c0+C exist: index `c * nb + b` of them is inside
-                // `act.d` and `act.s` (both one value per block).
-                let (da, sa) = unsafe { (*d.add(i), *s.add(i)) };
-                // candle's unfused `acc += (isum*dw)*da + mw*sa`
-                let t = _mm256_mul_ps(
-                    _mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw),
-                    _mm256_set1_ps(da),
-                );
-                let u = _mm256_mul_ps(mw, _mm256_set1_ps(sa));
-                *acc = _mm256_add_ps(*acc, _mm256_add_ps(t, u));
-            }
-        }
+    let zero = [_mm256_setzero_ps(); C];
+    let store = |out: &mut [[f32; TILE]; C], half: usize, acc: &[__m256; C]| {
         for (o, a) in out.iter_mut().zip(acc) {
             let o = &mut o[8 * half..][..8];
             // SAFETY: `o` is 8 writable floats (bounds-checked slice); `storeu` is unaligned.
-            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), a) };
+            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), *a) };
+        }
+    };
+    // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
+    if act.m == 1 {
+        let mut accs = [zero; 2];
+        for (first, chunk) in (0..).step_by(HALVES_CHUNK).zip(tiles.chunks(HALVES_CHUNK)) {
+            for (half, acc) in accs.iter_mut().enumerate() {
+                unsafe { q4_1_span(chunk, first, half, act, c0, acc) };
+            }
+        }
+        accs.iter()
+            .enumerate()
+            .for_each(|(half, acc)| store(out, half, acc));
+    } else {
+        for half in 0..2 {
+            let mut acc = zero;
+            unsafe { q4_1_span(tiles, 0, half, act, c0, &mut acc) };
+            store(out, half, &acc);
+        }
+    }
+}
+
+/// `q4_1`'s sums for rows `8 half..8 half + 8` over `tiles`, which are blocks `first..` of the row.
+///
+/// # Safety
+/// As for `q4_1`; `first + tiles.len() <= act.nb`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q4_1_span<const C: usize>(
+    tiles: &[TileQ4_1],
+    first: usize,
+    half: usize,
+    act: &Act,
+    c0: usize,
+    acc: &mut [__m256; C],
+) {
+    let (qs, d, s) = rows::<C>(act, c0);
+    let nb = act.nb;
+    assert!(first + tiles.len() <= nb);
+    let low = _mm256_set1_epi8(0x0F);
+    let ones = _mm256_set1_epi16(1);
+    for (b, tile) in (first..).zip(tiles) {
+        if half == 0 {
+            prefetch_ahead(tile);
+        }
+        let (dw, mw) = (f16x8(&tile.d, half), f16x8(&tile.m, half));
+        let mut sum16 = [_mm256_setzero_si256(); C];
+        for p in 0..4 {
+            let at = (p * TILE + 8 * half) * 4;
+            let v = &tile.qs[at..at + 32];
+            // SAFETY: `v` is 32 readable bytes (bounds-checked slice); `loadu` is unaligned.
+            let v = unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) };
+            let lo = _mm256_and_si256(v, low);
+            let hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+            for (c, sum16) in sum16.iter_mut().enumerate() {
+                // SAFETY: `rows` checked that rows c0..c0+C exist, so block `c * nb + b` (b < nb)
+                // of them is inside `act.qs`, and `16 + 4p + 4 <= QK`; AVX2 per this fn's contract.
+                let (x, y) = unsafe {
+                    let a = qs.add((c * nb + b) * QK);
+                    (bcast4(a.add(4 * p)), bcast4(a.add(16 + 4 * p)))
+                };
+                let x = _mm256_maddubs_epi16(lo, x);
+                let y = _mm256_maddubs_epi16(hi, y);
+                *sum16 = _mm256_add_epi16(*sum16, _mm256_add_epi16(x, y));
+            }
+        }
+        for (c, acc) in acc.iter_mut().enumerate() {
+            let i = c * nb + b;
+            let isum = _mm256_madd_epi16(sum16[c], ones);
+            // SAFETY: `rows` checked rows c0..c0+C exist: index `c * nb + b` of them is inside
+            // `act.d` and `act.s` (both one value per block).
+            let (da, sa) = unsafe { (*d.add(i), *s.add(i)) };
+            // candle's unfused `acc += (isum*dw)*da + mw*sa`
+            let t = _mm256_mul_ps(
+                _mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw),
+                _mm256_set1_ps(da),
+            );
+            let u = _mm256_mul_ps(mw, _mm256_set1_ps(sa));
+            *acc = _mm256_add_ps(*acc, _mm256_add_ps(t, u));
         }
     }
 }
@@ -148,52 +197,11 @@ pub unsafe fn q8_0<const C: usize>(
     out: &mut [[f32; TILE]; C],
 ) {
     assert_eq!(tiles.len(), act.nb);
-    let (qs, d, _) = rows::<C>(act, c0);
-    let nb = act.nb;
-    let abs = (!act.abs.is_empty()).then(|| {
-        assert_eq!(act.abs.len(), act.qs.len());
-        act.abs[c0 * nb * QK..(c0 + C) * nb * QK].as_ptr() as *const i8
-    });
-    let ones = _mm256_set1_epi16(1);
-    for half in 0..2 {
-        // 8 partial sums per output (one per 4-value group), as candle's AVX2 kernel keeps them.
-        let mut lanes = [[_mm256_setzero_ps(); 8]; C];
-        for (b, tile) in tiles.iter().enumerate() {
-            if half == 0 {
-                prefetch_ahead(tile);
-            }
-            let dw = f16x8(&tile.d, half);
-            for (g, lane) in (0..8).zip(0..) {
-                let at = (g * TILE + 8 * half) * 4;
-                let v = &tile.qs[at..at + 32];
-                // SAFETY: `v` is 32 readable bytes (bounds-checked slice); `loadu` is unaligned.
-                let v = unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) };
-                // The weights as the dot takes them: as they are against `|a|`, else their sizes.
-                let w = match abs {
-                    Some(_) => v,
-                    None => _mm256_sign_epi8(v, v),
-                };
-                for (c, lanes) in lanes.iter_mut().enumerate() {
-                    let at = (c * nb + b) * QK + 4 * g;
-                    // SAFETY: `rows` checked rows c0..c0+C exist, so block `c * nb + b` (b < nb) is
-                    // inside `act.qs` (and `abs`, as long) with `4g + 4 <= QK` bytes of it read, and
-                    // index `c * nb + b` is inside `act.d`; AVX2 per this fn's contract.
-                    let (a, da) = unsafe { (bcast4(qs.add(at)), *d.add(c * nb + b)) };
-                    let dot = match abs {
-                        // SAFETY: as above.
-                        Some(abs) => unsafe {
-                            _mm256_maddubs_epi16(bcast4(abs.add(at)), _mm256_sign_epi8(w, a))
-                        },
-                        None => _mm256_maddubs_epi16(w, _mm256_sign_epi8(a, v)),
-                    };
-                    let isum = _mm256_madd_epi16(dot, ones);
-                    let scale = _mm256_mul_ps(dw, _mm256_set1_ps(da));
-                    lanes[lane] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(isum), lanes[lane]);
-                }
-            }
-        }
+    // 8 partial sums per output (one per 4-value group), as candle's AVX2 kernel keeps them.
+    let zero = [[_mm256_setzero_ps(); 8]; C];
+    let store = |out: &mut [[f32; TILE]; C], half: usize, lanes: &[[__m256; 8]; C]| {
+        let add = |a, b| _mm256_add_ps(a, b);
         for (o, l) in out.iter_mut().zip(lanes) {
-            let add = |a, b| _mm256_add_ps(a, b);
             let sum = add(
                 add(add(l[0], l[4]), add(l[2], l[6])),
                 add(add(l[1], l[5]), add(l[3], l[7])),
@@ -202,163 +210,83 @@ pub unsafe fn q8_0<const C: usize>(
             // SAFETY: `o` is 8 writable floats (bounds-checked slice); `storeu` is unaligned.
             unsafe { _mm256_storeu_ps(o.as_mut_ptr(), sum) };
         }
-    }
-}
-
-/// A Q5_0 tile in any of its forms (`layout_q5`), as the AVX2 kernel reads it: group `g` of rows `8 half..8 half + 8`
-/// as 32 unsigned bytes, the file's 5-bit quants `u` in 0..=31 (the unpacked form's signed `u - 16`
-/// plus 16; the unsigned unpacking as it is; at 5 bits the nibbles with the fifth bits or-ed in).
-pub trait Q5Groups: SignedQ5 {
-    /// # Safety
-    /// The CPU must support AVX2.
-    unsafe fn group(&self, half: usize, g: usize) -> __m256i;
-}
-
-impl Q5Groups for TileQ8_0 {
-    #[inline(always)]
-    unsafe fn group(&self, half: usize, g: usize) -> __m256i {
-        let v = &self.qs[(g * TILE + 8 * half) * 4..][..32];
-        // SAFETY: `v` is 32 readable bytes (bounds-checked slice); AVX2 per this fn's contract.
-        unsafe {
-            let v = _mm256_loadu_si256(v.as_ptr() as *const __m256i);
-            _mm256_add_epi8(v, _mm256_set1_epi8(16))
+    };
+    // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
+    if act.m == 1 {
+        let mut halves = [zero; 2];
+        for (first, chunk) in (0..).step_by(HALVES_CHUNK).zip(tiles.chunks(HALVES_CHUNK)) {
+            for (half, lanes) in halves.iter_mut().enumerate() {
+                unsafe { q8_0_span(chunk, first, half, act, c0, lanes) };
+            }
+        }
+        halves
+            .iter()
+            .enumerate()
+            .for_each(|(half, l)| store(out, half, l));
+    } else {
+        for half in 0..2 {
+            let mut lanes = zero;
+            unsafe { q8_0_span(tiles, 0, half, act, c0, &mut lanes) };
+            store(out, half, &lanes);
         }
     }
 }
 
-impl Q5Groups for TileQ5_0U {
-    #[inline(always)]
-    unsafe fn group(&self, half: usize, g: usize) -> __m256i {
-        let v = &self.qs[(g * TILE + 8 * half) * 4..][..32];
-        // SAFETY: `v` is 32 readable bytes (bounds-checked slice); AVX2 per this fn's contract.
-        unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) }
-    }
-}
-
-impl Q5Groups for TileQ5_0 {
-    #[inline(always)]
-    unsafe fn group(&self, half: usize, g: usize) -> __m256i {
-        // SAFETY: AVX2 per this fn's contract.
-        unsafe { q5_0_group(self, half, g) }
-    }
-}
-
-/// Q5_0 (any form: `Q5Groups`) x Q8_0 for activation rows `c0..c0+C`; see `scalar::q5_0`.
-/// The weights enter `maddubs` as their unsigned 5-bit quants `u = q + 16` (at most 31), so no sign
-/// steps; each row's two i16 lanes start from the block's `Act::lane_bias` (`16 a` summed over the
-/// values each lane takes), the `u a` pairs come off them, and they end at `-sum(q a)` over their 16
-/// values, in -32768..=32512: one `madd` by -1 gives the block's dot, the same exact integer. The
-/// subtractions on the way wrap harmlessly; `maddubs` saturates, but its pair sums are at most
-/// 2 * 31 * 128. The float part is one unfused `acc += (isum*dw)*da` a block. At 5 bits it reads 35%
-/// fewer weight bytes for the same bits.
+/// `q8_0`'s partial sums for rows `8 half..8 half + 8` over `tiles`, which are blocks `first..` of the
+/// row.
 ///
 /// # Safety
-/// As for `q4_1`.
+/// As for `q4_1`; `first + tiles.len() <= act.nb`.
+#[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-pub unsafe fn q5_0<const C: usize>(
-    tiles: &[impl Q5Groups],
+unsafe fn q8_0_span<const C: usize>(
+    tiles: &[TileQ8_0],
+    first: usize,
+    half: usize,
     act: &Act,
     c0: usize,
-    out: &mut [[f32; TILE]; C],
+    lanes: &mut [[__m256; 8]; C],
 ) {
-    assert_eq!(tiles.len(), act.nb);
     let (qs, d, _) = rows::<C>(act, c0);
     let nb = act.nb;
-    let bias = act.lane_bias[c0 * nb..(c0 + C) * nb].as_ptr() as *const i8;
-    let minus_ones = _mm256_set1_epi16(-1);
-    for half in 0..2 {
-        let mut acc = [_mm256_setzero_ps(); C];
-        for (b, tile) in tiles.iter().enumerate() {
-            if half == 0 {
-                prefetch_ahead(tile);
-            }
-            let dw = f16x8(tile.scales(), half);
-            // SAFETY: `bias` holds `C * nb` 4-byte entries (the slice above is bounds-checked), and
-            // `c * nb + b` is one of them; AVX2 per this fn's contract.
-            let mut sum16: [__m256i; C] =
-                std::array::from_fn(|c| unsafe { bcast4(bias.add(4 * (c * nb + b))) });
-            for g in 0..8 {
-                // SAFETY: AVX2 per this fn's contract.
-                let u = unsafe { tile.group(half, g) };
-                for (c, sum16) in sum16.iter_mut().enumerate() {
-                    // SAFETY: `rows` checked rows c0..c0+C exist, so block `c * nb + b` (b < nb) is
-                    // inside `act.qs` with `4g + 4 <= QK` bytes of it read; AVX2 per this fn's contract.
-                    let a = unsafe { bcast4(qs.add((c * nb + b) * QK + 4 * g)) };
-                    *sum16 = _mm256_sub_epi16(*sum16, _mm256_maddubs_epi16(u, a));
-                }
-            }
-            for (c, acc) in acc.iter_mut().enumerate() {
-                let isum = _mm256_madd_epi16(sum16[c], minus_ones);
-                // SAFETY: `rows` checked rows c0..c0+C exist: index `c * nb + b` is inside `act.d`.
-                let da = unsafe { *d.add(c * nb + b) };
-                // candle's unfused `acc += (isum*dw)*da`
-                let t = _mm256_mul_ps(
-                    _mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw),
-                    _mm256_set1_ps(da),
-                );
-                *acc = _mm256_add_ps(*acc, t);
-            }
+    assert!(first + tiles.len() <= nb);
+    let abs = (!act.abs.is_empty()).then(|| {
+        assert_eq!(act.abs.len(), act.qs.len());
+        act.abs[c0 * nb * QK..(c0 + C) * nb * QK].as_ptr() as *const i8
+    });
+    let ones = _mm256_set1_epi16(1);
+    for (b, tile) in (first..).zip(tiles) {
+        if half == 0 {
+            prefetch_ahead(tile);
         }
-        for (o, a) in out.iter_mut().zip(acc) {
-            let o = &mut o[8 * half..][..8];
-            // SAFETY: `o` is 8 writable floats (bounds-checked slice); `storeu` is unaligned.
-            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), a) };
-        }
-    }
-}
-
-/// Q5_0 kept at 5 bits, and unpacked unsigned: `q5_0` on the other forms.
-pub use self::{q5_0 as q5_0p, q5_0 as q5_0u};
-
-/// 32 bytes from 32 bits: byte `i` is 0xFF where bit `i` of `bits` is set, else 0.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn spread_bits(bits: u32) -> __m256i {
-    // Byte i takes byte i / 8 of the word (a shuffle works within each 128-bit half, where the
-    // broadcast word is whole), then every bit but i % 8 is set: all ones exactly when that bit is.
-    let pick = _mm256_set_epi64x(
-        0x0303_0303_0303_0303,
-        0x0202_0202_0202_0202,
-        0x0101_0101_0101_0101,
-        0,
-    );
-    let bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(bits as i32), pick);
-    let others = _mm256_set1_epi64x(0x7FBF_DFEF_F7FB_FDFE_u64 as i64);
-    _mm256_cmpeq_epi8(_mm256_or_si256(bytes, others), _mm256_set1_epi8(-1))
-}
-
-/// Group `g` of rows `8 half..8 half + 8` of a 5-bit tile as its unsigned quants `u`: the nibbles,
-/// with 16 or-ed in where the fifth bit is set.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn q5_0_group(tile: &TileQ5_0, half: usize, g: usize) -> __m256i {
-    let at = ((g % 4) * TILE + 8 * half) * 4;
-    let v = &tile.qs[at..at + 32];
-    // SAFETY: `v` is 32 readable bytes (bounds-checked slice); `loadu` is unaligned.
-    let v = unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) };
-    let low = _mm256_set1_epi8(0x0F);
-    let nibbles = match g {
-        0..4 => _mm256_and_si256(v, low),
-        _ => _mm256_and_si256(_mm256_srli_epi16(v, 4), low),
-    };
-    let high = spread_bits(tile.qh[half * 8 + g]);
-    _mm256_or_si256(nibbles, _mm256_and_si256(high, _mm256_set1_epi8(16)))
-}
-
-/// `TileQ5_0::unpack` in 16 vector steps, into `out`: a prefill unpacks each tile once for a chunk of
-/// rows.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub unsafe fn unpack_q5_0(tile: &TileQ5_0, out: &mut TileQ5_0U) {
-    out.d = tile.d;
-    for half in 0..2 {
-        for g in 0..8 {
-            let u = q5_0_group(tile, half, g);
-            let dst = &mut out.qs[(g * TILE + 8 * half) * 4..][..32];
-            // SAFETY: `dst` is 32 writable bytes (bounds-checked slice); `storeu` is unaligned.
-            unsafe { _mm256_storeu_si256(dst.as_mut_ptr() as *mut __m256i, u) };
+        let dw = f16x8(&tile.d, half);
+        for (g, lane) in (0..8).zip(0..) {
+            let at = (g * TILE + 8 * half) * 4;
+            let v = &tile.qs[at..at + 32];
+            // SAFETY: `v` is 32 readable bytes (bounds-checked slice); `loadu` is unaligned.
+            let v = unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) };
+            // The weights as the dot takes them: as they are against `|a|`, else their sizes.
+            let w = match abs {
+                Some(_) => v,
+                None => _mm256_sign_epi8(v, v),
+            };
+            for (c, lanes) in lanes.iter_mut().enumerate() {
+                let at = (c * nb + b) * QK + 4 * g;
+                // SAFETY: `rows` checked rows c0..c0+C exist, so block `c * nb + b` (b < nb) is
+                // inside `act.qs` (and `abs`, as long) with `4g + 4 <= QK` bytes of it read, and
+                // index `c * nb + b` is inside `act.d`; AVX2 per this fn's contract.
+                let (a, da) = unsafe { (bcast4(qs.add(at)), *d.add(c * nb + b)) };
+                let dot = match abs {
+                    // SAFETY: as above.
+                    Some(abs) => unsafe {
+                        _mm256_maddubs_epi16(bcast4(abs.add(at)), _mm256_sign_epi8(w, a))
+                    },
+                    None => _mm256_maddubs_epi16(w, _mm256_sign_epi8(a, v)),
+                };
+                let isum = _mm256_madd_epi16(dot, ones);
+                let scale = _mm256_mul_ps(dw, _mm256_set1_ps(da));
+                lanes[lane] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(isum), lanes[lane]);
+            }
         }
     }
 }

@@ -21,6 +21,8 @@ pub mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx2_k;
 #[cfg(target_arch = "x86_64")]
+mod avx2_q5;
+#[cfg(target_arch = "x86_64")]
 pub mod avx512;
 #[cfg(target_arch = "x86_64")]
 mod avx512_k;
