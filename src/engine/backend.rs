@@ -166,6 +166,18 @@ impl Backend {
         }
     }
 
+    /// Runs `f` without counting its passes in `forward_passes` (`Model::uncounted`): passes that only
+    /// time the machine.
+    pub fn uncounted<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let before = self.forward_passes();
+        let out = f(self);
+        match self {
+            Backend::Local(m) => m.forward_passes = before,
+            Backend::Served(s) => s.passes = before,
+        }
+        out
+    }
+
     /// Feeds `tokens` at `index_pos..` and returns the next logits (see `Model::forward`). A served
     /// model gives no attention rows and refuses the logit lens.
     pub fn forward(

@@ -137,8 +137,11 @@ pub fn measure(model: &mut Model, threads: usize) -> candle_core::Result<Machine
         attention_flop_per_key: model.attention_flop(1),
         peak_gflops: 0.0,
     };
-    speed.peak_gflops = peak_gflops(model, speed.pass_flop(PEAK_TOKENS, 0))?;
-    settle_decode_threads(model)?;
+    // Passes that time the machine, not passes of the text: the status bar does not count them.
+    model.uncounted(|model| {
+        speed.peak_gflops = peak_gflops(model, speed.pass_flop(PEAK_TOKENS, 0))?;
+        settle_decode_threads(model)
+    })?;
     Ok(speed)
 }
 

@@ -154,7 +154,8 @@ pub struct PassReport {
     pub kv_len: usize,
     pub kv_bytes: usize,
     pub kv_cache_on: bool,
-    /// Forward passes run since the model was loaded.
+    /// Forward passes run for text since the model was loaded (`Model::forward_passes`: the passes
+    /// that only time the machine are not counted).
     pub forward_passes: u64,
     /// A served model's request: then `ms` is the time across the network, not compute alone.
     #[serde(default)]

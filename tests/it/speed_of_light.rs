@@ -50,6 +50,12 @@ fn the_engine_counts_a_steps_bytes_and_flop_from_the_models_tensors() {
         assert_eq!(plan(&s), chosen);
         assert!(!s.local_model().unwrap().decode_trial_running());
     }
+    // The status bar counts the text's passes: one prompt read, four tokens written. The ~36 passes
+    // that timed the machine at load are not among them, nor is a bare pass that times a step.
+    assert_eq!(s.forward_passes(), 5);
+    let tip = s.distribution().unwrap().planned.id;
+    s.time_bare_forward(tip).unwrap();
+    assert_eq!(s.forward_passes(), 5);
 }
 
 fn machine() -> MachineSpeed {

@@ -44,7 +44,7 @@ pub struct Model {
     rope: Rope,
     rope_local: Option<Rope>,
     pub cache: KvCache,
-    forward_passes: u64,
+    pub(crate) forward_passes: u64,
     /// How many threads a one-token pass's matmuls use, from timing those passes.
     decode: DecodePlan,
     /// Logits rows written before, for the output head to write into (`spare_rows.rs`).
@@ -150,8 +150,20 @@ impl Model {
         self
     }
 
+    /// Forward passes run for text since the model was loaded: what the status bar counts. Passes that
+    /// only time the machine ([`Model::uncounted`]) are left out, so a class that has seen one prompt
+    /// read and eight tokens written sees 9, not the 45 the load's own measurement had added.
     pub fn forward_passes(&self) -> u64 {
         self.forward_passes
+    }
+
+    /// Runs `f`, whose passes only time the machine (the speed of light at load, the decode plan's
+    /// trial, a bare pass beside a step), without counting them in [`Model::forward_passes`].
+    pub fn uncounted<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let before = self.forward_passes;
+        let out = f(self);
+        self.forward_passes = before;
+        out
     }
 
     /// Has `n` logits rows written and ready, and keeps up to `n` given back from now on: the next

@@ -35,7 +35,10 @@ impl Session {
             .map(|&n| self.nodes[n].token)
             .collect();
         tokens.push(token);
-        let out = self.model.forward(&tokens, index_pos, Default::default())?;
+        // A pass that times the machine: the status bar's count of passes leaves it out.
+        let out = self
+            .model
+            .uncounted(|m| m.forward(&tokens, index_pos, Default::default()))?;
         // The cache now holds the bare token at `pos`: only the path before it is still fed.
         self.fed = pos;
         self.model.cache_truncate(pos);
