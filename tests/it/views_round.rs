@@ -221,19 +221,18 @@ fn a_rewound_round_says_it_is_no_longer_the_paths_end() {
         .contains("no longer the path's end"));
 }
 
-/// Rounds a lesson step ran reach the round panel and its tally, with the draft the session names.
-#[test]
-fn rounds_a_lesson_ran_are_shown_and_added_up() {
+/// Lesson step `index` as the engine reports it after running `rounds`, on the session after a round.
+fn lesson_step_with(index: usize, rounds: Vec<RoundReport>) -> Msg {
     use nexttoken::lesson::{StepRun, TuiAction};
-    let mut app = ready_app(160, 48);
     let (_, view) = after_round();
+    let tui = rounds
+        .into_iter()
+        .map(|r| TuiAction::Round(Box::new(r)))
+        .collect();
     let run = StepRun {
-        index: 1,
+        index,
         outcomes: vec![],
-        tui: vec![
-            TuiAction::Round(Box::new(round())),
-            TuiAction::Round(Box::new(round())),
-        ],
+        tui,
         question: None,
         answer: None,
     };
@@ -243,7 +242,14 @@ fn rounds_a_lesson_ran_are_shown_and_added_up() {
         earlier_failure: None,
         view,
     };
-    update(&mut app, Msg::Engine(Event::LessonStep(Box::new(step))));
+    Msg::Engine(Event::LessonStep(Box::new(step)))
+}
+
+/// Rounds a lesson step ran reach the round panel and its tally, with the draft the session names.
+#[test]
+fn rounds_a_lesson_ran_are_shown_and_added_up() {
+    let mut app = ready_app(160, 48);
+    update(&mut app, lesson_step_with(1, vec![round(), round()]));
     assert_eq!(app.draft().map(|d| d.label.as_str()), Some("layers:20"));
     assert_eq!(app.screen.side, SidePanel::Round);
     assert_eq!(app.speculative.tally.rounds, 2);
@@ -312,31 +318,16 @@ fn a_greedy_round_says_its_last_token_is_the_models_top_not_a_draw() {
 /// every checked token, and says when it had to cut anything.
 #[test]
 fn a_lesson_round_at_80x24_keeps_its_cost_and_the_rounds_so_far_in_view() {
-    use nexttoken::lesson::{StepRun, TuiAction};
     let lesson = nexttoken::lesson::builtin("speculative-decoding")
         .unwrap()
         .unwrap();
     for greedy in [true, false] {
         let mut app = App::new(config(80, 24)).with_lesson(lesson.clone());
         update(&mut app, Msg::Engine(Event::Loaded(model_info())));
-        let (_, view) = after_round();
         let mut r = round();
         r.greedy = greedy;
         // "Does it pay?", the lesson's last step: its narration points at the panel's last lines.
-        let run = StepRun {
-            index: 4,
-            outcomes: vec![],
-            tui: vec![TuiAction::Round(Box::new(r))],
-            question: None,
-            answer: None,
-        };
-        let step = LessonStepView {
-            run,
-            replayed: 0,
-            earlier_failure: None,
-            view,
-        };
-        update(&mut app, Msg::Engine(Event::LessonStep(Box::new(step))));
+        update(&mut app, lesson_step_with(4, vec![r]));
         let text = screen_text(&app).join("\n");
         assert!(text.contains("lesson step 5 of 5"), "{text}");
         for want in [
