@@ -351,3 +351,33 @@ fn a_lesson_round_at_80x24_keeps_its_cost_and_the_rounds_so_far_in_view() {
         assert!(!text.contains("taller: more"), "greedy {greedy}\n{text}");
     }
 }
+
+/// A round that cannot fit even in its shortest form says so on the panel's border, rather than
+/// ending mid-table as if nothing were below.
+#[test]
+fn a_round_too_tall_for_its_panel_says_more_is_below() {
+    let lesson = nexttoken::lesson::builtin("speculative-decoding")
+        .unwrap()
+        .unwrap();
+    let mut app = App::new(config(80, 24)).with_lesson(lesson);
+    update(&mut app, Msg::Engine(Event::Loaded(model_info())));
+    // Sampled, every draft kept: four rows with their numbers, a bonus, the cost and the tally.
+    let mut r = round();
+    for t in &mut r.drafted {
+        t.verdict = Verdict::Accepted;
+    }
+    r.last.end = RoundEnd::Bonus;
+    update(&mut app, lesson_step_with(4, vec![r]));
+    let text = screen_text(&app).join("\n");
+    assert!(text.contains("… taller: more"), "{text}");
+    // In a taller window the whole round fits, and the border says nothing.
+    let mut app = App::new(config(100, 40));
+    update(&mut app, Msg::Engine(Event::Loaded(model_info())));
+    let mut r = round();
+    r.drafted
+        .iter_mut()
+        .for_each(|t| t.verdict = Verdict::Accepted);
+    r.last.end = RoundEnd::Bonus;
+    update(&mut app, lesson_step_with(4, vec![r]));
+    assert!(!screen_text(&app).join("\n").contains("taller: more"));
+}
