@@ -78,7 +78,52 @@ pub(super) fn rows<const C: usize>(act: &Act, c0: usize) -> (*const i8, *const f
 /// activation rows (a prefill, a speculative check) keeps the two whole sweeps: each tile serves every
 /// row while it is in cache, and chunks cost SmolLM2's head 19% at 64 rows (the AVX2 Q8_0 kernel takes
 /// one row a call: 40 against 48 ms, `quick -- 1 kernel token_embd.weight 64`).
-const HALVES_CHUNK: usize = 8;
+pub(super) const HALVES_CHUNK: usize = 8;
+
+/// A two-half kernel's sweep: `$span` (a call of its span function on tiles `$t`, blocks `$first..` of
+/// the row, for rows `8 $half..8 $half + 8`, adding into `$acc`) over every tile of the row, then
+/// `$store($out, half, &acc)` for each half. One activation row takes both halves of each chunk of `$chunk`
+/// tiles before the next chunk (`HALVES_CHUNK`); more rows take each half over the whole row. Each
+/// row's sums run over its blocks in order either way: the same bits.
+macro_rules! by_halves {
+    ($tiles:expr, $act:expr, $zero:expr, $chunk:expr, $out:expr, $store:expr,
+     |$t:ident, $first:ident, $half:ident, $acc:ident| $span:expr) => {{
+        if $act.m == 1 {
+            let mut accs = [$zero; 2];
+            for ($first, $t) in (0..).step_by($chunk).zip($tiles.chunks($chunk)) {
+                for ($half, $acc) in accs.iter_mut().enumerate() {
+                    $span;
+                }
+            }
+            for (half, acc) in accs.iter().enumerate() {
+                $store($out, half, acc);
+            }
+        } else {
+            for $half in 0..2 {
+                let mut acc = $zero;
+                let ($t, $first, $acc) = ($tiles, 0, &mut acc);
+                $span;
+                $store($out, $half, &acc);
+            }
+        }
+    }};
+}
+pub(super) use by_halves;
+
+/// Stores rows `8 half..8 half + 8` of each output row of a tile from `acc`.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn store_half<const C: usize>(
+    out: &mut [[f32; TILE]; C],
+    half: usize,
+    acc: &[__m256; C],
+) {
+    for (o, a) in out.iter_mut().zip(acc) {
+        let o = &mut o[8 * half..][..8];
+        // SAFETY: `o` is 8 writable floats (bounds-checked slice); `storeu` is unaligned.
+        unsafe { _mm256_storeu_ps(o.as_mut_ptr(), *a) };
+    }
+}
 
 /// Q4_1 x Q8_1 for activation rows `c0..c0+C`; see `scalar::q4_1`.
 /// Each `maddubs` pair sum is at most 2*15*127 = 3810, so the 8 of a block add up in i16 (30480).
@@ -93,32 +138,16 @@ pub unsafe fn q4_1<const C: usize>(
     out: &mut [[f32; TILE]; C],
 ) {
     assert_eq!(tiles.len(), act.nb);
-    let zero = [_mm256_setzero_ps(); C];
-    let store = |out: &mut [[f32; TILE]; C], half: usize, acc: &[__m256; C]| {
-        for (o, a) in out.iter_mut().zip(acc) {
-            let o = &mut o[8 * half..][..8];
-            // SAFETY: `o` is 8 writable floats (bounds-checked slice); `storeu` is unaligned.
-            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), *a) };
-        }
-    };
     // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
-    if act.m == 1 {
-        let mut accs = [zero; 2];
-        for (first, chunk) in (0..).step_by(HALVES_CHUNK).zip(tiles.chunks(HALVES_CHUNK)) {
-            for (half, acc) in accs.iter_mut().enumerate() {
-                unsafe { q4_1_span(chunk, first, half, act, c0, acc) };
-            }
-        }
-        accs.iter()
-            .enumerate()
-            .for_each(|(half, acc)| store(out, half, acc));
-    } else {
-        for half in 0..2 {
-            let mut acc = zero;
-            unsafe { q4_1_span(tiles, 0, half, act, c0, &mut acc) };
-            store(out, half, &acc);
-        }
-    }
+    by_halves!(
+        tiles,
+        act,
+        [_mm256_setzero_ps(); C],
+        HALVES_CHUNK,
+        out,
+        store_half,
+        |t, first, half, acc| unsafe { q4_1_span(t, first, half, act, c0, acc) }
+    );
 }
 
 /// `q4_1`'s sums for rows `8 half..8 half + 8` over `tiles`, which are blocks `first..` of the row.
@@ -212,24 +241,15 @@ pub unsafe fn q8_0<const C: usize>(
         }
     };
     // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
-    if act.m == 1 {
-        let mut halves = [zero; 2];
-        for (first, chunk) in (0..).step_by(HALVES_CHUNK).zip(tiles.chunks(HALVES_CHUNK)) {
-            for (half, lanes) in halves.iter_mut().enumerate() {
-                unsafe { q8_0_span(chunk, first, half, act, c0, lanes) };
-            }
-        }
-        halves
-            .iter()
-            .enumerate()
-            .for_each(|(half, l)| store(out, half, l));
-    } else {
-        for half in 0..2 {
-            let mut lanes = zero;
-            unsafe { q8_0_span(tiles, 0, half, act, c0, &mut lanes) };
-            store(out, half, &lanes);
-        }
-    }
+    by_halves!(
+        tiles,
+        act,
+        zero,
+        HALVES_CHUNK,
+        out,
+        store,
+        |t, first, half, lanes| unsafe { q8_0_span(t, first, half, act, c0, lanes) }
+    );
 }
 
 /// `q8_0`'s partial sums for rows `8 half..8 half + 8` over `tiles`, which are blocks `first..` of the

@@ -2,7 +2,7 @@
 //! a chunk. Same arithmetic and order as `scalar.rs`: bit-identical to it.
 
 use super::act::Act;
-use super::avx2::{bcast4, f16x8, prefetch_ahead, rows};
+use super::avx2::{bcast4, by_halves, f16x8, prefetch_ahead, rows, store_half, HALVES_CHUNK};
 use super::layout::{SignedQ5, TileQ5_0, TileQ5_0U, TileQ8_0, QK, TILE};
 use std::arch::x86_64::*;
 
@@ -63,47 +63,66 @@ pub unsafe fn q5_0<const C: usize>(
     out: &mut [[f32; TILE]; C],
 ) {
     assert_eq!(tiles.len(), act.nb);
+    // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
+    by_halves!(
+        tiles,
+        act,
+        [_mm256_setzero_ps(); C],
+        HALVES_CHUNK,
+        out,
+        store_half,
+        |t, first, half, acc| unsafe { q5_0_span(t, first, half, act, c0, acc) }
+    );
+}
+
+/// `q5_0`'s sums for rows `8 half..8 half + 8` over `tiles`, which are blocks `first..` of the row.
+///
+/// # Safety
+/// As for `q5_0`; `first + tiles.len() <= act.nb`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q5_0_span<const C: usize>(
+    tiles: &[impl Q5Groups],
+    first: usize,
+    half: usize,
+    act: &Act,
+    c0: usize,
+    acc: &mut [__m256; C],
+) {
     let (qs, d, _) = rows::<C>(act, c0);
     let nb = act.nb;
+    assert!(first + tiles.len() <= nb);
     let bias = act.lane_bias[c0 * nb..(c0 + C) * nb].as_ptr() as *const i8;
     let minus_ones = _mm256_set1_epi16(-1);
-    for half in 0..2 {
-        let mut acc = [_mm256_setzero_ps(); C];
-        for (b, tile) in tiles.iter().enumerate() {
-            if half == 0 {
-                prefetch_ahead(tile);
-            }
-            let dw = f16x8(tile.scales(), half);
-            // SAFETY: `bias` holds `C * nb` 4-byte entries (the slice above is bounds-checked), and
-            // `c * nb + b` is one of them; AVX2 per this fn's contract.
-            let mut sum16: [__m256i; C] =
-                std::array::from_fn(|c| unsafe { bcast4(bias.add(4 * (c * nb + b))) });
-            for g in 0..8 {
-                // SAFETY: AVX2 per this fn's contract.
-                let u = unsafe { tile.group(half, g) };
-                for (c, sum16) in sum16.iter_mut().enumerate() {
-                    // SAFETY: `rows` checked rows c0..c0+C exist, so block `c * nb + b` (b < nb) is
-                    // inside `act.qs` with `4g + 4 <= QK` bytes of it read; AVX2 per this fn's contract.
-                    let a = unsafe { bcast4(qs.add((c * nb + b) * QK + 4 * g)) };
-                    *sum16 = _mm256_sub_epi16(*sum16, _mm256_maddubs_epi16(u, a));
-                }
-            }
-            for (c, acc) in acc.iter_mut().enumerate() {
-                let isum = _mm256_madd_epi16(sum16[c], minus_ones);
-                // SAFETY: `rows` checked rows c0..c0+C exist: index `c * nb + b` is inside `act.d`.
-                let da = unsafe { *d.add(c * nb + b) };
-                // candle's unfused `acc += (isum*dw)*da`
-                let t = _mm256_mul_ps(
-                    _mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw),
-                    _mm256_set1_ps(da),
-                );
-                *acc = _mm256_add_ps(*acc, t);
+    for (b, tile) in (first..).zip(tiles) {
+        if half == 0 {
+            prefetch_ahead(tile);
+        }
+        let dw = f16x8(tile.scales(), half);
+        // SAFETY: `bias` holds `C * nb` 4-byte entries (the slice above is bounds-checked), and
+        // `c * nb + b` is one of them; AVX2 per this fn's contract.
+        let mut sum16: [__m256i; C] =
+            std::array::from_fn(|c| unsafe { bcast4(bias.add(4 * (c * nb + b))) });
+        for g in 0..8 {
+            // SAFETY: AVX2 per this fn's contract.
+            let u = unsafe { tile.group(half, g) };
+            for (c, sum16) in sum16.iter_mut().enumerate() {
+                // SAFETY: `rows` checked rows c0..c0+C exist, so block `c * nb + b` (b < nb) is
+                // inside `act.qs` with `4g + 4 <= QK` bytes of it read; AVX2 per this fn's contract.
+                let a = unsafe { bcast4(qs.add((c * nb + b) * QK + 4 * g)) };
+                *sum16 = _mm256_sub_epi16(*sum16, _mm256_maddubs_epi16(u, a));
             }
         }
-        for (o, a) in out.iter_mut().zip(acc) {
-            let o = &mut o[8 * half..][..8];
-            // SAFETY: `o` is 8 writable floats (bounds-checked slice); `storeu` is unaligned.
-            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), a) };
+        for (c, acc) in acc.iter_mut().enumerate() {
+            let isum = _mm256_madd_epi16(sum16[c], minus_ones);
+            // SAFETY: `rows` checked rows c0..c0+C exist: index `c * nb + b` is inside `act.d`.
+            let da = unsafe { *d.add(c * nb + b) };
+            // candle's unfused `acc += (isum*dw)*da`
+            let t = _mm256_mul_ps(
+                _mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw),
+                _mm256_set1_ps(da),
+            );
+            *acc = _mm256_add_ps(*acc, t);
         }
     }
 }
