@@ -60,12 +60,38 @@ impl LessonState {
         self.lesson.steps.len()
     }
 
+    /// Whether the step after the one shown opens by asking the class for the next token, with only
+    /// screen actions (panels) before its question: its answer is the distribution this step ends on.
+    pub fn next_step_asks_this_token(&self) -> bool {
+        let Some(next) = self.at.and_then(|i| self.lesson.steps.get(i + 1)) else {
+            return false;
+        };
+        let first = next.actions.iter().find(|a| !a.tui_only());
+        matches!(first, Some(crate::protocol::lesson::Action::Ask(q)) if q.is_token())
+    }
+
     pub fn is_empty(&self) -> bool {
         self.lesson.steps.is_empty()
     }
 }
 
 impl App {
+    /// Whether the distribution is held back because the next lesson step asks the class for this very
+    /// token: shown now, the step would give its own question's answer away (the chat-template lesson
+    /// showed "Hello 60.6%" one step before asking how the assistant begins). Held only at the step's
+    /// own tip, until `h` reveals it.
+    pub fn held_for_next_step(&self) -> bool {
+        let Some(l) = &self.lesson else {
+            return false;
+        };
+        let here = self.session.as_ref().map(|s| s.next.position);
+        l.next_step_asks_this_token()
+            && l.waiting().is_none()
+            && !l.explored
+            && here.is_some()
+            && self.predict.revealed != here
+    }
+
     /// Opens `lesson` once the model is loaded, with its presenter and predict settings (its theme is
     /// chosen with the command line's, in `tui.rs`).
     pub fn with_lesson(mut self, lesson: Lesson) -> App {

@@ -219,10 +219,10 @@ impl App {
         asked && p.revealed != Some(pos)
     }
 
-    /// Whether the next-token distribution is hidden from the screen (a guess awaited, or the teacher's
-    /// key).
+    /// Whether the next-token distribution is hidden from the screen (a guess awaited, the next lesson
+    /// step's question, or the teacher's key).
     pub fn distribution_hidden(&self) -> bool {
-        self.predict.teacher_hidden || self.awaiting_guess()
+        self.predict.teacher_hidden || self.awaiting_guess() || self.held_for_next_step()
     }
 
     /// The question on screen while a guess is awaited.

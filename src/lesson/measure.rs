@@ -35,6 +35,16 @@ pub fn measure(
             let p = d.candidates.first().map_or(0.0, |c| c.prob as f64) * 100.0;
             (p, format!("top-1 at {p:.1}%"))
         }
+        Measure::LastTokenPercent => {
+            let view = session.view().map_err(err)?;
+            let last = view
+                .tokens
+                .last()
+                .filter(|_| view.tokens.len() > view.prompt_len);
+            let t = last.ok_or("no token written yet: step first")?;
+            let p = t.prob as f64 * 100.0;
+            (p, format!("the model gave {:?} {p:.1}%", t.token.text))
+        }
         Measure::Js => {
             let prev =
                 previous.ok_or("there is no previous branch to compare with: rewind first")?;

@@ -27,30 +27,25 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let Some(state) = app.lesson.as_ref() else {
         return;
     };
-    let n = state.len();
-    let title = match state.at {
-        Some(i) => {
-            let heading = state.lesson.steps[i].title.as_deref().unwrap_or_default();
-            format!(
-                " {} · step {} of {n} · {heading} ",
-                state.lesson.title,
-                i + 1
-            )
-        }
-        None => format!(" {} · {n} steps ", state.lesson.title),
-    };
     let keys = pair_hint(
         Mode::Normal,
         [Action::PrevLessonStep, Action::NextLessonStep],
     );
     let keys = format!(" {keys}: lesson steps ");
-    // The heading ends in "…" where it meets the keys, rather than cut mid-word by them.
-    let room = (area.width as usize).saturating_sub(2 + keys.width());
+    let width = area.width.saturating_sub(2) as usize;
+    let title = title(state, width);
+    // The keys beside the title where both fit, else on the bottom border: the heading comes first.
+    let keys_on_top = title.width() + keys.width() <= width;
+    let keys = Line::styled(keys, theme.dim).right_aligned();
     let mut block = Block::bordered()
         .border_style(theme.border)
-        .title(Span::styled(clipped(&title, room), theme.title))
-        .title_top(Line::styled(keys, theme.dim).right_aligned());
-    let lines = body(app, state, area.width.saturating_sub(2) as usize, theme);
+        .title(Span::styled(title, theme.title));
+    block = if keys_on_top {
+        block.title_top(keys)
+    } else {
+        block.title_bottom(keys)
+    };
+    let lines = body(app, state, width, theme);
     let room = area.height.saturating_sub(2) as usize;
     if lines.len() > room {
         block = block.title_bottom(Line::styled(
@@ -59,6 +54,24 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ));
     }
     frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// The panel's title in `cols` columns: the lesson, the step and its heading where they fit; else the
+/// step and its heading first (the lesson's own title was on screen when it began), cut at the end.
+fn title(state: &LessonState, cols: usize) -> String {
+    let (lesson, n) = (&state.lesson.title, state.len());
+    let Some(i) = state.at else {
+        return clipped(&format!(" {lesson} · {n} steps "), cols);
+    };
+    let heading = state.lesson.steps[i].title.as_deref().unwrap_or_default();
+    let full = format!(" {lesson} · step {} of {n} · {heading} ", i + 1);
+    if full.width() <= cols {
+        return full;
+    }
+    clipped(
+        &format!(" step {} of {n} · {heading} · {lesson} ", i + 1),
+        cols,
+    )
 }
 
 /// `text` in at most `cols` columns: whole, or cut with "…" as its last column.

@@ -24,15 +24,28 @@ pub fn hidden(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             score_line_fit(app, area.width.saturating_sub(2) as usize),
             theme.dim,
         ));
-    let search = hint_key(Mode::Normal, Action::OpenSearch);
-    let reveal = hint_key(Mode::Normal, Action::ToggleHidden);
-    let mut lines: Vec<Line> = Vec::new();
     // The text starts one column in from the border.
     let inner = Rect {
         x: area.x + 1,
         width: area.width.saturating_sub(1),
         ..area
     };
+    let lines = card_lines(app, theme);
+    frame.render_widget(block, area);
+    let text = Rect {
+        y: inner.y + 1,
+        height: inner.height.saturating_sub(2),
+        width: inner.width.saturating_sub(2),
+        ..inner
+    };
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), text);
+}
+
+/// What the hidden panel says: the question and how to answer it, or why it is hidden and how to
+/// show it.
+fn card_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
+    let search = hint_key(Mode::Normal, Action::OpenSearch);
+    let reveal = hint_key(Mode::Normal, Action::ToggleHidden);
     if app.awaiting_guess() {
         let question = app.question().unwrap_or("What comes next?");
         // A lesson's question about something else than the next token is answered in words.
@@ -52,7 +65,7 @@ pub fn hidden(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 hint_key(Mode::Search, Action::Submit)
             ),
         };
-        lines.extend([
+        vec![
             Line::styled(format!("? {question}"), theme.title),
             Line::default(),
             Line::styled(how, theme.text),
@@ -67,22 +80,27 @@ pub fn hidden(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 ),
                 theme.dim,
             ),
-        ]);
+        ]
+    } else if app.held_for_next_step() {
+        let next = hint_key(Mode::Normal, Action::NextLessonStep);
+        vec![
+            Line::styled(
+                "Held back: the next step asks the class for this token.",
+                theme.title,
+            ),
+            Line::default(),
+            Line::styled(
+                format!("{next}: ask it · {reveal}: reveal it now."),
+                theme.text,
+            ),
+        ]
     } else {
-        lines.extend([
+        vec![
             Line::styled("Hidden for a question asked aloud.", theme.title),
             Line::default(),
             Line::styled(format!("{reveal}: reveal it."), theme.text),
-        ]);
+        ]
     }
-    frame.render_widget(block, area);
-    let text = Rect {
-        y: inner.y + 1,
-        height: inner.height.saturating_sub(2),
-        width: inner.width.saturating_sub(2),
-        ..inner
-    };
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), text);
 }
 
 /// The running score, for a panel's border: " score: 2/5 top-1 · … ", or empty before any guess.

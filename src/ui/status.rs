@@ -177,7 +177,10 @@ fn text_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) -> Line<'s
             .iter()
             .map(crate::fmt::quoted_token)
             .collect();
-        format!("  → {} tokens: {pieces}", app.input.preview.len())
+        format!(
+            "  → {}: {pieces}",
+            crate::fmt::tokens(app.input.preview.len())
+        )
     } else {
         String::new()
     };

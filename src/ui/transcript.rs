@@ -68,8 +68,8 @@ fn bottom_titles(
 ) -> Block<'static> {
     let generated = session.tokens.len().saturating_sub(session.prompt_len);
     let counts = format!(
-        " prompt {} tokens · {} generated ",
-        session.prompt_len, generated
+        " prompt {} · {generated} generated ",
+        crate::fmt::tokens(session.prompt_len)
     );
     // The colour key, where the border has room for it beside the counts: in full, else short.
     let forms = if theme.has_color() {

@@ -140,6 +140,43 @@ fn lesson_check_prints_each_answer_and_fails_outside_the_range() {
     );
 }
 
+/// `last_token_percent` is the probability the transcript shows for the last token written (here
+/// drawn at temperature 1.7), and asks for a step when none was written.
+#[test]
+fn last_token_percent_is_the_transcripts_p_of_the_last_token() {
+    const ASKED: &str = r#"
+title = "Last"
+summary = "How sure was the model of the token it wrote?"
+minutes = 1
+
+[[step]]
+narration = "Warm dice, then one token."
+actions = [
+  { prompt = "The capital of France is" },
+  { sampler = { temperature = 1.7, seed = 3 } },
+  { ask = { question = "How sure was it?", number = "last_token_percent", tolerance = 10, range = [0, 100] } },
+  { step = 2 },
+]
+"#;
+    let mut s = support::real_session();
+    let l = lesson::parse("q", "q.toml", ASKED).unwrap();
+    let mut out = Vec::new();
+    lesson::check::check(&mut s, &l, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let view = s.view().unwrap();
+    let last = view.tokens.last().unwrap();
+    let want = format!(
+        "answer to \"How sure was it?\": {:.1}%",
+        last.prob as f64 * 100.0
+    );
+    assert!(text.contains(&want), "{want} in:\n{text}");
+
+    let early = ASKED.replace("  { step = 2 },\n", "");
+    let l = lesson::parse("q", "q.toml", &early).unwrap();
+    let err = lesson::check::check(&mut s, &l, &mut Vec::new()).unwrap_err();
+    assert!(err.to_string().contains("no token written yet"), "{err}");
+}
+
 /// The app on the engine's real replies: `/` opens the answer box for a yes/no question, the figures
 /// stay hidden until the answer, and the class's answer is scored and kept.
 #[test]

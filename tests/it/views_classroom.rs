@@ -12,7 +12,24 @@ use nexttoken::protocol::{Event, LessonStepView, Source};
 
 /// The repetition lesson at its third step ("Where the loop closes"), its check held.
 fn lesson_at_step_3(w: u16, h: u16, presenter: bool) -> App {
-    let lesson = nexttoken::lesson::builtin("repetition").unwrap().unwrap();
+    let outcome = Outcome {
+        line: 44,
+        what: "expect top1 = \" has\"".into(),
+        observed: "\" has\" (p 0.5123)".into(),
+        status: Status::Passed,
+    };
+    lesson_at("repetition", 2, vec![outcome], (w, h), presenter)
+}
+
+/// The built-in lesson `name` at step `index`, its checks' `outcomes` shown.
+fn lesson_at(
+    name: &str,
+    index: usize,
+    outcomes: Vec<Outcome>,
+    (w, h): (u16, u16),
+    presenter: bool,
+) -> App {
+    let lesson = nexttoken::lesson::builtin(name).unwrap().unwrap();
     let mut app = App::new(config(w, h)).with_lesson(lesson);
     app.presenter.on = presenter;
     app.update(Msg::Engine(Event::Loaded(model_info())));
@@ -26,13 +43,8 @@ fn lesson_at_step_3(w: u16, h: u16, presenter: bool) -> App {
     view.next.position = 7;
     app.update(Msg::Engine(Event::LessonStep(Box::new(LessonStepView {
         run: StepRun {
-            index: 2,
-            outcomes: vec![Outcome {
-                line: 44,
-                what: "expect top1 = \" has\"".into(),
-                observed: "\" has\" (p 0.5123)".into(),
-                status: Status::Passed,
-            }],
+            index,
+            outcomes,
             tui: vec![],
             question: None,
             answer: None,
@@ -66,6 +78,62 @@ fn narration_panel() {
             "{w}x{h}:\n{screen}"
         );
         insta::assert_snapshot!(format!("narration_{w}x{h}"), screen);
+    }
+}
+
+/// A lesson and step title longer than the panel keeps the step's heading whole, and the keys move
+/// to the bottom border: at 80 columns "Guess ahead, check at once: speculative decoding · step 5 of 5
+/// · Does it pay?" had cut the heading to "Do…" beside the keys.
+#[test]
+fn a_long_title_keeps_the_steps_heading_and_moves_the_keys_down() {
+    for (name, index, heading) in [
+        ("speculative-decoding", 4, "Does it pay?"),
+        ("chat-template", 1, "The hidden conversation"),
+    ] {
+        for (w, h) in VIEW_SIZES {
+            let app = lesson_at(name, index, vec![], (w, h), false);
+            let screen = screen_text(&app);
+            let top = screen.iter().find(|l| l.starts_with('┌')).unwrap();
+            let step = format!("step {} of ", index + 1);
+            assert!(
+                top.contains(&step) && top.contains(heading),
+                "{w}x{h}: {top}"
+            );
+            let keys = "← →: lesson steps";
+            let bottom = screen.iter().find(|l| l.contains(keys));
+            assert!(bottom.is_some(), "{w}x{h}: the keys are on screen");
+            // The keys share the top border only with the whole title, never with a cut one.
+            let lesson = nexttoken::lesson::builtin(name).unwrap().unwrap();
+            let whole = format!(" {} · {step}", lesson.title);
+            assert!(
+                !top.contains(keys) || top.contains(&whole),
+                "{w}x{h}: {top}"
+            );
+        }
+    }
+}
+
+/// A step whose next step opens by asking the class for the next token holds its distribution back:
+/// the chat-template lesson showed "Hello 60.6%" at its step 2, then asked at step 3 how the assistant
+/// would begin. `h` reveals it; a next step that moves on first (a rewind) or asks for something else
+/// holds nothing back.
+#[test]
+fn the_answer_to_the_next_steps_question_is_held_back() {
+    for (w, h) in VIEW_SIZES {
+        let mut app = lesson_at("chat-template", 1, vec![], (w, h), false);
+        assert!(app.distribution_hidden(), "{w}x{h}");
+        let screen = screen_text(&app).join("\n");
+        assert!(screen.contains("Held back"), "{w}x{h}:\n{screen}");
+        assert!(!screen.contains("⟨␣Paris⟩"), "{w}x{h}:\n{screen}");
+        press(&mut app, Key::Char('h'));
+        let screen = screen_text(&app).join("\n");
+        assert!(!app.distribution_hidden(), "{w}x{h}");
+        assert!(screen.contains("⟨␣Paris⟩"), "{w}x{h}:\n{screen}");
+    }
+    // The next step rewinds before it asks (repetition), or asks for a number (typewriter).
+    for (name, index) in [("repetition", 1), ("typewriter", 0)] {
+        let app = lesson_at(name, index, vec![], (80, 24), false);
+        assert!(!app.distribution_hidden(), "{name} step {}", index + 1);
     }
 }
 

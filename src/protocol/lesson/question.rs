@@ -59,6 +59,9 @@ pub enum Measure {
     Js,
     /// The next token's most likely candidate's probability, in percent.
     Top1Percent,
+    /// The probability the model gave the last token written, in percent (as the transcript shows it:
+    /// the model's own, before any sampler setting).
+    LastTokenPercent,
 }
 
 impl Measure {
@@ -68,7 +71,7 @@ impl Measure {
             Measure::PrefillSpeedup => "×",
             Measure::PromptTokens | Measure::TokensFed | Measure::LoopPeriod => " tokens",
             Measure::Entropy | Measure::Js => " nats",
-            Measure::Top1Percent => "%",
+            Measure::Top1Percent | Measure::LastTokenPercent => "%",
         }
     }
 }

@@ -30,9 +30,9 @@ pub(super) fn headline(
     };
     let text = if width >= WIDE {
         format!(
-            "{gone}draft {} proposed {} tokens from position {}; {rule}",
+            "{gone}draft {} proposed {} from position {}; {rule}",
             d.label,
-            r.drafted.len(),
+            crate::fmt::tokens(r.drafted.len()),
             r.first_position + 1
         )
     } else {
