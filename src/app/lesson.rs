@@ -251,9 +251,10 @@ impl App {
                 } else {
                     "✗ not this time"
                 };
+                // The verdict first: a narrow status line cuts the end, never the score.
                 self.say(format!(
-                    "the model's answer: {} · the class said {}: {mark}",
-                    c.model, c.class
+                    "{mark}: the class said {} · the model's answer: {}",
+                    c.class, c.model
                 ));
                 self.record_answer(c);
             }

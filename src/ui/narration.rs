@@ -18,7 +18,9 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 pub fn height(app: &App, width: u16) -> u16 {
     let theme = Theme::new(app.screen.theme);
     let lines = app.lesson.as_ref().map_or(0, |l| {
-        body(app, l, width.saturating_sub(2) as usize, &theme).len()
+        body(app, l, width.saturating_sub(2) as usize, &theme)
+            .0
+            .len()
     });
     (lines as u16).saturating_add(2)
 }
@@ -45,9 +47,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     } else {
         block.title_bottom(keys)
     };
-    let lines = body(app, state, width, theme);
+    let (lines, narration) = body(app, state, width, theme);
     let room = area.height.saturating_sub(2) as usize;
-    if lines.len() > room {
+    let (lines, cut) = fitted(lines, narration, room, state.waiting().is_some());
+    if cut {
         block = block.title_bottom(Line::styled(
             " … more than fits: a larger window shows it all ",
             theme.dim,
@@ -90,19 +93,75 @@ fn clipped(text: &str, cols: usize) -> String {
     format!("{}…", out.trim_end())
 }
 
-/// The panel's lines at `width`: the narration, then the checks, then where the class is.
-fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+/// The panel's lines in `room` rows, and whether any was left out: all of them where they fit; else
+/// without their blank lines (and the "(more after the answer)" note); else, while a question waits,
+/// the question and its choices whole and the narration above them cut short with "…" (at 80x24 the
+/// attention lesson's choices 2 and 3 had been cut, under a card that asked for "1 to 3"); else the
+/// first `room`. `narration`: how many of `lines` are the narration's.
+fn fitted(
+    lines: Vec<Line<'static>>,
+    narration: usize,
+    room: usize,
+    asking: bool,
+) -> (Vec<Line<'static>>, bool) {
+    if lines.len() <= room {
+        return (lines, false);
+    }
+    let text = |l: &Line| {
+        l.spans
+            .iter()
+            .map(|s| s.content.as_ref())
+            .collect::<String>()
+    };
+    let kept = |l: &Line| {
+        let t = text(l);
+        !t.trim().is_empty() && t.trim() != MORE_AFTER
+    };
+    let mut rest = lines;
+    let mut told: Vec<_> = rest
+        .drain(..narration.min(rest.len()))
+        .filter(kept)
+        .collect();
+    rest.retain(kept);
+    if told.len() + rest.len() <= room {
+        told.extend(rest);
+        return (told, false);
+    }
+    if asking && rest.len() < room {
+        told.truncate(room - rest.len());
+        if let Some(last) = told.last_mut() {
+            last.spans.push(Span::raw(" …"));
+        }
+    }
+    told.extend(rest);
+    told.truncate(room);
+    (told, true)
+}
+
+/// The note that stands for the narration's part after `---` while the question waits.
+const MORE_AFTER: &str = "(more after the answer)";
+
+/// The panel's lines at `width`: the narration, then the checks, then where the class is; and how
+/// many of them are the narration's.
+fn body(
+    app: &App,
+    state: &LessonState,
+    width: usize,
+    theme: &Theme,
+) -> (Vec<Line<'static>>, usize) {
     let Some(i) = state.at else {
-        return vec![Line::styled(
+        let line = Line::styled(
             format!(
                 "{}: the first step is being run on the model…",
                 state.lesson.summary
             ),
             theme.dim,
-        )];
+        );
+        return (vec![line], 1);
     };
     let text = shown_narration(&state.lesson.steps[i].narration, state.waiting().is_some());
     let mut lines = markdown_light(&text, width.max(10), theme);
+    let narration = lines.len();
     question_lines(state, width, theme, &mut lines);
     if let Some(run) = &state.run {
         let checks: Vec<_> = run
@@ -145,7 +204,7 @@ fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Vec<Line
         let text = format!("✎ exploring on your own: {back} goes back to the lesson");
         lines.push(Line::styled(crate::fmt::fit(&text, width), theme.key));
     }
-    lines
+    (lines, narration)
 }
 
 /// The narration as the class may see it now: the part after a line `---` (what the answer shows)
@@ -153,7 +212,7 @@ fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Vec<Line
 pub fn shown_narration(narration: &str, asking: bool) -> String {
     match narration.split_once("\n---\n") {
         Some((before, _)) if asking => {
-            format!("{}\n\n*(more after the answer)*", before.trim_end())
+            format!("{}\n\n*{MORE_AFTER}*", before.trim_end())
         }
         Some((before, after)) => format!("{}\n\n{}", before.trim_end(), after.trim_start()),
         None => narration.to_string(),

@@ -29,6 +29,18 @@ fn lesson_at(
     (w, h): (u16, u16),
     presenter: bool,
 ) -> App {
+    lesson_asking(name, index, outcomes, (w, h), presenter, None)
+}
+
+/// As [`lesson_at`], the step stopped at `question`.
+fn lesson_asking(
+    name: &str,
+    index: usize,
+    outcomes: Vec<Outcome>,
+    (w, h): (u16, u16),
+    presenter: bool,
+    question: Option<nexttoken::protocol::lesson::Question>,
+) -> App {
     let lesson = nexttoken::lesson::builtin(name).unwrap().unwrap();
     let mut app = App::new(config(w, h)).with_lesson(lesson);
     app.presenter.on = presenter;
@@ -46,7 +58,7 @@ fn lesson_at(
             index,
             outcomes,
             tui: vec![],
-            question: None,
+            question,
             answer: None,
         },
         replayed: 3,
@@ -134,6 +146,32 @@ fn the_answer_to_the_next_steps_question_is_held_back() {
     for (name, index) in [("repetition", 1), ("typewriter", 0)] {
         let app = lesson_at(name, index, vec![], (80, 24), false);
         assert!(!app.distribution_hidden(), "{name} step {}", index + 1);
+    }
+}
+
+/// A question with choices keeps every choice on screen when the narration panel is short: at 80x24
+/// the attention lesson's step 4 had shown choice 1 of 3, under a card asking for "1 to 3". The
+/// narration above it is cut short with "…" instead, and the panel says so.
+#[test]
+fn a_waiting_questions_choices_stay_whole_in_a_short_panel() {
+    let lesson = nexttoken::lesson::builtin("attention").unwrap().unwrap();
+    let question = lesson.steps[3].actions.iter().find_map(|a| match a {
+        nexttoken::protocol::lesson::Action::Ask(q) => Some(q.clone()),
+        _ => None,
+    });
+    for (w, h) in VIEW_SIZES {
+        let app = lesson_asking("attention", 3, vec![], (w, h), false, question.clone());
+        assert!(app.awaiting_guess(), "{w}x{h}");
+        let screen = screen_text(&app).join("\n");
+        for line in [
+            "? From \" paper\"",
+            "1. At the word",
+            "2. At the word",
+            "3. At the very",
+        ] {
+            assert!(screen.contains(line), "{w}x{h}: {line} in\n{screen}");
+        }
+        assert!(screen.contains("1 to 3 to answer"), "{w}x{h}:\n{screen}");
     }
 }
 
