@@ -306,7 +306,7 @@ fn place_students(roster: &mut BTreeMap<StudentId, Student>) {
     }
 }
 
-/// The status line at a reveal: "the class: 9 guesses; 4 of 9 guessed the model's pick ⟨␣Paris⟩
+/// The status line at a reveal: "the class: 9 guesses; 4 of 9 guessed the model's top choice ⟨␣Paris⟩
 /// (44%); the class's entropy 1.2 bits, the model's 2.3".
 pub fn poll_sentence(poll: &ClassPoll) -> String {
     let n = poll.guesses();
@@ -315,7 +315,7 @@ pub fn poll_sentence(poll: &ClassPoll) -> String {
     };
     if n == 0 {
         return format!(
-            "the class: nobody guessed; the model's pick: {} {}",
+            "the class: nobody guessed; the model's top choice: {} {}",
             quoted(&top.token.text),
             pct(top.prob)
         );
@@ -323,7 +323,7 @@ pub fn poll_sentence(poll: &ClassPoll) -> String {
     let hits = (poll.share_top1() * f64::from(n)).round() as u32;
     let guesses = if n == 1 { "guess" } else { "guesses" };
     format!(
-        "the class: {n} {guesses}; {hits} of {n} guessed the model's pick {} ({}); the class's entropy {:.1} bits, the model's {:.1}",
+        "the class: {n} {guesses}; {hits} of {n} guessed the model's top choice {} ({}); the class's entropy {:.1} bits, the model's {:.1}",
         quoted(&top.token.text),
         pct(top.prob),
         poll.class_entropy_bits(),

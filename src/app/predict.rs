@@ -100,8 +100,8 @@ pub struct Reveal {
 }
 
 impl Reveal {
-    /// "⟨␣located⟩ 3.0%, rank 4 (5.1 bits); the model's pick: ⟨␣Paris⟩ 78.0%", or "⟨␣Paris⟩ 76.8%,
-    /// rank 1 (0.4 bits): the model's own pick". A guess of several tokens is rated as a sequence, and
+    /// "⟨␣located⟩ 3.0%, rank 4 (5.1 bits); the model's top choice: ⟨␣Paris⟩ 78.0%", or "⟨␣Paris⟩ 76.8%,
+    /// rank 1 (0.4 bits): the model's top choice". A guess of several tokens is rated as a sequence, and
     /// says how many tokens it is and that the rank is its first token's: "⟨␣Notre␣Dame⟩ (2 tokens)
     /// 12.3%, first token rank 3 (3.0 bits); …".
     pub fn sentence(&self) -> String {
@@ -119,11 +119,11 @@ impl Reveal {
             -g.logprob / std::f64::consts::LN_2
         );
         if g.is_greedy {
-            s += ": the model's own pick";
+            s += ": the model's top choice";
         } else {
             let own: String = g.greedy.iter().map(|t| t.text.as_str()).collect();
             s += &format!(
-                "; the model's pick: {} {}",
+                "; the model's top choice: {} {}",
                 quoted(&own),
                 pct(g.greedy_logprob.exp() as f32)
             );

@@ -291,7 +291,7 @@ pub fn answers_note(answers: &[ClassAnswer]) -> String {
         answers.len()
     );
     if answers.iter().any(|a| a.kind == "class") {
-        note += " What the class predicted from its devices (class mode) is one row per reveal: the class's most popular guess, right when it was the model's pick, and its guesses with the model's probability of each.";
+        note += " What the class predicted from its devices (class mode) is one row per reveal: the class's most popular guess, right when it was the model's top choice, and its guesses with the model's probability of each.";
     }
     note
 }

@@ -108,10 +108,19 @@ pub fn parse(name: &str, file: &str, text: &str) -> Result<Lesson, LessonError> 
     for s in raw.steps.into_inner() {
         let mut actions = Vec::new();
         let mut lines = Vec::new();
+        let mut keys_taken = false;
         for a in s.actions {
             let span = a.span();
             let action = a.into_inner();
             check_action(&action).map_err(|(field, m)| at(span.clone(), field, m))?;
+            // The sampler and branch panels take the keyboard: a question after them in the same
+            // step could not be answered with `/` (the dice lesson's `/ c a t` set a temperature).
+            keys_taken |= matches!(&action, Action::Panel(p) if p.panel.takes_keys());
+            if keys_taken && matches!(action, Action::Ask(_)) {
+                let m = "this question comes after a panel that takes the keyboard (sampler or \
+                         branches): the class could not answer it; open the panel after the `ask`";
+                return Err(at(span, "ask", m.into()));
+            }
             prompted |= matches!(action, Action::Prompt(_) | Action::Chat(_));
             if !prompted && needs_prompt(&action) {
                 let m =

@@ -1,6 +1,6 @@
 //! The class panel (`--class`): how to join, how many have guessed (never what) while the question is
 //! open, and at the reveal the class's guesses beside the model's probability of each, the two
-//! entropies, the share that guessed the model's pick, the log-probabilities each way, and the
+//! entropies, the share that guessed the model's top choice, the log-probabilities each way, and the
 //! leaderboard. The join card (`J`) shows the QR code large.
 
 use super::layout::centered;
@@ -121,7 +121,7 @@ fn reveal_lines(poll: &ClassPoll, width: usize, theme: &Theme) -> Vec<Line<'stat
     let hits = (poll.share_top1() * f64::from(n)).round();
     lines.push(Line::styled(
         format!(
-            "model's pick {} {}: guessed by {hits} of {n}",
+            "model's top {} {}: guessed by {hits} of {n}",
             quoted_token(&top.token),
             pct(top.prob)
         ),
@@ -144,7 +144,7 @@ fn reveal_lines(poll: &ClassPoll, width: usize, theme: &Theme) -> Vec<Line<'stat
             None => "−∞ (nobody)".into(),
         };
         lines.push(Line::styled(
-            format!("log p: model of the class {lp:.2} · class of the model's pick {back} nats"),
+            format!("log p: model of the class {lp:.2} · class of the model's top {back} nats"),
             theme.dim,
         ));
     }

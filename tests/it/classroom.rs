@@ -250,7 +250,10 @@ fn predict_mode_hides_until_a_guess_then_reveals_and_scores_it() {
     assert!(!app.distribution_hidden() && !app.is_busy());
     let said = &app.status.as_ref().unwrap().text;
     assert!(said.contains("3.0%, rank 4"), "{said}");
-    assert!(said.contains("the model's pick: ⟨␣Paris⟩ 78.0%"), "{said}");
+    assert!(
+        said.contains("the model's top choice: ⟨␣Paris⟩ 78.0%"),
+        "{said}"
+    );
     let s = app.predict.score;
     assert_eq!((s.guesses, s.hits1, s.hits5), (1, 0, 1));
     let screen = screen_text(&app).join("\n");

@@ -199,6 +199,15 @@ fn broken_files_name_line_and_field() {
         "sampler",
     );
     assert!(e.contains("top_p"), "{e}");
+    // A question after a panel that takes the keyboard, which the class could not answer.
+    let e = broken(
+        d,
+        "keys.toml",
+        "[[step]]\nnarration = \"x\"\nactions = [\n  { prompt = \"Hi\" },\n  { panel = \"sampler\" },\n  { ask = \"Which?\" },\n]\n",
+        10,
+        "ask",
+    );
+    assert!(e.contains("after the `ask`"), "{e}");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The class panel on screen at 80x24 and 160x48: while the class guesses, the count and never what;
 //! at the reveal the class's guesses beside the model's probability of each, the two entropies, the
-//! share that guessed the model's pick, the log-probabilities each way and the leaderboard; the join
+//! share that guessed the model's top choice, the log-probabilities each way and the leaderboard; the join
 //! card with its QR code.
 
 use crate::common;

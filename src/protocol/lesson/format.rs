@@ -219,6 +219,14 @@ pub enum Panel {
     Round,
 }
 
+impl Panel {
+    /// Whether the panel takes the keyboard while it is open (its keys edit it), as the sampler and
+    /// the branch list do: a question asked after it could not be answered.
+    pub fn takes_keys(self) -> bool {
+        matches!(self, Panel::Sampler | Panel::Branches)
+    }
+}
+
 /// `panel = "timing"`, or `panel = { name = "attention", layer = 3, head = 5 }` (counted from 1 in
 /// the file, as on screen), or `panel = { name = "chain", at = "last" }`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
