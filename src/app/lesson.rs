@@ -190,6 +190,8 @@ impl App {
             // Hidden until the class has answered or the teacher reveals: nothing on screen answers it.
             self.predict.question = Some((pos, q.text.clone()));
             self.predict.revealed = None;
+            // A guess made here at an earlier step (the lesson rewound to it) is not this question's.
+            self.predict.last = None;
         }
         self.take_answer(&run);
         let Some(state) = self.lesson.as_mut() else {

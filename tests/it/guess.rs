@@ -68,6 +68,40 @@ fn typing_paris_guesses_space_paris_and_scores_top_1() {
     let screen = common::screen_text(&app).join("\n");
     assert!(screen.contains("1/1 top-1"), "{screen}");
     assert!(screen.contains("your guess ⟨␣Paris⟩"), "{screen}");
+
+    // A lesson step that asks a new question at this same position (it rewound here) does not show
+    // that guess as its own: the dice lesson's last step, revealed with no guess, had shown step 1's.
+    let question = nexttoken::lesson::parse(
+        "q",
+        "q.toml",
+        "title = \"q\"\nsummary = \"q\"\nminutes = 1\n[[step]]\nnarration = \"q\"\nactions = [\n  { prompt = \"x\" },\n  { ask = \"Which now?\" },\n]\n",
+    )
+    .unwrap()
+    .steps[0]
+        .actions
+        .iter()
+        .find_map(|a| match a {
+            nexttoken::protocol::lesson::Action::Ask(q) => Some(q.clone()),
+            _ => None,
+        });
+    let run = nexttoken::lesson::StepRun {
+        index: 0,
+        outcomes: vec![],
+        tui: vec![],
+        question,
+        answer: None,
+    };
+    let step = nexttoken::protocol::LessonStepView {
+        run,
+        replayed: 0,
+        earlier_failure: None,
+        view: s.view().unwrap(),
+    };
+    app.update(Msg::Engine(Event::LessonStep(Box::new(step))));
+    assert!(app.predict.last.is_none());
+    common::press(&mut app, Key::Char('h'));
+    let screen = common::screen_text(&app).join("\n");
+    assert!(!screen.contains("your guess"), "{screen}");
 }
 
 /// A guess of two tokens is a sequence: its probability is the product of the probabilities forcing
