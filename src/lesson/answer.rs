@@ -62,9 +62,12 @@ pub fn answer(
             measure,
             range,
             tolerance,
+            factor,
         } => {
+            // A factor scores to one decimal, so the answer is shown to two.
+            let precision = if factor.is_some() { 0.1 } else { *tolerance };
             let (v, shown, check, outside) =
-                number(session, *measure, (*range, *tolerance), previous)?;
+                number(session, *measure, (*range, precision), previous)?;
             problem = outside;
             (Answer::Number(v), shown, vec![check])
         }

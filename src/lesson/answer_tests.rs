@@ -29,7 +29,8 @@ fn every_kind_parses() {
         QuestionKind::Number {
             measure: Measure::PrefillSpeedup,
             tolerance: 2.0,
-            range: Some([1.0, 50.0])
+            range: Some([1.0, 50.0]),
+            factor: None,
         }
     );
 }
@@ -58,6 +59,7 @@ fn number_q(tolerance: f64) -> Question {
             measure: Measure::PrefillSpeedup,
             tolerance,
             range: None,
+            factor: None,
         },
     }
 }
@@ -114,6 +116,36 @@ fn a_number_within_the_tolerance_is_right() {
     assert!(!q.score(5, &Given::Number(11.0), &m).correct);
     let exact = number_q(0.0);
     assert!(!exact.score(5, &Given::Number(8.0), &m).correct);
+}
+
+/// A ratio scored within a factor: "3x" against a measured 3.1 is right, and so is 4; "1x" (no faster
+/// at all) is not, though an absolute tolerance of 3 had counted it right; nor is 0 or less.
+#[test]
+fn a_number_within_a_factor_is_right_either_way() {
+    let q = ask(
+        "{ question = \"How many times?\", number = \"prefill_speedup\", within_factor = 1.5 }",
+    )
+    .unwrap();
+    let m = model(&q, Answer::Number(3.1), "3.1×");
+    for (class, right) in [
+        (3.0, true),
+        (4.0, true),
+        (2.1, true),
+        (2.0, false),
+        (4.7, false),
+        (1.0, false),
+        (0.0, false),
+        (-3.1, false),
+    ] {
+        let a = q.score(5, &Given::Number(class), &m);
+        assert_eq!(a.correct, right, "{class}: {a:?}");
+    }
+    let e = ask(
+        "{ question = \"Q\", number = \"prefill_speedup\", within_factor = 1.5, tolerance = 1.0 }",
+    );
+    assert!(e.unwrap_err().contains("not both"));
+    let e = ask("{ question = \"Q\", number = \"prefill_speedup\", within_factor = 0.5 }");
+    assert!(e.unwrap_err().contains("more than 1"));
 }
 
 /// The numbers a scored answer shows tell its score: the model's to one decimal more than the

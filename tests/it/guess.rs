@@ -69,8 +69,13 @@ fn typing_paris_guesses_space_paris_and_scores_top_1() {
     assert!(screen.contains("1/1 top-1"), "{screen}");
     assert!(screen.contains("your guess ⟨␣Paris⟩"), "{screen}");
 
-    // A lesson step that asks a new question at this same position (it rewound here) does not show
-    // that guess as its own: the dice lesson's last step, revealed with no guess, had shown step 1's.
+    a_lesson_asks_again_here(&mut app, &mut s);
+}
+
+/// A lesson step that asks a new question where `app`'s last guess was made does not show that guess
+/// as its own.
+fn a_lesson_asks_again_here(app: &mut App, s: &mut nexttoken::engine::session::Session) {
+    // The dice lesson's last step, revealed with no guess, had shown step 1's (it rewound there).
     let question = nexttoken::lesson::parse(
         "q",
         "q.toml",
@@ -99,8 +104,8 @@ fn typing_paris_guesses_space_paris_and_scores_top_1() {
     };
     app.update(Msg::Engine(Event::LessonStep(Box::new(step))));
     assert!(app.predict.last.is_none());
-    common::press(&mut app, Key::Char('h'));
-    let screen = common::screen_text(&app).join("\n");
+    common::press(app, Key::Char('h'));
+    let screen = common::screen_text(app).join("\n");
     assert!(!screen.contains("your guess"), "{screen}");
 }
 

@@ -25,11 +25,14 @@ pub enum QuestionKind {
     /// The one choice whose claim holds once the rest of the step has run.
     Choice(Vec<Choice>),
     /// A number measured once the rest of the step has run; a class answer within `tolerance` of it
-    /// counts as right. `range`: the measurement the lesson relies on (`lesson check` fails outside it).
+    /// counts as right, or within a `factor` of it either way where one is given (a ratio: "3x"
+    /// against a measured 3.1 is right, "1x", no faster at all, is not). `range`: the measurement the
+    /// lesson relies on (`lesson check` fails outside it).
     Number {
         measure: Measure,
         tolerance: f64,
         range: Option<[f64; 2]>,
+        factor: Option<f64>,
     },
 }
 
@@ -90,6 +93,8 @@ struct AskTable {
     tolerance: Option<f64>,
     #[serde(default)]
     range: Option<[f64; 2]>,
+    #[serde(default)]
+    within_factor: Option<f64>,
 }
 
 impl<'de> Deserialize<'de> for Question {
@@ -121,10 +126,17 @@ impl AskTable {
         let kind = match (t.yes_if, t.choices, t.number) {
             (Some(e), None, None) => QuestionKind::YesNo { yes_if: e },
             (None, Some(c), None) => QuestionKind::Choice(c),
+            (None, None, Some(_)) if t.tolerance.is_some() && t.within_factor.is_some() => {
+                return Err(E::custom(
+                    "a number question takes `tolerance` (within so much) or `within_factor` \
+                     (within a factor either way), not both",
+                ))
+            }
             (None, None, Some(measure)) => QuestionKind::Number {
                 measure,
                 tolerance: t.tolerance.unwrap_or(0.0),
                 range: t.range,
+                factor: t.within_factor,
             },
             (None, None, None) => QuestionKind::Token,
             _ => {
@@ -172,10 +184,16 @@ impl Question {
                 .enumerate()
                 .find_map(|(i, c)| c.when.problem().map(|m| format!("choice {}: {m}", i + 1))),
             QuestionKind::Number {
-                tolerance, range, ..
+                tolerance,
+                range,
+                factor,
+                ..
             } => {
                 if !(tolerance.is_finite() && *tolerance >= 0.0) {
                     return Some(format!("tolerance {tolerance}: expected 0 or more"));
+                }
+                if let Some(f) = factor.filter(|f| !(f.is_finite() && *f > 1.0)) {
+                    return Some(format!("within_factor {f}: expected more than 1"));
                 }
                 match range {
                     Some([lo, hi]) if lo.partial_cmp(hi).is_none_or(|o| o.is_gt()) => {
@@ -243,6 +261,19 @@ impl Question {
             (QuestionKind::Choice(cs), Given::Choice(c), Answer::Choice(m)) => {
                 let text = cs.get(*c).map_or("?", |x| x.text.as_str());
                 (format!("{}. {text}", c + 1), Some(*c) == *m, String::new())
+            }
+            (
+                QuestionKind::Number {
+                    factor: Some(f), ..
+                },
+                Given::Number(c),
+                Answer::Number(m),
+            ) => {
+                // Both positive, and neither more than `f` times the other.
+                let ratio = (c / m).max(m / c);
+                let right = *c > 0.0 && *m > 0.0 && ratio <= *f;
+                let detail = format!("a factor of {ratio:.2} off; within a factor of {f} counts");
+                (number_within(*c, 0.1), right, detail)
             }
             (QuestionKind::Number { tolerance, .. }, Given::Number(c), Answer::Number(m)) => {
                 let off = (c - m).abs();
