@@ -121,10 +121,7 @@ pub fn ms(x: f64) -> String {
 
 /// `n` tokens in words: "1 token", "5 tokens".
 pub fn tokens(n: usize) -> String {
-    match n {
-        1 => "1 token".into(),
-        n => format!("{n} tokens"),
-    }
+    crate::protocol::words::count(n, "token")
 }
 
 /// Bytes in KiB/MiB.
@@ -196,13 +193,3 @@ pub const FORCED_MARK: &str = "⚑";
 /// from each step up to the one before; below the last is the lowest band. The legends are built from
 /// this.
 pub const PROB_STEPS: [f32; 4] = [0.5, 0.2, 0.05, 0.01];
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn one_token_is_singular() {
-        assert_eq!(super::tokens(1), "1 token");
-        assert_eq!(super::tokens(0), "0 tokens");
-        assert_eq!(super::tokens(5), "5 tokens");
-    }
-}

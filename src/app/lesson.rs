@@ -222,8 +222,9 @@ impl App {
             // `take_answer` said how the class did.
         } else if replayed > 0 {
             self.say(format!(
-                "back to the lesson: step {} of {n} (replayed {replayed} step(s))",
-                index + 1
+                "back to the lesson: step {} of {n} (replayed {})",
+                index + 1,
+                crate::protocol::words::count(replayed, "step")
             ));
         } else {
             self.say(format!("lesson step {} of {n}", index + 1));

@@ -89,7 +89,10 @@ impl App {
         if self.model.is_some() && self.is_busy() && self.session.is_some() {
             if self.queued_steps < MAX_QUEUED_STEPS {
                 self.queued_steps += 1;
-                self.say(format!("{} more step(s) queued", self.queued_steps));
+                self.say(format!(
+                    "{} more queued",
+                    crate::protocol::words::count(self.queued_steps, "step")
+                ));
             } else {
                 self.say(format!(
                     "busy: {MAX_QUEUED_STEPS} steps already queued; wait for the model"

@@ -50,9 +50,9 @@ pub fn round_rows(saved: &SavedSession) -> Vec<[String; 5]> {
                 drafted.join(" "),
                 format!("{} ({how})", quoted_token(&r.last.token)),
                 format!(
-                    "{} for {} token(s); plain {} ({:.2}×)",
+                    "{} for {}; plain {} ({:.2}×)",
                     ms(r.ms()),
-                    r.tokens(),
+                    crate::fmt::tokens(r.tokens()),
                     ms(r.plain_equivalent_ms()),
                     r.plain_equivalent_ms() / r.ms()
                 ),

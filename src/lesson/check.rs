@@ -70,8 +70,9 @@ pub fn check(session: &mut Session, lesson: &Lesson, out: &mut dyn Write) -> Res
     if !findings.is_empty() {
         let steps: Vec<String> = findings.iter().map(|f| (f.step + 1).to_string()).collect();
         bail!(
-            "lesson {}: the narration of step(s) {} makes claims that no `expect` checks (see the lint lines above)",
+            "lesson {}: the narration of {} {} makes claims that no `expect` checks (see the lint lines above)",
             lesson.name,
+            if steps.len() == 1 { "step" } else { "steps" },
             steps.join(", ")
         );
     }

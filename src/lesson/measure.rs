@@ -3,6 +3,7 @@
 use super::run::tip_loop;
 use crate::engine::session::Session;
 use crate::protocol::lesson::question::Measure;
+use crate::protocol::words::count;
 use crate::protocol::SessionView;
 
 /// One measurement on the session, with a sentence on how it was measured.
@@ -16,11 +17,14 @@ pub fn measure(
         Measure::PrefillSpeedup => prefill_speedup(&session.view().map_err(err)?)?,
         Measure::PromptTokens => {
             let n = session.prompt_len();
-            (n as f64, format!("{n} prompt token(s)"))
+            (n as f64, format!("{} prompt", count(n, "token")))
         }
         Measure::TokensFed => {
             let n = session.view().map_err(err)?.last_pass.tokens_fed;
-            (n as f64, format!("the last pass read {n} token(s)"))
+            (
+                n as f64,
+                format!("the last pass read {}", count(n, "token")),
+            )
         }
         Measure::LoopPeriod => match tip_loop(session) {
             Some(c) => (c.period as f64, format!("a loop of period {}", c.period)),

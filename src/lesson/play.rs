@@ -123,10 +123,11 @@ pub fn rounds(
         }
     }
     Ok(format!(
-        "{n} round(s): {} of {} checked drafts kept, {} tokens: {:?}",
+        "{}: {} of {} checked drafts kept, {}: {:?}",
+        crate::protocol::words::count(n, "round"),
         tally.accepted,
         tally.checked,
-        ids.len(),
+        crate::protocol::words::count(ids.len(), "token"),
         session.text_of(&ids)
     ))
 }

@@ -10,6 +10,7 @@ use crate::analysis::{self, Cycle};
 use crate::engine::session::{Choice, Session, SessionError};
 use crate::protocol::lesson::format::{Action, BranchTarget, Lesson};
 pub use crate::protocol::lesson::report::{Outcome, Status, StepRun, TuiAction};
+use crate::protocol::words::count;
 use crate::protocol::SamplerSettings;
 
 /// Repeats shorter than this many tokens are not a loop ("the the" is English): the same rule as the
@@ -208,7 +209,11 @@ impl Runner {
                 // So that a saved session (and the TUI's prompt box) carries the prompt as written.
                 session.note_prompt(text, chat);
                 self.previous = None;
-                done(format!("read {} token(s) in {:.1} ms", r.tokens, r.ms))
+                done(format!(
+                    "read {} in {:.1} ms",
+                    count(r.tokens, "token"),
+                    r.ms
+                ))
             }
             Action::Sampler(patch) => {
                 let s = patch.settings();
@@ -284,7 +289,7 @@ impl Runner {
                 if dropped > 0 {
                     self.previous = before;
                 }
-                done(format!("dropped {dropped} token(s)"))
+                done(format!("dropped {}", count(dropped, "token")))
             }
             Action::Branch(target) => {
                 let leaf = self.branch_leaf(session, *target)?;

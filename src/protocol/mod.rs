@@ -23,6 +23,7 @@ pub mod lesson;
 mod round;
 mod served;
 pub mod settings;
+pub mod words;
 
 pub use ab::*;
 pub use answers::*;

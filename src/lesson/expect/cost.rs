@@ -65,7 +65,8 @@ pub(super) fn check(session: &mut Session, e: &Expect, out: &mut Checks) -> Resu
 fn fed(e: &Expect, view: &SessionView, out: &mut Checks) {
     let fed = view.last_pass.tokens_fed;
     let seen = format!(
-        "the last pass read {fed} token(s) (sequence: {})",
+        "the last pass read {} (sequence: {})",
+        crate::protocol::words::count(fed, "token"),
         view.tokens.len()
     );
     if let Some(n) = e.tokens_fed {
@@ -129,7 +130,7 @@ fn text_and_prompt(e: &Expect, view: &SessionView, out: &mut Checks) {
         out.push(format!("text lacks {t:?}"), format!("{text:?}"), ok);
     }
     let p = view.prompt_len;
-    let seen = format!("{p} prompt token(s)");
+    let seen = format!("{} prompt", crate::protocol::words::count(p, "token"));
     if let Some(n) = e.prompt_tokens {
         out.push(format!("prompt_tokens {n}"), seen.clone(), p == n);
     }

@@ -17,11 +17,11 @@ pub(super) fn check(session: &mut Session, e: &Expect, out: &mut Checks) -> Resu
         }
         let a = t.acceptance();
         let seen = format!(
-            "{} of {} checked drafts kept ({:.0}%) over {} round(s)",
+            "{} of {} checked drafts kept ({:.0}%) over {}",
             t.accepted,
             t.checked,
             a * 100.0,
-            t.rounds
+            crate::protocol::words::count(t.rounds, "round")
         );
         if let Some(x) = e.acceptance_above {
             out.push(format!("acceptance above {x}"), seen.clone(), a > x);
