@@ -89,8 +89,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             frame.render_widget(widget, at);
         }
         None => {
-            // Too long for large type: plain bold text, quoted.
-            let p = Paragraph::new(Line::styled(format!("⟨{shown}⟩"), theme.title)).centered();
+            // Too long for large type: plain bold text, quoted as every other panel quotes a token
+            // (the `·` is only for the large font, which has no `␣`).
+            let quoted = crate::fmt::quoted_token(&record.token);
+            let p = Paragraph::new(Line::styled(quoted, theme.title)).centered();
             frame.render_widget(p, big);
         }
     }
