@@ -312,7 +312,7 @@ fn summary_lines(c: &Comparison, reference: bool, w: usize, theme: &Theme) -> Ve
         let leaves = match c.fork_step {
             None => "free running never leaves the reference".to_string(),
             Some(f) => format!(
-                "free running leaves the reference at step {}; mean JS after {:.3}",
+                "free running leaves the reference at step {}; mean JS from there {:.3}",
                 shown_step(f),
                 c.mean_js
             ),
@@ -334,12 +334,12 @@ fn summary_lines(c: &Comparison, reference: bool, w: usize, theme: &Theme) -> Ve
         let fork = match (c.fork_step, c.rejoined_at) {
             (None, _) => "the paths do not differ".to_string(),
             (Some(f), None) => format!(
-                "fork at step {} · mean JS after {:.3} · never rejoin",
+                "fork at step {} · mean JS from it {:.3} · never rejoin",
                 shown_step(f),
                 c.mean_js
             ),
             (Some(f), Some(r)) => format!(
-                "fork at step {} · mean JS after {:.3} · same tokens again from step {}",
+                "fork at step {} · mean JS from it {:.3} · same tokens again from step {}",
                 shown_step(f),
                 c.mean_js,
                 shown_step(r)
