@@ -61,6 +61,23 @@ fn presenter(app: &App, body: Rect, status: Rect) -> Areas {
     }
 }
 
+/// The transcript's share of a narrow screen: 30%; under a lesson on a small screen, as much as its
+/// text needs up to 40%. The narration takes the top rows there, and 30% showed two lines of text: the
+/// words a step's narration names (the dice lesson's " unicorn.") had scrolled away. A short text
+/// leaves the rows to the panel below (the chain's candidates).
+fn transcript_rows(app: &App, body: Rect) -> Constraint {
+    let most = (body.height * 2).div_ceil(5);
+    if app.lesson.is_none() || body.height >= 16 {
+        return Constraint::Percentage(30);
+    }
+    let wanted = super::transcript::height(app, body.width);
+    if wanted <= body.height * 3 / 10 {
+        Constraint::Percentage(30)
+    } else {
+        Constraint::Length(wanted.min(most))
+    }
+}
+
 /// The usual screen: every panel at once when wide, else the distribution beside one chosen panel.
 fn panels(app: &App, body: Rect, status: Rect) -> Areas {
     if app.is_wide() {
@@ -92,7 +109,7 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
         }
     } else {
         let [transcript, lower] =
-            Layout::vertical([Constraint::Percentage(30), Constraint::Fill(1)]).areas(body);
+            Layout::vertical([transcript_rows(app, body), Constraint::Fill(1)]).areas(body);
         let [distribution, side] =
             Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(lower);
         // The sampler chain needs a column per stage: it takes the whole width.

@@ -58,6 +58,16 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(shown), inner);
 }
 
+/// Rows the transcript would like at this width: its text, the info line and two borders.
+pub fn height(app: &App, width: u16) -> u16 {
+    let Some(session) = app.session.as_ref() else {
+        return 3;
+    };
+    let theme = Theme::new(app.screen.theme);
+    let rows = wrap(&chunks(session, &theme), width.saturating_sub(2) as usize).len();
+    (rows as u16).saturating_add(3)
+}
+
 /// Draws the bottom border's titles: the token counts, and the colour key where the border has room
 /// for it beside them.
 fn bottom_titles(

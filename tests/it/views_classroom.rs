@@ -175,6 +175,44 @@ fn a_waiting_questions_choices_stay_whole_in_a_short_panel() {
     }
 }
 
+/// Under a lesson at 80x24 the transcript takes the rows its text needs, up to 40% of what the
+/// narration leaves: at 30% it showed two lines, and the dice lesson's " unicorn." had scrolled away
+/// behind two line breaks. A short text leaves the rows to the panel below.
+#[test]
+fn under_a_lesson_at_80x24_the_transcript_grows_to_show_its_text() {
+    let rows = |app: &App| {
+        let s = screen_text(app);
+        let top = s
+            .iter()
+            .position(|l| l.starts_with("┌ Transcript"))
+            .unwrap();
+        let bottom = s[top..]
+            .iter()
+            .position(|l| l.starts_with("└ prompt"))
+            .unwrap();
+        bottom + 1
+    };
+    let short = lesson_at("dice", 4, vec![], (80, 24), false);
+    let mut long = lesson_at("dice", 4, vec![], (80, 24), false);
+    let s = long.session.as_mut().unwrap();
+    for (i, text) in ["\n", "\n", "What"].iter().enumerate() {
+        s.tokens.push(generated(7 + i, 198, text, 0.3));
+    }
+    s.next.position = 10;
+    assert!(
+        rows(&long) > rows(&short),
+        "{} against {}",
+        rows(&long),
+        rows(&short)
+    );
+    let screen = screen_text(&long).join("\n");
+    assert!(
+        screen.contains("Paris."),
+        "the line before the breaks:\n{screen}"
+    );
+    assert!(!screen.contains("more above"), "{screen}");
+}
+
 #[test]
 fn presenter_mode() {
     for (w, h) in VIEW_SIZES {
