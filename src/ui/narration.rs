@@ -49,7 +49,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     };
     let (lines, narration) = body(app, state, width, theme);
     let room = area.height.saturating_sub(2) as usize;
-    let (lines, cut) = fitted(lines, narration, room, state.waiting().is_some());
+    let (lines, cut) = fitted(lines, narration, (room, width), state.waiting().is_some());
     if cut {
         block = block.title_bottom(Line::styled(
             " … more than fits: a larger window shows it all ",
@@ -97,11 +97,11 @@ fn clipped(text: &str, cols: usize) -> String {
 /// without their blank lines (and the "(more after the answer)" note); else, while a question waits,
 /// the question and its choices whole and the narration above them cut short with "…" (at 80x24 the
 /// attention lesson's choices 2 and 3 had been cut, under a card that asked for "1 to 3"); else the
-/// first `room`. `narration`: how many of `lines` are the narration's.
+/// first `room`. `narration`: how many of `lines` are the narration's; `width`: the columns inside.
 fn fitted(
     lines: Vec<Line<'static>>,
     narration: usize,
-    room: usize,
+    (room, width): (usize, usize),
     asking: bool,
 ) -> (Vec<Line<'static>>, bool) {
     if lines.len() <= room {
@@ -130,7 +130,12 @@ fn fitted(
     if asking && rest.len() < room {
         told.truncate(room - rest.len());
         if let Some(last) = told.last_mut() {
-            last.spans.push(Span::raw(" …"));
+            // On a full line the mark would fall past the border: it takes the line's place.
+            if last.width() + 2 > width {
+                *last = Line::raw("…");
+            } else {
+                last.spans.push(Span::raw(" …"));
+            }
         }
     }
     told.extend(rest);

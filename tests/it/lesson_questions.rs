@@ -177,6 +177,14 @@ actions = [
     assert!(err.to_string().contains("no token written yet"), "{err}");
 }
 
+/// What the status line says now.
+fn status_text(app: &App) -> String {
+    app.status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default()
+}
+
 /// The app on the engine's real replies: `/` opens the answer box for a yes/no question, the figures
 /// stay hidden until the answer, and the class's answer is scored and kept.
 #[test]
@@ -205,11 +213,7 @@ fn the_class_answers_in_the_app_and_is_scored() {
         press(&mut app, Key::Char(' ')).is_empty(),
         "no step while the question waits"
     );
-    let said = app
-        .status
-        .as_ref()
-        .map(|s| s.text.clone())
-        .unwrap_or_default();
+    let said = status_text(&app);
     assert_eq!(
         said,
         "the question waits: / to answer it, or h reveals the answer"
@@ -248,6 +252,12 @@ fn the_class_answers_in_the_app_and_is_scored() {
     assert!(
         screen.contains("→ the model: yes · the class: no ✗"),
         "{screen}"
+    );
+    // The status line says the verdict first: 80 columns cut its end, never the score.
+    let said = status_text(&app);
+    assert_eq!(
+        said,
+        "✗ not this time: the class said no · the model's answer: yes"
     );
     assert!(!app.distribution_hidden(), "revealed");
 }

@@ -175,6 +175,40 @@ fn a_waiting_questions_choices_stay_whole_in_a_short_panel() {
     }
 }
 
+/// A waiting question's narration too long for the panel is cut short above the question with a
+/// "…" the class can see, and the panel says more is there.
+#[test]
+fn a_narration_cut_above_a_question_ends_in_a_visible_mark() {
+    let lesson = nexttoken::lesson::builtin("speculative-decoding")
+        .unwrap()
+        .unwrap();
+    let question = lesson.steps[1].actions.iter().find_map(|a| match a {
+        nexttoken::protocol::lesson::Action::Ask(q) => Some(q.clone()),
+        _ => None,
+    });
+    let app = lesson_asking("speculative-decoding", 1, vec![], (80, 24), false, question);
+    let screen = screen_text(&app);
+    let top = screen.iter().position(|l| l.starts_with('┌')).unwrap();
+    let bottom = top
+        + screen[top..]
+            .iter()
+            .position(|l| l.starts_with('└'))
+            .unwrap();
+    let panel = &screen[top..=bottom];
+    let asked = panel
+        .iter()
+        .position(|l| l.contains("? Will the model keep all 4"))
+        .unwrap();
+    assert!(
+        panel[asked - 1]
+            .trim_end_matches('│')
+            .trim_end()
+            .ends_with('…'),
+        "{panel:#?}"
+    );
+    assert!(panel[bottom - top].contains("more than fits"), "{panel:#?}");
+}
+
 /// Under a lesson at 80x24 the transcript takes the rows its text needs, up to 40% of what the
 /// narration leaves: at 30% it showed two lines, and the dice lesson's " unicorn." had scrolled away
 /// behind two line breaks. A short text leaves the rows to the panel below.
@@ -225,6 +259,20 @@ fn presenter_mode() {
         );
         insta::assert_snapshot!(format!("presenter_{w}x{h}"), screen);
     }
+}
+
+/// A chosen token too long for large type is quoted as every other panel quotes it: a leading space
+/// as `␣` (the `·` is only the large font's, which has no `␣`).
+#[test]
+fn presenter_quotes_a_long_token_as_the_other_panels_do() {
+    let mut app = lesson_at_step_3(80, 24, true);
+    let s = app.session.as_mut().unwrap();
+    let long = " extraordinarily";
+    s.tokens.push(generated(7, 9999, long, 0.2));
+    s.next.position = 8;
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains("⟨␣extraordinarily⟩"), "{screen}");
+    assert!(!screen.contains("·extraordinarily"), "{screen}");
 }
 
 #[test]
