@@ -92,7 +92,10 @@ fn number(
     let (v, seen) = super::measure::measure(session, measure, previous)?;
     let outside = range
         .filter(|[lo, hi]| !(*lo..=*hi).contains(&v))
-        .map(|[lo, hi]| format!("{v:.2} is outside the lesson's range [{lo}, {hi}]"));
+        .map(|[lo, hi]| {
+            let name = measure.name();
+            format!("{name} measured {v:.2}, outside the lesson's range [{lo}, {hi}]")
+        });
     let number = number_within(v, tolerance);
     let unit = match measure.unit() {
         " tokens" if number == "1" => " token",

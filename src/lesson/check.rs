@@ -10,7 +10,8 @@ use std::io::Write;
 /// Runs every step of `lesson` on `session` and checks every `expect`, printing one line per action
 /// and per check. Fails at the first check that does not hold (or action the session refuses), with
 /// the step's narration and the observed value; and, once every step has run, when the narration lint
-/// finds a step whose claims nothing checks (printed first, as `lint` lines).
+/// finds a step whose claims nothing checks (printed first, as `lint` lines) or a question's answer
+/// can be read before it is asked (`told` lines, [`super::told`]).
 pub fn check(session: &mut Session, lesson: &Lesson, out: &mut dyn Write) -> Result<()> {
     let n = lesson.steps.len();
     writeln!(
@@ -25,6 +26,7 @@ pub fn check(session: &mut Session, lesson: &Lesson, out: &mut dyn Write) -> Res
     let mut runner = Runner::new(lesson.clone());
     runner.reset(session)?;
     let mut checks = 0;
+    let mut told = Vec::new();
     while !runner.is_done() {
         let run = runner.run_whole(session);
         let step = &lesson.steps[run.index];
@@ -52,6 +54,10 @@ pub fn check(session: &mut Session, lesson: &Lesson, out: &mut dyn Write) -> Res
             for c in &a.checks {
                 writeln!(out, "       the answer's claim {}: {}", c.what, c.observed)?;
             }
+            if let Some(why) = super::told::told(step, a) {
+                writeln!(out, "  told step {}: {why}", run.index + 1)?;
+                told.push((run.index + 1).to_string());
+            }
         }
         if let Some(f) = run.failure() {
             out.flush()?;
@@ -67,6 +73,14 @@ pub fn check(session: &mut Session, lesson: &Lesson, out: &mut dyn Write) -> Res
         }
     }
     writeln!(out, "lesson {}: all {checks} checks hold", lesson.name)?;
+    if !told.is_empty() {
+        bail!(
+            "lesson {}: the class can read the answer to the question of {} {} before answering (see the `told` lines above): move it after the line `---`",
+            lesson.name,
+            if told.len() == 1 { "step" } else { "steps" },
+            told.join(", ")
+        );
+    }
     if !findings.is_empty() {
         let steps: Vec<String> = findings.iter().map(|f| (f.step + 1).to_string()).collect();
         bail!(

@@ -113,20 +113,29 @@ pub fn claims(text: &str) -> Vec<String> {
     out
 }
 
-/// The first run of digits (with the separators inside it: `49,152`, `0.8`).
+/// Every run of digits in `text`, in order (with the separators inside it: `49,152`, `0.8`).
+pub fn numbers(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let start = rest.find(|c: char| c.is_ascii_digit())?;
+        let from = &rest[start..];
+        let len = from
+            .char_indices()
+            .take_while(|&(i, c)| {
+                c.is_ascii_digit()
+                    || ((c == ',' || c == '.')
+                        && from[i + 1..].starts_with(|d: char| d.is_ascii_digit()))
+            })
+            .map(|(i, c)| i + c.len_utf8())
+            .last()?;
+        rest = &from[len..];
+        Some(&from[..len])
+    })
+}
+
+/// The first run of digits.
 fn first_number(text: &str) -> Option<&str> {
-    let start = text.find(|c: char| c.is_ascii_digit())?;
-    let rest = &text[start..];
-    let len = rest
-        .char_indices()
-        .take_while(|&(i, c)| {
-            c.is_ascii_digit()
-                || ((c == ',' || c == '.')
-                    && rest[i + 1..].starts_with(|d: char| d.is_ascii_digit()))
-        })
-        .map(|(i, c)| i + c.len_utf8())
-        .last()?;
-    Some(&rest[..len])
+    numbers(text).next()
 }
 
 /// The first text between double quotes, straight or curly.

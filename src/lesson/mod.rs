@@ -14,6 +14,7 @@
 //! | `answer.rs` | the model's answer to a question (`ask`), measured on the session |
 //! | `expect/` | evaluating an `expect` on the real model, with the value observed |
 //! | `lint.rs` | a narration that makes a claim (a number, a quoted token, a trend) must carry an `expect` |
+//! | `told.rs` | a question whose answer the class can read before it answers (title, narration above `---`) |
 //! | `check.rs` | `nexttoken lesson list` and `nexttoken lesson check NAME\|PATH` |
 //!
 //! The format is documented in docs/LESSONS.md.
@@ -28,6 +29,7 @@ pub mod measure;
 mod parse;
 mod play;
 pub mod run;
+mod told;
 pub mod track;
 
 pub use crate::protocol::lesson::{

@@ -215,12 +215,12 @@ fn body(
 /// The narration as the class may see it now: the part after a line `---` (what the answer shows)
 /// waits while the step's question does.
 pub fn shown_narration(narration: &str, asking: bool) -> String {
-    match narration.split_once("\n---\n") {
-        Some((before, _)) if asking => {
+    match crate::protocol::lesson::format::split_at_reveal(narration) {
+        (before, Some(_)) if asking => {
             format!("{}\n\n*{MORE_AFTER}*", before.trim_end())
         }
-        Some((before, after)) => format!("{}\n\n{}", before.trim_end(), after.trim_start()),
-        None => narration.to_string(),
+        (before, Some(after)) => format!("{}\n\n{}", before.trim_end(), after.trim_start()),
+        (_, None) => narration.to_string(),
     }
 }
 

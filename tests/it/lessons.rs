@@ -30,8 +30,9 @@ const HEAD: &str = "title = \"Broken\"\nsummary = \"A broken lesson.\"\nminutes 
 
 /// Every built-in lesson holds on the real model: one session, each lesson in turn. A lesson whose
 /// only failure is a claim on the clock (a prefill against the steps, a step against light, decode
-/// growth) runs once more on a fresh session: its one prefill is one measurement, and the parallel
-/// tests can stall it (CI saw 6.46 ms a token against 0.6). A claim that is wrong fails both times.
+/// growth, a question on the prefill speed-up) runs once more on a fresh session: its one prefill is
+/// one measurement, and the parallel tests can stall it (CI saw 6.46 ms a token against 0.6, and a
+/// speed-up of 0.64x). A claim that is wrong fails both times.
 #[test]
 fn every_builtin_lesson_passes_check() {
     let mut s = session();
@@ -39,6 +40,7 @@ fn every_builtin_lesson_passes_check() {
         "faster per token",
         "step_slower_than_light",
         "decode time grows",
+        "prefill_speedup measured",
     ];
     for (name, _) in BUILTINS {
         let l = lesson::load(name).unwrap();
@@ -49,7 +51,8 @@ fn every_builtin_lesson_passes_check() {
         };
         let (mut result, mut text) = run(&mut s);
         if let Err(e) = &result {
-            let failed = e.lines().next().unwrap_or_default();
+            // The failed claim and what was observed: the first two lines of the message.
+            let failed: String = e.lines().take(2).collect();
             if timing.iter().any(|t| failed.contains(t)) {
                 eprintln!("{name}: a claim on the clock failed, once more: {e}");
                 (result, text) = run(&mut session());
@@ -233,6 +236,48 @@ fn a_false_expect_fails_with_the_observed_value() {
     assert!(err.contains("top-1 is \" Paris\""), "{err}");
     assert!(err.contains("step 1/1 (line 10)"), "{err}");
     assert!(stdout.contains("FAIL"), "{stdout}");
+}
+
+/// A question whose answer the narration says before it is asked fails the check, naming the step
+/// and the word; the same words after the line `---` pass.
+#[test]
+fn an_answer_told_before_its_question_fails_the_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let lesson = |narration: &str| {
+        format!("{HEAD}[[step]]\nnarration = \"\"\"\n{narration}\n\"\"\"\nactions = [\n  {{ prompt = \"The capital of France is\" }},\n  {{ sampler = {{ greedy = true }} }},\n  {{ ask = \"Which word comes next?\" }},\n  {{ expect = {{ top1 = \" Paris\" }} }},\n]\n")
+    };
+    let told = write(
+        dir.path(),
+        "told.toml",
+        &lesson("It writes \" Paris\", of course."),
+    );
+    let out = nexttoken(&["lesson", "check", &told]);
+    let (stdout, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{err}");
+    assert!(
+        stdout.contains("told step 1: the text before the answer says \"Paris\""),
+        "{stdout}"
+    );
+    assert!(
+        err.contains("can read the answer to the question of step 1"),
+        "{err}"
+    );
+    let after = write(
+        dir.path(),
+        "after.toml",
+        &lesson("What next?\n---\nIt writes \" Paris\"."),
+    );
+    let out = nexttoken(&["lesson", "check", &after]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!stdout.contains("told"), "{stdout}");
 }
 
 /// The runner hands the TUI what it must act on, and replays to a step deterministically.

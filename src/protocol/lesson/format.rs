@@ -65,6 +65,22 @@ pub struct Step {
     pub action_lines: Vec<usize>,
 }
 
+impl Step {
+    /// The narration split at its line `---`: what the class reads while the step's question waits,
+    /// and what the answer shows after it (`None` without a `---`: all of it is read first).
+    pub fn narration_parts(&self) -> (&str, Option<&str>) {
+        split_at_reveal(&self.narration)
+    }
+}
+
+/// `narration` split at its line `---`: the part read before the answer, and the part after it.
+pub fn split_at_reveal(narration: &str) -> (&str, Option<&str>) {
+    match narration.split_once("\n---\n") {
+        Some((before, after)) => (before, Some(after)),
+        None => (narration, None),
+    }
+}
+
 /// One thing a step does. In a file, each is a table with one key: `{ step = 5 }`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "snake_case")]

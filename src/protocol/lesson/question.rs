@@ -68,6 +68,20 @@ pub enum Measure {
 }
 
 impl Measure {
+    /// The measure's name, as a lesson file writes it (`number = "prefill_speedup"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::PrefillSpeedup => "prefill_speedup",
+            Measure::PromptTokens => "prompt_tokens",
+            Measure::TokensFed => "tokens_fed",
+            Measure::LoopPeriod => "loop_period",
+            Measure::Entropy => "entropy",
+            Measure::Js => "js",
+            Measure::Top1Percent => "top1_percent",
+            Measure::LastTokenPercent => "last_token_percent",
+        }
+    }
+
     /// The measurement's unit, after a number ("×", " tokens", ...).
     pub fn unit(self) -> &'static str {
         match self {
