@@ -14,11 +14,15 @@ use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-/// Rows the panel would like at this screen width: its lines and two borders.
-pub fn height(app: &App, width: u16) -> u16 {
+/// Rows the panel would like at this screen width, given at most `most`: its lines and two borders,
+/// or, where they do not fit, the lines [`fitted`] keeps (without blank lines, so no rows stay empty).
+pub fn height(app: &App, width: u16, most: u16) -> u16 {
     let theme = Theme::new(app.screen.theme);
     let lines = app.lesson.as_ref().map_or(0, |l| {
-        body(app, l, width.saturating_sub(2) as usize, &theme)
+        let cols = width.saturating_sub(2) as usize;
+        let (lines, narration) = body(app, l, cols, &theme);
+        let room = most.saturating_sub(2) as usize;
+        fitted(lines, narration, (room, cols), l.waiting().is_some())
             .0
             .len()
     });

@@ -175,8 +175,34 @@ fn a_waiting_questions_choices_stay_whole_in_a_short_panel() {
     }
 }
 
-/// A waiting question's narration too long for the panel is cut short above the question with a
-/// "…" the class can see, and the panel says more is there.
+/// While a question waits the narration may take half the screen (the panel below shows only the
+/// question card): at 80x24 the exposure-bias lesson's question on the JS between two paths keeps
+/// its three choices and the narration that gives the scale, 0 to 0.69, whole.
+#[test]
+fn a_waiting_question_keeps_the_scale_its_narration_gives() {
+    let lesson = nexttoken::lesson::builtin("exposure-bias")
+        .unwrap()
+        .unwrap();
+    let question = lesson.steps[3].actions.iter().find_map(|a| match a {
+        nexttoken::protocol::lesson::Action::Ask(q) => Some(q.clone()),
+        _ => None,
+    });
+    let app = lesson_asking("exposure-bias", 3, vec![], (80, 24), false, question);
+    let screen = screen_text(&app).join("\n");
+    for line in [
+        "0.69 is the most",
+        "1. Close",
+        "2. In between",
+        "3. Near the most",
+    ] {
+        assert!(screen.contains(line), "{line} in\n{screen}");
+    }
+    assert!(!screen.contains("more than fits"), "{screen}");
+    assert!(screen.contains("Transcript"), "{screen}");
+}
+
+/// A waiting question's narration too long for the panel (at 64x20, the smallest screens) is cut
+/// short above the question with a "…" the class can see, and the panel says more is there.
 #[test]
 fn a_narration_cut_above_a_question_ends_in_a_visible_mark() {
     let lesson = nexttoken::lesson::builtin("speculative-decoding")
@@ -186,7 +212,7 @@ fn a_narration_cut_above_a_question_ends_in_a_visible_mark() {
         nexttoken::protocol::lesson::Action::Ask(q) => Some(q.clone()),
         _ => None,
     });
-    let app = lesson_asking("speculative-decoding", 1, vec![], (80, 24), false, question);
+    let app = lesson_asking("speculative-decoding", 1, vec![], (64, 20), false, question);
     let screen = screen_text(&app);
     let top = screen.iter().position(|l| l.starts_with('┌')).unwrap();
     let bottom = top
