@@ -302,7 +302,7 @@ pub fn pair_hint(mode: Mode, actions: [Action; 2]) -> String {
     keys.join(" ")
 }
 
-/// The first key of `action` in `mode` for a hint line the view writes around it ("t: chain"); empty
+/// The first key of `action` in `mode` for a hint line the view writes around it ("t → chain"); empty
 /// if the action has no key there (`tests/it/keymap.rs` checks that every hint's action has one).
 pub fn hint_key(mode: Mode, action: Action) -> String {
     key_for(mode, action).unwrap_or_default()

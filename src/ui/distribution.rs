@@ -36,12 +36,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         super::predict::hidden(frame, area, app, theme);
         return;
     }
-    let view = if app.screen.show_chain {
-        "chain"
-    } else {
+    // What the key turns to, not the view on screen: "t: bars" above the bars had read as "press t
+    // for bars".
+    let other = if app.screen.show_chain {
         "bars"
+    } else {
+        "chain"
     };
-    let hint = format!(" {}: {view} ", hint_key(Mode::Normal, Action::ToggleChain));
+    let hint = format!(" {} → {other} ", hint_key(Mode::Normal, Action::ToggleChain));
     let mut block = Block::bordered()
         .border_style(theme.border)
         .title_top(Line::styled(hint, theme.dim).right_aligned());

@@ -25,21 +25,20 @@ pub fn areas(app: &App) -> Areas {
 }
 
 /// The narration panel across the top of the body (as tall as its text, at most two fifths of the
-/// body; half while a question waits, as the panel below then shows only the question card: at 80x24
-/// a question with three choices had left the narration one line, and the scale it asked about was
-/// cut), and what is left below it.
+/// body; while a question waits, up to half where two fifths would cut it, as the panel below then
+/// shows only the question card: at 80x24 a question with three choices had left the narration one
+/// line, and the scale it asked about was cut), and what is left below it.
 fn narration_split(app: &App, body: Rect) -> (Option<Rect>, Rect) {
     let Some(lesson) = app.lesson.as_ref() else {
         return (None, body);
     };
-    let most = if lesson.waiting().is_some() {
-        body.height / 2
-    } else {
-        body.height * 2 / 5
+    let most = (body.height * 2 / 5).max(4);
+    let (mut h, cut) = super::narration::height(app, body.width, most);
+    if cut && lesson.waiting().is_some() {
+        h = super::narration::height(app, body.width, (body.height / 2).max(most)).0;
     }
-    .max(4);
-    let h = super::narration::height(app, body.width, most).clamp(4, most);
-    let [top, rest] = Layout::vertical([Constraint::Length(h), Constraint::Fill(1)]).areas(body);
+    let [top, rest] =
+        Layout::vertical([Constraint::Length(h.max(4)), Constraint::Fill(1)]).areas(body);
     (Some(top), rest)
 }
 

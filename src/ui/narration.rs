@@ -15,18 +15,18 @@ use ratatui::Frame;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// Rows the panel would like at this screen width, given at most `most`: its lines and two borders,
-/// or, where they do not fit, the lines [`fitted`] keeps (without blank lines, so no rows stay empty).
-pub fn height(app: &App, width: u16, most: u16) -> u16 {
+/// or, where they do not fit, the lines [`fitted`] keeps (without blank lines, so no rows stay empty);
+/// and whether even those were cut.
+pub fn height(app: &App, width: u16, most: u16) -> (u16, bool) {
     let theme = Theme::new(app.screen.theme);
-    let lines = app.lesson.as_ref().map_or(0, |l| {
-        let cols = width.saturating_sub(2) as usize;
-        let (lines, narration) = body(app, l, cols, &theme);
-        let room = most.saturating_sub(2) as usize;
-        fitted(lines, narration, (room, cols), l.waiting().is_some())
-            .0
-            .len()
-    });
-    (lines as u16).saturating_add(2)
+    let Some(l) = app.lesson.as_ref() else {
+        return (2, false);
+    };
+    let cols = width.saturating_sub(2) as usize;
+    let (lines, narration) = body(app, l, cols, &theme);
+    let room = most.saturating_sub(2) as usize;
+    let (kept, cut) = fitted(lines, narration, (room, cols), l.waiting().is_some());
+    ((kept.len() as u16).saturating_add(2), cut)
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {

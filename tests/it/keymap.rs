@@ -46,7 +46,7 @@ fn main_screen_hints_name_the_keys_bound_to_their_actions() {
                 n(PrevHead),
                 n(NextHead)
             ),
-            format!(" {}: bars ", n(ToggleChain)),
+            format!(" {} → chain ", n(ToggleChain)),
             format!(" {}: KV cache ", n(ToggleKvCache)),
             format!("press {} to generate the first token", n(Step)),
         ],
