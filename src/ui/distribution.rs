@@ -43,7 +43,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     } else {
         "chain"
     };
-    let hint = format!(" {} → {other} ", hint_key(Mode::Normal, Action::ToggleChain));
+    let hint = format!(
+        " {} → {other} ",
+        hint_key(Mode::Normal, Action::ToggleChain)
+    );
     let mut block = Block::bordered()
         .border_style(theme.border)
         .title_top(Line::styled(hint, theme.dim).right_aligned());
