@@ -53,13 +53,13 @@ pub fn draw(frame: &mut Frame, app: &App) {
     let areas = layout::areas(app);
     transcript::draw(frame, clip(areas.transcript), app, &theme);
     distribution::draw(frame, clip(areas.distribution), app, &theme);
-    if let Some(a) = areas.attention {
-        attention::draw(frame, clip(a), app, &theme);
-    }
-    // While a lesson's question waits, the figures that could answer it wait too.
+    // While a lesson's question waits, the figures that could answer it wait too: the attention
+    // panel as well, where the head a step before showed "looks most at ' moon' 90%" beside a
+    // question on another head, whose answer was another word.
     let asking = app.lesson.as_ref().is_some_and(|l| l.waiting().is_some());
     for (area, panel) in [
-        (areas.timing, timing::draw as Panel),
+        (areas.attention, attention::draw as Panel),
+        (areas.timing, timing::draw),
         (areas.repetition, repetition::draw),
         (areas.model_b, model_b::draw),
         (areas.round, round::draw),

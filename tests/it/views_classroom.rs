@@ -175,6 +175,29 @@ fn a_waiting_questions_choices_stay_whole_in_a_short_panel() {
     }
 }
 
+/// While a question waits the attention panel waits too: the attention lesson's question on layer
+/// 18, head 5 had stood beside the previous step's head, "looks most at ' moon'", a wrong answer.
+#[test]
+fn a_waiting_question_hides_the_attention_panel() {
+    let lesson = nexttoken::lesson::builtin("attention").unwrap().unwrap();
+    let question = lesson.steps[3].actions.iter().find_map(|a| match a {
+        nexttoken::protocol::lesson::Action::Ask(q) => Some(q.clone()),
+        _ => None,
+    });
+    for (w, h) in VIEW_SIZES {
+        let asking = lesson_asking("attention", 3, vec![], (w, h), false, question.clone());
+        let screen = screen_text(&asking).join("\n");
+        assert!(!screen.contains("looks most at"), "{w}x{h}:\n{screen}");
+        assert!(
+            screen.contains("Hidden until the answer"),
+            "{w}x{h}:\n{screen}"
+        );
+        let answered = lesson_asking("attention", 3, vec![], (w, h), false, None);
+        let screen = screen_text(&answered).join("\n");
+        assert!(screen.contains("looks most at"), "{w}x{h}:\n{screen}");
+    }
+}
+
 /// While a question waits the narration may take half the screen (the panel below shows only the
 /// question card): at 80x24 the exposure-bias lesson's question on the JS between two paths keeps
 /// its three choices and the narration that gives the scale, 0 to 0.69, whole.
