@@ -14,6 +14,7 @@ pub mod layout;
 pub mod legend;
 pub mod lens;
 pub mod light;
+mod markdown;
 pub mod model_b;
 pub mod model_b_label;
 pub mod narration;

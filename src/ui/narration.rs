@@ -8,7 +8,7 @@ use crate::app::lesson::LessonState;
 use crate::app::App;
 use crate::protocol::lesson::{Given, QuestionKind, Status};
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
+
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
@@ -169,7 +169,7 @@ fn body(
         return (vec![line], 1);
     };
     let text = shown_narration(&state.lesson.steps[i].narration, state.waiting().is_some());
-    let mut lines = markdown_light(&text, width.max(10), theme);
+    let mut lines = super::markdown::markdown_light(&text, width.max(10), theme);
     let narration = lines.len();
     question_lines(state, width, theme, &mut lines);
     if let Some(run) = &state.run {
@@ -298,77 +298,6 @@ fn shown(g: &Given) -> String {
         Given::Yes(false) => "no".into(),
         Given::Choice(i) => format!("choice {}", i + 1),
         Given::Number(v) => format!("{v}"),
-    }
-}
-
-/// Markdown-light text as styled, wrapped lines: paragraphs (blank lines between them) are wrapped
-/// with textwrap; `**bold**`, `*italic*` and `` `code` `` carry across line breaks (inside code a `*`
-/// is only a star).
-pub fn markdown_light(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
-    let mut out = Vec::new();
-    for (n, para) in text.split("\n\n").enumerate() {
-        if n > 0 {
-            out.push(Line::default());
-        }
-        let mut marks = Marks::default();
-        let joined = para.split_whitespace().collect::<Vec<_>>().join(" ");
-        // Markers take no room on screen; wrapping with them counted only makes lines a little short.
-        for line in textwrap::wrap(&joined, width) {
-            out.push(Line::from(marks.spans(&line, theme)));
-        }
-    }
-    out
-}
-
-/// The markers open at a point of the text.
-#[derive(Default)]
-struct Marks {
-    bold: bool,
-    italic: bool,
-    code: bool,
-}
-
-impl Marks {
-    /// One wrapped line as spans, the markers dropped and their styles applied.
-    fn spans(&mut self, line: &str, theme: &Theme) -> Vec<Span<'static>> {
-        let mut spans = Vec::new();
-        let mut rest = line;
-        while !rest.is_empty() {
-            let star = if self.code { None } else { rest.find('*') };
-            let next = [star, rest.find('`')]
-                .into_iter()
-                .flatten()
-                .min()
-                .unwrap_or(rest.len());
-            if next > 0 {
-                spans.push(Span::styled(rest[..next].to_string(), self.style(theme)));
-            }
-            rest = &rest[next..];
-            if let Some(r) = rest.strip_prefix('`') {
-                self.code = !self.code;
-                rest = r;
-            } else if let Some(r) = rest.strip_prefix("**") {
-                self.bold = !self.bold;
-                rest = r;
-            } else if let Some(r) = rest.strip_prefix('*') {
-                self.italic = !self.italic;
-                rest = r;
-            }
-        }
-        spans
-    }
-
-    fn style(&self, theme: &Theme) -> Style {
-        let base = match (self.bold, self.code) {
-            (_, true) => theme.key,
-            (true, false) => theme.title,
-            (false, false) => theme.text,
-        };
-        if self.italic && !self.code {
-            base.add_modifier(Modifier::ITALIC)
-        } else {
-            base
-        }
     }
 }
 
