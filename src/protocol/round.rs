@@ -17,6 +17,17 @@ pub struct DraftInfo {
     pub bytes_ratio: f64,
 }
 
+impl DraftInfo {
+    /// The draft in words for a class: "the model's own first 26 layers" for an early exit
+    /// (`layers:26`, where "layers:26 (26 layers)" had said it twice), else "q2_k (30 layers)".
+    pub fn in_words(&self) -> String {
+        match self.label.strip_prefix("layers:") {
+            Some(_) => format!("the model's own first {} layers", self.n_layer),
+            None => format!("{} ({} layers)", self.label, self.n_layer),
+        }
+    }
+}
+
 /// What the check said of one drafted token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -137,4 +148,24 @@ pub struct RoundSteps {
     /// The model's checking pass (its `ms` the check alone; each step's share of the round is
     /// `report.ms() / steps.len()`).
     pub pass: PassReport,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DraftInfo;
+
+    #[test]
+    fn a_draft_in_words_names_an_early_exit_once() {
+        let draft = |label: &str, n_layer| DraftInfo {
+            label: label.into(),
+            k: 4,
+            n_layer,
+            bytes_ratio: 0.9,
+        };
+        assert_eq!(
+            draft("layers:26", 26).in_words(),
+            "the model's own first 26 layers"
+        );
+        assert_eq!(draft("q2_k", 30).in_words(), "q2_k (30 layers)");
+    }
 }

@@ -70,10 +70,11 @@ fn intro(d: &DraftInfo, app: &App, width: usize, theme: &Theme) -> Vec<Line<'sta
         "Press d, then space for a round."
     };
     let text = format!(
-        "The draft {} ({} layers) guesses the next {} tokens one by one; the model checks them all in \
+        "The draft, {}, guesses the next {} tokens one by one; the model checks them all in \
          one pass and {rule}. The text is the model's own either way: \
          the draft changes the cost, never the output. {how}",
-        d.label, d.n_layer, d.k
+        d.in_words(),
+        d.k
     );
     textwrap::wrap(&text, width.max(10))
         .into_iter()
