@@ -55,8 +55,17 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Source::Sampled => "sampled: a random draw",
         Source::Prompt => "prompt",
     };
+    // Large type of a space or a mark is a blot a class cannot read (" " is a lone "·"): the facts
+    // then name it as every other panel does, "⟨␣⟩".
+    let shown = big_form(&record.token.text);
+    let name = if shown.chars().any(char::is_alphanumeric) {
+        String::new()
+    } else {
+        format!(" {}", crate::fmt::quoted_token(&record.token))
+    };
     let mut facts = vec![
         Line::from(vec![
+            Span::styled(name, theme.key),
             Span::styled(format!(" p {} ", pct(record.prob)), theme.title),
             Span::styled(format!("· rank {}", record.rank + 1), theme.text),
         ]),
@@ -69,7 +78,6 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let [big, text] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(facts.len() as u16)])
             .areas(inner);
-    let shown = big_form(&record.token.text);
     let chars = shown.chars().count();
     match fitting(chars, big) {
         Some((size, rows)) => {

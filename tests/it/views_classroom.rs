@@ -324,6 +324,23 @@ fn presenter_quotes_a_long_token_as_the_other_panels_do() {
     assert!(!screen.contains("·extraordinarily"), "{screen}");
 }
 
+/// A chosen space or mark, a blot in large type, is named beside its p as the other panels name
+/// it; a word is not named twice.
+#[test]
+fn presenter_names_a_space_token_it_shows_large() {
+    let mut app = lesson_at_step_3(80, 24, true);
+    let s = app.session.as_mut().unwrap();
+    s.tokens.push(generated(7, 216, " ", 0.04));
+    s.next.position = 8;
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains("││ ⟨␣⟩ p 4.0% · rank 1"), "{screen}");
+    let s = app.session.as_mut().unwrap();
+    s.tokens.push(generated(8, 7042, " Paris", 0.4));
+    s.next.position = 9;
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains("││ p 40.0% · rank 1"), "{screen}");
+}
+
 #[test]
 fn predict_hidden_and_revealed() {
     for (w, h) in VIEW_SIZES {
