@@ -32,6 +32,15 @@ fn lesson_at(
     lesson_asking(name, index, outcomes, (w, h), presenter, None)
 }
 
+/// The question step `index` (0-based) of the built-in lesson `name` asks.
+fn asked(name: &str, index: usize) -> Option<nexttoken::protocol::lesson::Question> {
+    let lesson = nexttoken::lesson::builtin(name).unwrap().unwrap();
+    lesson.steps[index].actions.iter().find_map(|a| match a {
+        nexttoken::protocol::lesson::Action::Ask(q) => Some(q.clone()),
+        _ => None,
+    })
+}
+
 /// As [`lesson_at`], the step stopped at `question`.
 fn lesson_asking(
     name: &str,
@@ -154,11 +163,7 @@ fn the_answer_to_the_next_steps_question_is_held_back() {
 /// narration above it is cut short with "…" instead, and the panel says so.
 #[test]
 fn a_waiting_questions_choices_stay_whole_in_a_short_panel() {
-    let lesson = nexttoken::lesson::builtin("attention").unwrap().unwrap();
-    let question = lesson.steps[3].actions.iter().find_map(|a| match a {
-        nexttoken::protocol::lesson::Action::Ask(q) => Some(q.clone()),
-        _ => None,
-    });
+    let question = asked("attention", 3);
     for (w, h) in VIEW_SIZES {
         let app = lesson_asking("attention", 3, vec![], (w, h), false, question.clone());
         assert!(app.awaiting_guess(), "{w}x{h}");
@@ -179,11 +184,7 @@ fn a_waiting_questions_choices_stay_whole_in_a_short_panel() {
 /// 18, head 5 had stood beside the previous step's head, "looks most at ' moon'", a wrong answer.
 #[test]
 fn a_waiting_question_hides_the_attention_panel() {
-    let lesson = nexttoken::lesson::builtin("attention").unwrap().unwrap();
-    let question = lesson.steps[3].actions.iter().find_map(|a| match a {
-        nexttoken::protocol::lesson::Action::Ask(q) => Some(q.clone()),
-        _ => None,
-    });
+    let question = asked("attention", 3);
     for (w, h) in VIEW_SIZES {
         let asking = lesson_asking("attention", 3, vec![], (w, h), false, question.clone());
         let screen = screen_text(&asking).join("\n");
@@ -203,13 +204,7 @@ fn a_waiting_question_hides_the_attention_panel() {
 /// its three choices and the narration that gives the scale, 0 to 0.69, whole.
 #[test]
 fn a_waiting_question_keeps_the_scale_its_narration_gives() {
-    let lesson = nexttoken::lesson::builtin("exposure-bias")
-        .unwrap()
-        .unwrap();
-    let question = lesson.steps[3].actions.iter().find_map(|a| match a {
-        nexttoken::protocol::lesson::Action::Ask(q) => Some(q.clone()),
-        _ => None,
-    });
+    let question = asked("exposure-bias", 3);
     let app = lesson_asking("exposure-bias", 3, vec![], (80, 24), false, question);
     let screen = screen_text(&app).join("\n");
     for line in [
@@ -228,13 +223,7 @@ fn a_waiting_question_keeps_the_scale_its_narration_gives() {
 /// short above the question with a "…" the class can see, and the panel says more is there.
 #[test]
 fn a_narration_cut_above_a_question_ends_in_a_visible_mark() {
-    let lesson = nexttoken::lesson::builtin("speculative-decoding")
-        .unwrap()
-        .unwrap();
-    let question = lesson.steps[1].actions.iter().find_map(|a| match a {
-        nexttoken::protocol::lesson::Action::Ask(q) => Some(q.clone()),
-        _ => None,
-    });
+    let question = asked("speculative-decoding", 1);
     let app = lesson_asking("speculative-decoding", 1, vec![], (64, 20), false, question);
     let screen = screen_text(&app);
     let top = screen.iter().position(|l| l.starts_with('┌')).unwrap();
