@@ -2,9 +2,10 @@
 //! says the model's answer before the class gives its own.
 //!
 //! `lesson check` runs this on every answered question, once the model's answer is known: a token
-//! question whose answer's word is written there ("The first time, the next word was " has"", then
-//! "Which word will greedy take?"), or a number question where a figure written there would be scored
-//! right. Yes/no and choice questions name their options by design, so they are not read; nor is the
+//! question whose answer is written there, quoted as lessons write tokens ("The first time, the next
+//! word was " has"", then "Which word will greedy take?") or, for a word of four letters or more,
+//! bare; or a number question where a figure written there would be scored right (every figure: a
+//! "layer 18" counts too, and a measure on the clock is judged against this machine's value). Yes/no and choice questions name their options by design, so they are not read; nor is the
 //! question's own text, which may name options too ("1 token, or 2?").
 
 use crate::protocol::lesson::question::{Answer, Given, ModelAnswer};
@@ -25,8 +26,12 @@ pub fn told(step: &Step, answer: &ModelAnswer) -> Option<String> {
         Answer::Token(token) => {
             let word = token.trim();
             let letters = word.chars().filter(|c| c.is_alphanumeric()).count();
-            (letters >= 2 && has_word(&text, word))
-                .then(|| format!("the text before the answer says {word:?}, the model's answer"))
+            // Quoted, as lessons write a token (`" has"`), any word of two letters or more; bare, a
+            // word of four or more ("the", "is" stand in every narration).
+            let quoted = [format!("\"{token}\""), format!("\"{word}\"")];
+            let says = (letters >= 2 && quoted.iter().any(|q| has_word(&text, q)))
+                || (letters >= 4 && has_word(&text, word));
+            says.then(|| format!("the text before the answer says {word:?}, the model's answer"))
         }
         Answer::Number(_) => super::lint::numbers(&text).find_map(|figure| {
             let v: f64 = figure.replace(',', "").parse().ok()?;
@@ -92,18 +97,23 @@ mod tests {
             ask,
         );
         assert_eq!(told(&l.steps[0], &a), None);
-        // A word inside another is not the word; a single letter is never read.
-        let l = lesson("It hasn't a clue, a or b.", ask);
+        // A word inside another is not the word; a single letter is never read; a short word
+        // counts only quoted.
+        let l = lesson("It hasn't a clue, a or b, and has none.", ask);
         assert_eq!(told(&l.steps[0], &a), None);
         let a = answer(&l, Answer::Token(" a".into()), "\" a\" (9%)");
         assert_eq!(told(&l.steps[0], &a), None);
+        // A long word counts bare too, in any case.
+        let a = answer(&l, Answer::Token(" Paris".into()), "\" Paris\" (77%)");
+        let l = lesson("PARIS is the capital.", ask);
+        assert!(told(&l.steps[0], &a).is_some());
     }
 
     #[test]
     fn a_figure_that_would_score_right_is_told() {
         let ask =
             "{ question = \"How many tokens?\", number = \"prompt_tokens\", tolerance = 5.0 }";
-        let l = lesson("The chat message holds about 1,030 tokens, of 49,152.", ask);
+        let l = lesson("Of 49,152 tokens, the chat message holds about 1,030.", ask);
         let a = answer(&l, Answer::Number(1027.0), "1027 tokens");
         let found = told(&l.steps[0], &a).expect("told");
         assert!(found.contains("1,030"), "{found}");

@@ -1,4 +1,5 @@
-//! Markdown-light: a lesson's narration as styled, wrapped lines. Paragraphs are wrapped at spaces;
+//! Markdown-light: a lesson's narration as styled, wrapped lines. Paragraphs are wrapped at spaces
+//! and hyphens (a word longer than the line is cut anywhere);
 //! `**bold**`, `*italic*` and `` `code` `` are the only marks.
 
 use super::theme::Theme;
@@ -17,8 +18,8 @@ pub fn markdown_light(text: &str, width: usize, theme: &Theme) -> Vec<Line<'stat
         let mut marks = Marks::default();
         let joined = para.split_whitespace().collect::<Vec<_>>().join(" ");
         // Markers take no room on screen; wrapping with them counted only makes lines a little short.
-        // Lines break at spaces only: Unicode's rules break after a '|', and "<|im_end|>" had come
-        // out as "<|" at the end of one line and "im_end|>" on the next.
+        // Lines break at spaces (and hyphens), not by Unicode's rules: they break after a '|', and
+        // "<|im_end|>" had come out as "<|" at the end of one line and "im_end|>" on the next.
         let options =
             textwrap::Options::new(width).word_separator(textwrap::WordSeparator::AsciiSpace);
         for line in textwrap::wrap(&joined, options) {

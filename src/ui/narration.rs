@@ -8,7 +8,6 @@ use crate::app::lesson::LessonState;
 use crate::app::App;
 use crate::protocol::lesson::{Given, QuestionKind, Status};
 use ratatui::layout::Rect;
-
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;

@@ -55,13 +55,20 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Source::Sampled => "sampled: a random draw",
         Source::Prompt => "prompt",
     };
-    // Large type of a space or a mark is a blot a class cannot read (" " is a lone "·"): the facts
-    // then name it as every other panel does, "⟨␣⟩".
+    let score = super::predict::score_line_fit(app, inner.width as usize);
+    let rows = 2 + u16::from(!score.is_empty());
+    let [big, text] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(rows)]).areas(inner);
     let shown = big_form(&record.token.text);
-    let name = if shown.chars().any(char::is_alphanumeric) {
-        String::new()
-    } else {
+    let chars = shown.chars().count();
+    // Large type of a space or a mark is a blot a class cannot read (" " is a lone "·"): the facts
+    // then name it as every other panel does, "⟨␣⟩" (not where it is too long for large type: the
+    // quoted form stands there already).
+    let blot = !shown.chars().any(char::is_alphanumeric);
+    let name = if blot && fitting(chars, big).is_some() {
         format!(" {}", crate::fmt::quoted_token(&record.token))
+    } else {
+        String::new()
     };
     let mut facts = vec![
         Line::from(vec![
@@ -71,14 +78,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ]),
         Line::styled(format!(" {how}"), theme.key),
     ];
-    let score = super::predict::score_line_fit(app, inner.width as usize);
     if !score.is_empty() {
         facts.push(Line::styled(score, theme.dim));
     }
-    let [big, text] =
-        Layout::vertical([Constraint::Fill(1), Constraint::Length(facts.len() as u16)])
-            .areas(inner);
-    let chars = shown.chars().count();
     match fitting(chars, big) {
         Some((size, rows)) => {
             // Centred vertically in the room there is.

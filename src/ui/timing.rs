@@ -15,22 +15,22 @@ const BAR_STEP: u16 = 5;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let wide = area.width >= 52;
-    // The name lessons call the panel by, wherever it fits beside the badge (at 80 columns the panel
-    // is 36 wide: the narration's "Reading vs writing panel" was titled "Read vs write").
-    let title = if area.width >= 36 {
-        " Reading vs writing "
-    } else {
-        " Read vs write "
+    // The name lessons call the panel by, on every screen: narrower than 36 columns the badge takes
+    // the short form, and narrower than 29 only a cache that is off has one (at 60-79 columns the
+    // lessons' "Reading vs writing panel" had been titled "Read vs write").
+    let badge = match (app.kv_cache_on(), area.width) {
+        (true, 36..) => Some((" KV cache on ", theme.ok_badge)),
+        (true, 29..) => Some((" KV on ", theme.ok_badge)),
+        (true, _) => None,
+        (false, 36..) => Some((" KV CACHE OFF ", theme.warn_badge)),
+        (false, _) => Some((" KV OFF ", theme.warn_badge)),
     };
     let mut block = Block::bordered()
         .border_style(theme.border)
-        .title(Span::styled(title, theme.title));
-    let kv_on = app.kv_cache_on();
-    block = if kv_on {
-        block.title_top(Line::styled(" KV cache on ", theme.ok_badge).right_aligned())
-    } else {
-        block.title_top(Line::styled(" KV CACHE OFF ", theme.warn_badge).right_aligned())
-    };
+        .title(Span::styled(" Reading vs writing ", theme.title));
+    if let Some((text, style)) = badge {
+        block = block.title_top(Line::styled(text, style).right_aligned());
+    }
     let rebuilt = app.session.as_ref().and_then(rebuild).is_some();
     let key = if rebuilt {
         " ms · P prefill, 1 2 … steps, R re-read "

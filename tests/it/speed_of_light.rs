@@ -130,6 +130,18 @@ fn the_timing_panel_sets_the_newest_step_against_the_bandwidth_floor() {
     ] {
         assert!(text.contains(&want), "{want}\n{text}");
     }
+    // The panel keeps the name lessons call it by on every screen: at 60 columns (a panel 27 wide)
+    // the badge gives way while the cache is on.
+    assert!(text.contains("Reading vs writing ─ KV cache on"), "{text}");
+    update(
+        &mut app,
+        Msg::Resize {
+            width: 60,
+            height: 20,
+        },
+    );
+    let text = screen_text(&app).join("\n");
+    assert!(text.contains("┌ Reading vs writing ─"), "{text}");
 }
 
 /// A step faster than its floor means the bandwidth was measured low (a busy spell, or weights still

@@ -205,7 +205,7 @@ fn a_waiting_question_hides_the_attention_panel() {
 #[test]
 fn a_waiting_question_keeps_the_scale_its_narration_gives() {
     let question = asked("exposure-bias", 3);
-    let app = lesson_asking("exposure-bias", 3, vec![], (80, 24), false, question);
+    let app = lesson_asking("exposure-bias", 3, vec![], (80, 24), true, question);
     let screen = screen_text(&app).join("\n");
     for line in [
         "0.69 is the most",
@@ -219,7 +219,7 @@ fn a_waiting_question_keeps_the_scale_its_narration_gives() {
     assert!(screen.contains("Transcript"), "{screen}");
 }
 
-/// A waiting question's narration too long for the panel (at 64x20, the smallest screens) is cut
+/// A waiting question's narration too long for the panel (at 64x20, near the smallest screen) is cut
 /// short above the question with a "…" the class can see, and the panel says more is there.
 #[test]
 fn a_narration_cut_above_a_question_ends_in_a_visible_mark() {
@@ -314,20 +314,27 @@ fn presenter_quotes_a_long_token_as_the_other_panels_do() {
 }
 
 /// A chosen space or mark, a blot in large type, is named beside its p as the other panels name
-/// it; a word is not named twice.
+/// it, once: where large type does not fit, the quoted form in its place is the name. A word is not
+/// named beside its p.
 #[test]
-fn presenter_names_a_space_token_it_shows_large() {
-    let mut app = lesson_at_step_3(80, 24, true);
-    let s = app.session.as_mut().unwrap();
-    s.tokens.push(generated(7, 216, " ", 0.04));
-    s.next.position = 8;
-    let screen = screen_text(&app).join("\n");
-    assert!(screen.contains("││ ⟨␣⟩ p 4.0% · rank 1"), "{screen}");
-    let s = app.session.as_mut().unwrap();
-    s.tokens.push(generated(8, 7042, " Paris", 0.4));
-    s.next.position = 9;
-    let screen = screen_text(&app).join("\n");
-    assert!(screen.contains("││ p 40.0% · rank 1"), "{screen}");
+fn presenter_names_a_space_token_once() {
+    for (w, h) in [(80, 24), (100, 30)] {
+        let mut app = lesson_at_step_3(w, h, true);
+        let s = app.session.as_mut().unwrap();
+        s.tokens.push(generated(7, 216, " ", 0.04));
+        s.next.position = 8;
+        let screen = screen_text(&app).join("\n");
+        // The transcript's line for the last token, and the presenter's one name.
+        assert_eq!(screen.matches("⟨␣⟩").count(), 2, "{w}x{h}:\n{screen}");
+        if (w, h) == (100, 30) {
+            assert!(screen.contains("│ ⟨␣⟩ p 4.0% · rank 1"), "{screen}");
+        }
+        let s = app.session.as_mut().unwrap();
+        s.tokens.push(generated(8, 7042, " Paris", 0.4));
+        s.next.position = 9;
+        let screen = screen_text(&app).join("\n");
+        assert!(screen.contains("│ p 40.0% · rank 1"), "{w}x{h}:\n{screen}");
+    }
 }
 
 #[test]
