@@ -50,7 +50,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let Some(s) = app.session.as_ref() else {
         return;
     };
-    let mut text = stats_lines(s, wide, theme);
+    let mut text = stats_lines(s, (wide, inner.width as usize), theme);
     text.extend(super::light::lines(app, s, wide, theme));
     text.extend(super::served::timing_lines(&s.last_pass, theme));
     let [top, chart] =
@@ -91,7 +91,7 @@ fn mean(xs: impl Iterator<Item = f64>) -> Option<(f64, usize)> {
 
 /// The panel's lines of text: reading and writing speed, the counters and the cache, a rebuilt
 /// cache, how much faster reading is, the abbreviations in words, and a warning when the cache is off.
-fn stats_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>> {
+fn stats_lines(s: &SessionView, (wide, cols): (bool, usize), theme: &Theme) -> Vec<Line<'static>> {
     let steps = step_times(s);
     let line = |label: &'static str, text: String| {
         Line::from(vec![
@@ -102,7 +102,10 @@ fn stats_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>>
     let known = steps.iter().all(|t| t.kv.is_some());
     let on = mean(steps.iter().filter(|t| t.kv == Some(true)).map(|t| t.ms));
     let mut lines = vec![
-        line("read  ", read_text(&s.prefill, wide)),
+        line(
+            "read  ",
+            read_text(&s.prefill, wide, cols.saturating_sub(6)),
+        ),
         line("write ", write_text(&steps, on, known, wide)),
     ];
     lines.extend(counter_lines(s, wide, theme));
@@ -133,16 +136,22 @@ fn stats_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>>
 }
 
 /// Draws how fast the prompt was read: its tokens, the time, tokens per second.
-fn read_text(p: &PrefillReport, wide: bool) -> String {
+/// The prefill in `room` columns where the narrow form needs it: "tok/s" gives way to "/s" (at 80
+/// columns "1374 tok/s" had lost its "s").
+fn read_text(p: &PrefillReport, wide: bool, room: usize) -> String {
     if wide {
-        format!(
+        return format!(
             "prefill {} tok in {} = {:.0} tok/s",
             p.tokens,
             ms(p.ms),
             p.tok_per_s
-        )
+        );
+    }
+    let text = format!("{} tok · {} · {:.0} tok/s", p.tokens, ms(p.ms), p.tok_per_s);
+    if text.chars().count() <= room {
+        text
     } else {
-        format!("{} tok · {} · {:.0} tok/s", p.tokens, ms(p.ms), p.tok_per_s)
+        format!("{} tok · {} · {:.0}/s", p.tokens, ms(p.ms), p.tok_per_s)
     }
 }
 
@@ -296,4 +305,25 @@ fn bar_chart(s: &SessionView, area: Rect, theme: &Theme) -> BarChart<'static> {
         .bar_gap(1)
         .value_style(theme.text.add_modifier(ratatui::style::Modifier::REVERSED))
         .label_style(theme.dim)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_text;
+    use crate::protocol::PrefillReport;
+
+    /// The narrow form keeps "tok/s" where it fits and gives way to "/s" where it does not; the
+    /// figures stay whole either way.
+    #[test]
+    fn the_prefill_line_fits_its_room() {
+        let p = PrefillReport {
+            tokens: 38,
+            ms: 27.7,
+            tok_per_s: 1374.0,
+            ttft_ms: 28.0,
+        };
+        assert_eq!(read_text(&p, false, 40), "38 tok · 27.7 ms · 1374 tok/s");
+        assert_eq!(read_text(&p, false, 28), "38 tok · 27.7 ms · 1374/s");
+        assert!(read_text(&p, true, 10).starts_with("prefill 38 tok in 27.7 ms"));
+    }
 }
