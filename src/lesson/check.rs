@@ -1,7 +1,8 @@
 //! `nexttoken lesson check NAME|PATH`: a lesson run headless on the real model with every `expect`
 //! checked.
 
-use super::run::{Runner, Status};
+use super::run::{Runner, Status, StepRun};
+use super::Step;
 use super::{lint, Lesson};
 use crate::engine::session::Session;
 use anyhow::{bail, Result};
@@ -30,34 +31,10 @@ pub fn check(session: &mut Session, lesson: &Lesson, out: &mut dyn Write) -> Res
     while !runner.is_done() {
         let run = runner.run_whole(session);
         let step = &lesson.steps[run.index];
-        let heading = step
-            .title
-            .clone()
-            .unwrap_or_else(|| first_line(&step.narration));
-        writeln!(out, "step {}/{n}: {heading}", run.index + 1)?;
-        for o in &run.outcomes {
-            let tag = match o.status {
-                Status::Done => "done",
-                Status::TuiOnly => "tui ",
-                Status::Passed => "ok  ",
-                Status::Failed => "FAIL",
-            };
-            let sep = if o.observed.is_empty() { "" } else { ": " };
-            writeln!(
-                out,
-                "  {tag} line {:<3} {}{sep}{}",
-                o.line, o.what, o.observed
-            )?;
-            checks += usize::from(o.status == Status::Passed);
-        }
-        if let Some(a) = &run.answer {
-            for c in &a.checks {
-                writeln!(out, "       the answer's claim {}: {}", c.what, c.observed)?;
-            }
-            if let Some(why) = super::told::told(step, a) {
-                writeln!(out, "  told step {}: {why}", run.index + 1)?;
-                told.push((run.index + 1).to_string());
-            }
+        checks += print_run(&run, step, n, out)?;
+        if let Some(why) = run.answer.as_ref().and_then(|a| super::told::told(step, a)) {
+            writeln!(out, "  told step {}: {why}", run.index + 1)?;
+            told.push(run.index);
         }
         if let Some(f) = run.failure() {
             out.flush()?;
@@ -75,22 +52,57 @@ pub fn check(session: &mut Session, lesson: &Lesson, out: &mut dyn Write) -> Res
     writeln!(out, "lesson {}: all {checks} checks hold", lesson.name)?;
     if !told.is_empty() {
         bail!(
-            "lesson {}: the class can read the answer to the question of {} {} before answering (see the `told` lines above): move it after the line `---`",
+            "lesson {}: the class can read the answer to the question of {} before answering (see the `told` lines above): move it after the line `---`",
             lesson.name,
-            if told.len() == 1 { "step" } else { "steps" },
-            told.join(", ")
+            steps_named(&told)
         );
     }
     if !findings.is_empty() {
-        let steps: Vec<String> = findings.iter().map(|f| (f.step + 1).to_string()).collect();
+        let steps: Vec<usize> = findings.iter().map(|f| f.step).collect();
         bail!(
-            "lesson {}: the narration of {} {} makes claims that no `expect` checks (see the lint lines above)",
+            "lesson {}: the narration of {} makes claims that no `expect` checks (see the lint lines above)",
             lesson.name,
-            if steps.len() == 1 { "step" } else { "steps" },
-            steps.join(", ")
+            steps_named(&steps)
         );
     }
     Ok(())
+}
+
+/// Prints one step's run: its heading, a line per action and check, and the claims behind the
+/// model's answer. Returns how many checks passed.
+fn print_run(run: &StepRun, step: &Step, n: usize, out: &mut dyn Write) -> Result<usize> {
+    let heading = step
+        .title
+        .clone()
+        .unwrap_or_else(|| first_line(&step.narration));
+    writeln!(out, "step {}/{n}: {heading}", run.index + 1)?;
+    let mut passed = 0;
+    for o in &run.outcomes {
+        let tag = match o.status {
+            Status::Done => "done",
+            Status::TuiOnly => "tui ",
+            Status::Passed => "ok  ",
+            Status::Failed => "FAIL",
+        };
+        let sep = if o.observed.is_empty() { "" } else { ": " };
+        writeln!(
+            out,
+            "  {tag} line {:<3} {}{sep}{}",
+            o.line, o.what, o.observed
+        )?;
+        passed += usize::from(o.status == Status::Passed);
+    }
+    for c in run.answer.iter().flat_map(|a| &a.checks) {
+        writeln!(out, "       the answer's claim {}: {}", c.what, c.observed)?;
+    }
+    Ok(passed)
+}
+
+/// 0-based step indices as a class counts them: "step 2", "steps 2, 4".
+fn steps_named(steps: &[usize]) -> String {
+    let numbers: Vec<String> = steps.iter().map(|i| (i + 1).to_string()).collect();
+    let noun = if steps.len() == 1 { "step" } else { "steps" };
+    format!("{noun} {}", numbers.join(", "))
 }
 
 fn first_line(text: &str) -> String {

@@ -5,7 +5,8 @@
 //! question whose answer is written there, quoted as lessons write tokens ("The first time, the next
 //! word was " has"", then "Which word will greedy take?") or, for a word of four letters or more,
 //! bare; or a number question where a figure written there would be scored right (every figure: a
-//! "layer 18" counts too, and a measure on the clock is judged against this machine's value). Yes/no and choice questions name their options by design, so they are not read; nor is the
+//! "layer 18" counts too, and a measure on the clock is judged against this machine's value).
+//! Yes/no and choice questions name their options by design, so they are not read; nor is the
 //! question's own text, which may name options too ("1 token, or 2?").
 
 use crate::protocol::lesson::question::{Answer, Given, ModelAnswer};
@@ -14,7 +15,7 @@ use crate::protocol::lesson::Step;
 /// What the class reads before the answer: the step's title and the narration above `---`.
 fn read_before_answer(step: &Step) -> String {
     let title = step.title.as_deref().unwrap_or_default();
-    let (before, _) = step.narration_parts();
+    let (before, _) = crate::protocol::lesson::format::split_at_reveal(&step.narration);
     format!("{title}\n{before}")
 }
 

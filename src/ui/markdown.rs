@@ -10,6 +10,9 @@ use ratatui::text::{Line, Span};
 /// with textwrap; `**bold**`, `*italic*` and `` `code` `` carry across line breaks (inside code a `*`
 /// is only a star).
 pub fn markdown_light(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    // Lines break at spaces (and hyphens), not by Unicode's rules: they break after a '|', and
+    // "<|im_end|>" had come out as "<|" at the end of one line and "im_end|>" on the next.
+    let options = textwrap::Options::new(width).word_separator(textwrap::WordSeparator::AsciiSpace);
     let mut out = Vec::new();
     for (n, para) in text.split("\n\n").enumerate() {
         if n > 0 {
@@ -18,11 +21,7 @@ pub fn markdown_light(text: &str, width: usize, theme: &Theme) -> Vec<Line<'stat
         let mut marks = Marks::default();
         let joined = para.split_whitespace().collect::<Vec<_>>().join(" ");
         // Markers take no room on screen; wrapping with them counted only makes lines a little short.
-        // Lines break at spaces (and hyphens), not by Unicode's rules: they break after a '|', and
-        // "<|im_end|>" had come out as "<|" at the end of one line and "im_end|>" on the next.
-        let options =
-            textwrap::Options::new(width).word_separator(textwrap::WordSeparator::AsciiSpace);
-        for line in textwrap::wrap(&joined, options) {
+        for line in textwrap::wrap(&joined, &options) {
             out.push(Line::from(marks.spans(&line, theme)));
         }
     }

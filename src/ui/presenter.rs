@@ -65,7 +65,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     // then name it as every other panel does, "⟨␣⟩" (not where it is too long for large type: the
     // quoted form stands there already).
     let blot = !shown.chars().any(char::is_alphanumeric);
-    let name = if blot && fitting(chars, big).is_some() {
+    let large = fitting(chars, big);
+    let name = if blot && large.is_some() {
         format!(" {}", crate::fmt::quoted_token(&record.token))
     } else {
         String::new()
@@ -81,7 +82,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if !score.is_empty() {
         facts.push(Line::styled(score, theme.dim));
     }
-    match fitting(chars, big) {
+    match large {
         Some((size, rows)) => {
             // Centred vertically in the room there is.
             let top = big.y + big.height.saturating_sub(rows) / 2;

@@ -65,15 +65,8 @@ pub struct Step {
     pub action_lines: Vec<usize>,
 }
 
-impl Step {
-    /// The narration split at its line `---`: what the class reads while the step's question waits,
-    /// and what the answer shows after it (`None` without a `---`: all of it is read first).
-    pub fn narration_parts(&self) -> (&str, Option<&str>) {
-        split_at_reveal(&self.narration)
-    }
-}
-
-/// `narration` split at its line `---`: the part read before the answer, and the part after it.
+/// A step's narration split at its line `---`: what the class reads while the step's question
+/// waits, and what the answer shows after it (`None` without a `---`: all of it is read first).
 pub fn split_at_reveal(narration: &str) -> (&str, Option<&str>) {
     match narration.split_once("\n---\n") {
         Some((before, after)) => (before, Some(after)),
