@@ -1,12 +1,14 @@
 //! Quick A/B timing for kernel work on a busy machine: paths run interleaved, min and median of N.
 //!
-//! `cargo bench --bench quick -- [threads] [sweep | attention | kernel NAME ROWS]`; `NAMES=a,b` times
+//! `cargo bench --bench quick -- [threads] [sweep | attention | attention-cold | chain | decode | light
+//! | kernel NAME ROWS]`; `NAMES=a,b` times
 //! those tensors at 1, 64 and 512 rows instead of the default list. Not criterion: on shared cores the minimum of many
 //! interleaved runs is a steadier ratio than criterion's mean.
 
 use candle_core::quantized::gguf_file;
 use candle_core::{Device, Tensor};
 use nexttoken::engine::forward::linear::{Linear, MatmulPath};
+use nexttoken::engine::forward::quant::decode_plan::with_small_rows_threads;
 use std::time::Instant;
 
 #[path = "common.rs"]
@@ -39,6 +41,12 @@ fn main() {
     }
     if args.iter().any(|a| a == "attention") {
         return attention();
+    }
+    if args.iter().any(|a| a == "decode") {
+        return decode();
+    }
+    if args.iter().any(|a| a == "light") {
+        return light();
     }
     if args.iter().any(|a| a == "chain") {
         return chain();
@@ -184,17 +192,20 @@ fn sweep() {
                 .ok()
                 .and_then(|r| r.parse().ok())
                 .unwrap_or(if m == 1 { 30 } else { 4 });
+            let threads = nexttoken::engine::forward::quant::threads();
             for _ in 0..reps {
                 let s = Instant::now();
-                for (i, l) in layers.iter().enumerate() {
-                    // prefill computes logits for the last position only
-                    let x = if i == layers.len() - 1 {
-                        &last
-                    } else {
-                        &xs[(l.in_dim() == 1536) as usize]
-                    };
-                    drop(l.forward(x).unwrap());
-                }
+                with_small_rows_threads(threads, || {
+                    for (i, l) in layers.iter().enumerate() {
+                        // prefill computes logits for the last position only
+                        let x = if i == layers.len() - 1 {
+                            &last
+                        } else {
+                            &xs[(l.in_dim() == 1536) as usize]
+                        };
+                        drop(l.forward(x).unwrap());
+                    }
+                });
                 times.push(s.elapsed().as_secs_f64() * 1e3);
             }
             times.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -414,4 +425,80 @@ fn chain() {
             times.len()
         );
     }
+}
+
+/// `light`: the bandwidth probe of `bench` and 16 decode steps, in turn, 40 times: each run's best step
+/// against the bandwidth of the moment next to it (the VM's bandwidth moves between spells).
+fn light() {
+    use nexttoken::engine::forward::model::Model;
+    use nexttoken::engine::gguf::GgufFile;
+    let mut g = GgufFile::open(&common::model_path()).unwrap();
+    let mut model = Model::load(&mut g, MatmulPath::Fast).unwrap();
+    let threads = nexttoken::engine::forward::quant::threads();
+    let bytes = model.weight_bytes_per_token() + model.kv_bytes_at(8);
+    let vocab = model.vocab_size as u32;
+    let (mut bws, mut steps, mut effs) = (vec![], vec![], vec![]);
+    for round in 0..40 {
+        // The best of its reads over 300 ms (`machine.rs`), just before the steps.
+        let bw = nexttoken::engine::machine::bandwidth_gb_s_again(threads);
+        model.cache.clear();
+        let mut best = f64::MAX;
+        for i in 0..16 {
+            let t = Instant::now();
+            model
+                .forward(
+                    &[(round * 31 + i as u32 * 7) % vocab],
+                    i,
+                    Default::default(),
+                )
+                .unwrap();
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        let eff = bytes as f64 / best / 1e9 / bw;
+        bws.push(bw);
+        steps.push(best * 1e3);
+        effs.push(eff);
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    println!(
+        "bandwidth median {:.1} GB/s, best step median {:.3} ms, efficiency per pair: median {:.2}, range {:.2}-{:.2}",
+        med(&mut bws),
+        med(&mut steps),
+        med(&mut effs.clone()),
+        effs.iter().cloned().fold(f64::MAX, f64::min),
+        effs.iter().cloned().fold(0.0, f64::max)
+    );
+}
+
+/// `decode`: runs of 64 decode steps from an empty cache for ~10 s, for a profiler; prints the mean,
+/// median and best step.
+fn decode() {
+    use nexttoken::engine::forward::model::Model;
+    use nexttoken::engine::gguf::GgufFile;
+    let mut g = GgufFile::open(&common::model_path()).unwrap();
+    let mut model = Model::load(&mut g, MatmulPath::Fast).unwrap();
+    let vocab = model.vocab_size as u32;
+    let (start, mut steps) = (Instant::now(), vec![]);
+    while start.elapsed().as_secs_f64() < 10.0 {
+        model.cache.clear();
+        for i in 0..64u32 {
+            let t = Instant::now();
+            let tok = (i * 7919 + 11) % vocab;
+            model
+                .forward(&[tok], i as usize, Default::default())
+                .unwrap();
+            steps.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    steps.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let mean = steps.iter().sum::<f64>() / steps.len() as f64;
+    println!(
+        "{} steps: mean {mean:.3} ms, median {:.3} ms, best {:.3} ms",
+        steps.len(),
+        steps[steps.len() / 2],
+        steps[0]
+    );
 }
