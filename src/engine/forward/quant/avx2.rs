@@ -277,20 +277,12 @@ pub unsafe fn q8_0<const C: usize>(
     out: &mut [[f32; TILE]; C],
 ) {
     assert_eq!(tiles.len(), act.nb);
+    if let (1, Ok(out)) = (act.m, <&mut [[f32; TILE]; 1]>::try_from(&mut out[..])) {
+        // SAFETY: AVX2, FMA and F16C per this fn's contract; `act` has the one row `c0 = 0`.
+        return unsafe { q8_0_one_row(tiles, act, out) };
+    }
     // 8 partial sums per output (one per 4-value group), as candle's AVX2 kernel keeps them.
     let zero = [[_mm256_setzero_ps(); 8]; C];
-    let store = |out: &mut [[f32; TILE]; C], half: usize, lanes: &[[__m256; 8]; C]| {
-        let add = |a, b| _mm256_add_ps(a, b);
-        for (o, l) in out.iter_mut().zip(lanes) {
-            let sum = add(
-                add(add(l[0], l[4]), add(l[2], l[6])),
-                add(add(l[1], l[5]), add(l[3], l[7])),
-            );
-            let o = &mut o[8 * half..][..8];
-            // SAFETY: `o` is 8 writable floats (bounds-checked slice); `storeu` is unaligned.
-            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), sum) };
-        }
-    };
     // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
     by_halves!(
         tiles,
@@ -298,9 +290,74 @@ pub unsafe fn q8_0<const C: usize>(
         zero,
         HALVES_CHUNK,
         out,
-        store,
+        store_lanes,
         |t, first, half, lanes| unsafe { q8_0_span(t, first, half, act, c0, lanes) }
     );
+}
+
+/// `q8_0` for a lone activation row (a decode step): both halves of each block together, so each
+/// activation group is broadcast once for the tile's 16 rows. Their 16 partial sums (8 a half) would
+/// not fit in the 16 registers with the rest, so a chunk of `HALVES_CHUNK` blocks (in L1) is taken in
+/// two passes, groups 0-3 then 4-7, each with its 8 sums in registers. Each partial sum still runs
+/// over the blocks in order: the same bits.
+///
+/// # Safety
+/// As for `q4_1`; `act.m == 1`.
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q8_0_one_row(tiles: &[TileQ8_0], act: &Act, out: &mut [[f32; TILE]; 1]) {
+    let (qs, d, _) = rows::<1>(act, 0);
+    assert_eq!(tiles.len(), act.nb);
+    let abs = (!act.abs.is_empty()).then(|| {
+        assert_eq!(act.abs.len(), act.qs.len());
+        act.abs.as_ptr() as *const i8
+    });
+    let ones = _mm256_set1_epi16(1);
+    // `lanes[half][g]`
+    let mut lanes = [[_mm256_setzero_ps(); 8]; 2];
+    for (b, tile) in tiles.iter().enumerate() {
+        prefetch_ahead(tile);
+        // SAFETY: `rows` checked row 0 exists: index `b < nb` is inside `act.d`.
+        let da = _mm256_set1_ps(unsafe { *d.add(b) });
+        let scale = [0, 1].map(|half| _mm256_mul_ps(f16x8(&tile.d, half), da));
+        for g in 0..8 {
+            let at = b * QK + 4 * g;
+            // SAFETY: block `b < nb` of row 0 is inside `act.qs` (and `abs`, as long), `4g + 4 <= QK`
+            // bytes of it read; AVX2 per this fn's contract.
+            let (a, size) = unsafe { (bcast4(qs.add(at)), abs.map(|p| bcast4(p.add(at)))) };
+            for (half, lanes) in lanes.iter_mut().enumerate() {
+                let off = (g * TILE + 8 * half) * 4;
+                let v = &tile.qs[off..off + 32];
+                // SAFETY: `v` is 32 readable bytes (bounds-checked); `loadu` is unaligned.
+                let v = unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) };
+                let dot = match size {
+                    Some(size) => _mm256_maddubs_epi16(size, _mm256_sign_epi8(v, a)),
+                    None => _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(a, v)),
+                };
+                let isum = _mm256_cvtepi32_ps(_mm256_madd_epi16(dot, ones));
+                lanes[g] = _mm256_fmadd_ps(scale[half], isum, lanes[g]);
+            }
+        }
+    }
+    for (half, lanes) in lanes.iter().enumerate() {
+        store_lanes(out, half, std::slice::from_ref(lanes).try_into().unwrap());
+    }
+}
+
+/// Stores rows `8 half..8 half + 8` of each output row of a Q8_0 tile: the sum of its 8 partial sums,
+/// in candle's order.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn store_lanes<const C: usize>(out: &mut [[f32; TILE]; C], half: usize, lanes: &[[__m256; 8]; C]) {
+    let add = |a, b| _mm256_add_ps(a, b);
+    for (o, l) in out.iter_mut().zip(lanes) {
+        let sum = add(
+            add(add(l[0], l[4]), add(l[2], l[6])),
+            add(add(l[1], l[5]), add(l[3], l[7])),
+        );
+        let o = &mut o[8 * half..][..8];
+        // SAFETY: `o` is 8 writable floats (bounds-checked slice); `storeu` is unaligned.
+        unsafe { _mm256_storeu_ps(o.as_mut_ptr(), sum) };
+    }
 }
 
 /// `q8_0`'s partial sums for rows `8 half..8 half + 8` over `tiles`, which are blocks `first..` of the
