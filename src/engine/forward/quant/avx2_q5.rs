@@ -63,6 +63,10 @@ pub unsafe fn q5_0<const C: usize>(
     out: &mut [[f32; TILE]; C],
 ) {
     assert_eq!(tiles.len(), act.nb);
+    if let (1, Ok(out)) = (act.m, <&mut [[f32; TILE]; 1]>::try_from(&mut out[..])) {
+        // SAFETY: AVX2, FMA and F16C per this fn's contract; `act` has the one row `c0 = 0`.
+        return unsafe { q5_0_one_row(tiles, act, out) };
+    }
     // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
     by_halves!(
         tiles,
@@ -73,6 +77,47 @@ pub unsafe fn q5_0<const C: usize>(
         store_half,
         |t, first, half, acc| unsafe { q5_0_span(t, first, half, act, c0, acc) }
     );
+}
+
+/// `q5_0` for a lone activation row (a decode step): both halves of each block in one pass, so the
+/// block's lane bias and each activation group are broadcast once for the tile's 16 rows (as
+/// `avx2::q4_1` does). Each row's sum runs over its blocks in the same order: the same bits.
+///
+/// # Safety
+/// As for `q5_0`; `act.m == 1`.
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q5_0_one_row(tiles: &[impl Q5Groups], act: &Act, out: &mut [[f32; TILE]; 1]) {
+    let (qs, d, _) = rows::<1>(act, 0);
+    assert_eq!(tiles.len(), act.nb);
+    let bias = act.lane_bias[..act.nb].as_ptr() as *const i8;
+    let minus_ones = _mm256_set1_epi16(-1);
+    let mut acc = [_mm256_setzero_ps(); 2];
+    for (b, tile) in tiles.iter().enumerate() {
+        prefetch_ahead(tile);
+        // SAFETY: `bias` holds `nb` 4-byte entries (the slice above is bounds-checked), `b < nb`.
+        let mut sum16 = [unsafe { bcast4(bias.add(4 * b)) }; 2];
+        for g in 0..8 {
+            // SAFETY: `rows` checked that row 0 exists, so block `b < nb` of it is inside `act.qs`
+            // with `4g + 4 <= QK` bytes of it read; AVX2 per this fn's contract.
+            let a = unsafe { bcast4(qs.add(b * QK + 4 * g)) };
+            for (half, sum16) in sum16.iter_mut().enumerate() {
+                // SAFETY: AVX2 per this fn's contract.
+                let u = unsafe { tile.group(half, g) };
+                *sum16 = _mm256_sub_epi16(*sum16, _mm256_maddubs_epi16(u, a));
+            }
+        }
+        // SAFETY: `rows` checked row 0 exists: index `b` is inside `act.d`.
+        let da = _mm256_set1_ps(unsafe { *d.add(b) });
+        for (half, acc) in acc.iter_mut().enumerate() {
+            let isum = _mm256_cvtepi32_ps(_mm256_madd_epi16(sum16[half], minus_ones));
+            // candle's unfused `acc += (isum*dw)*da`
+            let t = _mm256_mul_ps(_mm256_mul_ps(isum, f16x8(tile.scales(), half)), da);
+            *acc = _mm256_add_ps(*acc, t);
+        }
+    }
+    for (half, acc) in acc.iter().enumerate() {
+        store_half(out, half, &[*acc]);
+    }
 }
 
 /// `q5_0`'s sums for rows `8 half..8 half + 8` over `tiles`, which are blocks `first..` of the row.
