@@ -2,6 +2,12 @@
 //! The K-quant kernels are in `avx2_k.rs`, Q5_0's in `avx2_q5.rs`.
 //!
 //! Same arithmetic and order as `scalar.rs` (see there), so results are bit-identical to it.
+//!
+//! A lone activation row (a decode step) has kernels of its own (`q4_1_one_row`, `q8_0_one_row`, and
+//! the same for Q5_0, Q4_K and Q6_K beside theirs): the kernels for several rows take each tile twice,
+//! 8 of its 16 rows a time, broadcasting each 4 activation bytes twice; a decode kernel takes both
+//! halves of a block in one pass, each broadcast once (a sixth fewer instructions a block; figures in
+//! docs/PERFORMANCE.md, round nineteen). Each row's sums still run over its blocks in order.
 
 use super::act::Act;
 use super::layout::{TileQ4_1, TileQ8_0, QK, TILE};
@@ -67,44 +73,20 @@ pub(super) fn rows<const C: usize>(act: &Act, c0: usize) -> (*const i8, *const f
     )
 }
 
-/// Tiles a one-row (decode) kernel reads for the first half of their rows before it reads the same
-/// tiles for the second. An AVX2 register holds 8 of a tile's 16 rows, so a kernel takes each tile
-/// twice, the second time from L1. Taking every tile of the row for the first half and then all of them
-/// again left the memory idle through the whole second sweep (no new line asked for, so the hardware
-/// prefetcher paused too): a decode step cost about its arithmetic plus its memory. In chunks of this
-/// many tiles both halves run while the next chunk streams in: Gemma 3's 178 MB head (Q8_0, one row,
-/// `quick -- T kernel token_embd.weight 1`, `ISA=avx2`, Zen 4) 11.4 → 8.2 ms on one thread, 5.9 →
-/// 4.8 on two. Each row's sum still runs over the blocks in order: the same bits. A matmul of more
-/// activation rows (a prefill, a speculative check) keeps the two whole sweeps: each tile serves every
-/// row while it is in cache, and chunks cost SmolLM2's head 19% at 64 rows (the AVX2 Q8_0 kernel takes
-/// one row a call: 40 against 48 ms, `quick -- 1 kernel token_embd.weight 64`).
-pub(super) const HALVES_CHUNK: usize = 8;
-
-/// A two-half kernel's sweep: `$span` (a call of its span function on tiles `$t`, blocks `$first..` of
-/// the row, for rows `8 $half..8 $half + 8`, adding into `$acc`) over every tile of the row, then
-/// `$store($out, half, &acc)` for each half. One activation row takes both halves of each chunk of `$chunk`
-/// tiles before the next chunk (`HALVES_CHUNK`); more rows take each half over the whole row. Each
-/// row's sums run over its blocks in order either way: the same bits.
+/// A two-half kernel's sweep for several activation rows (a prefill, a speculative check): `$span` (a
+/// call of its span function on tiles `$t`, blocks `$first..` of the row, for rows `8 $half..8 $half +
+/// 8`, adding into `$acc`) over every tile of the row for rows 0-7, then again, from cache, for rows
+/// 8-15, each followed by `$store($out, half, &acc)`. Each tile serves every activation row while it
+/// is cached. A lone activation row (a decode step) takes both halves of each block in one pass
+/// instead (`q4_1_one_row` and the others: see the module's note).
 macro_rules! by_halves {
-    ($tiles:expr, $act:expr, $zero:expr, $chunk:expr, $out:expr, $store:expr,
+    ($tiles:expr, $zero:expr, $out:expr, $store:expr,
      |$t:ident, $first:ident, $half:ident, $acc:ident| $span:expr) => {{
-        if $act.m == 1 {
-            let mut accs = [$zero; 2];
-            for ($first, $t) in (0..).step_by($chunk).zip($tiles.chunks($chunk)) {
-                for ($half, $acc) in accs.iter_mut().enumerate() {
-                    $span;
-                }
-            }
-            for (half, acc) in accs.iter().enumerate() {
-                $store($out, half, acc);
-            }
-        } else {
-            for $half in 0..2 {
-                let mut acc = $zero;
-                let ($t, $first, $acc) = ($tiles, 0, &mut acc);
-                $span;
-                $store($out, $half, &acc);
-            }
+        for $half in 0..2 {
+            let mut acc = $zero;
+            let ($t, $first, $acc) = ($tiles, 0, &mut acc);
+            $span;
+            $store($out, $half, &acc);
         }
     }};
 }
@@ -145,9 +127,7 @@ pub unsafe fn q4_1<const C: usize>(
     // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
     by_halves!(
         tiles,
-        act,
         [_mm256_setzero_ps(); C],
-        HALVES_CHUNK,
         out,
         store_half,
         |t, first, half, acc| unsafe { q4_1_span(t, first, half, act, c0, acc) }
@@ -286,20 +266,18 @@ pub unsafe fn q8_0<const C: usize>(
     // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
     by_halves!(
         tiles,
-        act,
         zero,
-        HALVES_CHUNK,
         out,
         store_lanes,
         |t, first, half, lanes| unsafe { q8_0_span(t, first, half, act, c0, lanes) }
     );
 }
 
-/// `q8_0` for a lone activation row (a decode step): both halves of each block together, so each
-/// activation group is broadcast once for the tile's 16 rows. Their 16 partial sums (8 a half) would
-/// not fit in the 16 registers with the rest, so a chunk of `HALVES_CHUNK` blocks (in L1) is taken in
-/// two passes, groups 0-3 then 4-7, each with its 8 sums in registers. Each partial sum still runs
-/// over the blocks in order: the same bits.
+/// `q8_0` for a lone activation row (a decode step): both halves of each block in one pass, each
+/// activation group broadcast once for the tile's 16 rows. Its 16 partial sums (8 a half) and the rest
+/// do not all fit in the 16 registers, and a few spill; taking a chunk of 8 blocks a group (or four) at
+/// a time instead, to keep them in registers, read the chunk in strides and ran 1.5x slower. Each
+/// partial sum still runs over the blocks in order: the same bits.
 ///
 /// # Safety
 /// As for `q4_1`; `act.m == 1`.

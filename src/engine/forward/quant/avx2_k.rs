@@ -54,12 +54,6 @@ fn load32(qs: &[u8], at: usize) -> __m256i {
     unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) }
 }
 
-/// Tiles a one-row kernel takes both halves of before the next (`avx2::HALVES_CHUNK`): a K-quant
-/// tile holds 256 values a row, 2.3 KB at Q4_K and 4.2 KB at Q6_K. With Q5_0's kernel chunked alike,
-/// Gemma 3's decode step on one thread (`--isa avx2`, Zen 4) 13.3-14.1 → 12.4-13.8 ms (min-median of
-/// 16 alternated 64-step runs, twice); on two threads, where memory alone sets the pace, within noise.
-const K_CHUNK: usize = 1;
-
 /// Q4_K x Q8_K for activation rows `c0..c0+C`; see `scalar::q4k`.
 /// Each `maddubs` pair sum is at most 2*15*127 = 3810, so the 8 of a sub-block add up in i16 (30480).
 ///
@@ -73,16 +67,71 @@ pub unsafe fn q4k<const C: usize>(
     out: &mut [[f32; TILE]; C],
 ) {
     assert_eq!(tiles.len(), act.nb);
+    if let (1, Ok(out)) = (act.m, <&mut [[f32; TILE]; 1]>::try_from(&mut out[..])) {
+        // SAFETY: AVX2, FMA and F16C per this fn's contract; `act` has the one row `c0 = 0`.
+        return unsafe { q4k_one_row(tiles, act, out) };
+    }
     // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
     by_halves!(
         tiles,
-        act,
         [_mm256_setzero_ps(); C],
-        K_CHUNK,
         out,
         store_half,
         |t, first, half, acc| unsafe { q4k_span(t, first, half, act, c0, acc) }
     );
+}
+
+/// `q4k` for a lone activation row (a decode step): both halves of each sub-block in one pass, each
+/// activation group broadcast once for the tile's 16 rows (as `avx2::q4_1`). Each row's sum runs over
+/// its sub-blocks in the same order: the same bits.
+///
+/// # Safety
+/// As for `q4k`; `act.m == 1`.
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q4k_one_row(tiles: &[TileQ4K], act: &Act, out: &mut [[f32; TILE]; 1]) {
+    let (qs, d, bsums) = rows::<1>(act, 0);
+    assert_eq!(tiles.len(), act.nb);
+    let low = _mm256_set1_epi8(0x0F);
+    let ones = _mm256_set1_epi16(1);
+    let mut acc = [_mm256_setzero_ps(); 2];
+    for (b, tile) in tiles.iter().enumerate() {
+        prefetch_ahead(tile);
+        // SAFETY: `rows` checked row 0 exists and that `act` has 16 bsums a block: index `b < nb` is
+        // inside `act.d`, and `16b..16b + 16` inside `act.bsums`.
+        let (da, bs) = unsafe { (*d.add(b), std::slice::from_raw_parts(bsums.add(16 * b), 16)) };
+        let dw = [0, 1].map(|half| f16x8(&tile.d, half));
+        let mw = [0, 1].map(|half| f16x8(&tile.dmin, half));
+        for s in 0..8 {
+            let mut sum16 = [_mm256_setzero_si256(); 2];
+            for p in 0..4 {
+                // SAFETY: block `b < nb` of row 0 is inside `act.qs`, and `32s + 16 + 4p + 4 <= QK_K`;
+                // AVX2 per this fn's contract.
+                let (x, y) = unsafe {
+                    let a = qs.add(b * QK_K + 32 * s);
+                    (bcast4(a.add(4 * p)), bcast4(a.add(16 + 4 * p)))
+                };
+                for (half, sum16) in sum16.iter_mut().enumerate() {
+                    let v = load32(&tile.qs, ((4 * s + p) * TILE + 8 * half) * 4);
+                    let lo = _mm256_maddubs_epi16(_mm256_and_si256(v, low), x);
+                    let hi =
+                        _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), low), y);
+                    *sum16 = _mm256_add_epi16(*sum16, _mm256_add_epi16(lo, hi));
+                }
+            }
+            let bsum = (bs[2 * s] as i32 + bs[2 * s + 1] as i32) as f32;
+            for (half, acc) in acc.iter_mut().enumerate() {
+                let scale = _mm256_mul_ps(dw[half], u8x8(&tile.sc[s * TILE + 8 * half..]));
+                let min = _mm256_mul_ps(mw[half], u8x8(&tile.mn[s * TILE + 8 * half..]));
+                let isum = _mm256_cvtepi32_ps(_mm256_madd_epi16(sum16[half], ones));
+                // candle's `acc = fma(isum, scale*da, acc)`, then `acc = fnma(min, da*bsum, acc)`
+                *acc = _mm256_fmadd_ps(isum, _mm256_mul_ps(scale, _mm256_set1_ps(da)), *acc);
+                *acc = _mm256_fnmadd_ps(min, _mm256_set1_ps(da * bsum), *acc);
+            }
+        }
+    }
+    for (half, acc) in acc.iter().enumerate() {
+        store_half(out, half, &[*acc]);
+    }
 }
 
 /// `q4k`'s sums for rows `8 half..8 half + 8` over `tiles`, which are blocks `first..` of the row.
@@ -166,16 +215,62 @@ pub unsafe fn q6k<const C: usize>(
     out: &mut [[f32; TILE]; C],
 ) {
     assert_eq!(tiles.len(), act.nb);
+    if let (1, Ok(out)) = (act.m, <&mut [[f32; TILE]; 1]>::try_from(&mut out[..])) {
+        // SAFETY: AVX2, FMA and F16C per this fn's contract; `act` has the one row `c0 = 0`.
+        return unsafe { q6k_one_row(tiles, act, out) };
+    }
     // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
     by_halves!(
         tiles,
-        act,
         [_mm256_setzero_ps(); C],
-        K_CHUNK,
         out,
         store_half,
         |t, first, half, acc| unsafe { q6k_span(t, first, half, act, c0, acc) }
     );
+}
+
+/// `q6k` for a lone activation row (a decode step): both halves of each sub-block in one pass, its
+/// lane bias and each activation group broadcast once for the tile's 16 rows. Each row's sum runs
+/// over its sub-blocks in the same order: the same bits.
+///
+/// # Safety
+/// As for `q6k`; `act.m == 1`.
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q6k_one_row(tiles: &[TileQ6K], act: &Act, out: &mut [[f32; TILE]; 1]) {
+    let (qs, d, _) = rows::<1>(act, 0);
+    assert_eq!(tiles.len(), act.nb);
+    let bias = act.lane_bias[..act.nb * 16].as_ptr() as *const i8;
+    let minus_ones = _mm256_set1_epi16(-1);
+    let mut acc = [_mm256_setzero_ps(); 2];
+    for (b, tile) in tiles.iter().enumerate() {
+        prefetch_ahead(tile);
+        // SAFETY: `rows` checked row 0 exists: index `b < nb` is inside `act.d`.
+        let da = _mm256_set1_ps(unsafe { *d.add(b) });
+        let dw = [0, 1].map(|half| f16x8(&tile.d, half));
+        for s in 0..16 {
+            // SAFETY: `bias` holds 16 4-byte entries a block (the slice above is bounds-checked),
+            // `16b + s` one of them; AVX2 per this fn's contract.
+            let mut sum16 = [unsafe { bcast4(bias.add(4 * (16 * b + s))) }; 2];
+            for g in 4 * s..4 * s + 4 {
+                // SAFETY: block `b < nb` of row 0 is inside `act.qs`, and `4g + 4 <= QK_K`; AVX2 per
+                // this fn's contract.
+                let a = unsafe { bcast4(qs.add(b * QK_K + 4 * g)) };
+                for (half, sum16) in sum16.iter_mut().enumerate() {
+                    let v = load32(&tile.qs, (g * TILE + 8 * half) * 4);
+                    *sum16 = _mm256_sub_epi16(*sum16, _mm256_maddubs_epi16(v, a));
+                }
+            }
+            for (half, acc) in acc.iter_mut().enumerate() {
+                let scale = _mm256_mul_ps(dw[half], i8x8(&tile.sc[s * TILE + 8 * half..]));
+                let f = _mm256_cvtepi32_ps(_mm256_madd_epi16(sum16[half], minus_ones));
+                // candle's `acc = fma(isum - 32*bsum, scale*da, acc)`
+                *acc = _mm256_fmadd_ps(f, _mm256_mul_ps(scale, da), *acc);
+            }
+        }
+    }
+    for (half, acc) in acc.iter().enumerate() {
+        store_half(out, half, &[*acc]);
+    }
 }
 
 /// `q6k`'s sums for rows `8 half..8 half + 8` over `tiles`, which are blocks `first..` of the row.

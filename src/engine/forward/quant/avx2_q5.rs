@@ -2,7 +2,7 @@
 //! a chunk. Same arithmetic and order as `scalar.rs`: bit-identical to it.
 
 use super::act::Act;
-use super::avx2::{bcast4, by_halves, f16x8, prefetch_ahead, rows, store_half, HALVES_CHUNK};
+use super::avx2::{bcast4, by_halves, f16x8, prefetch_ahead, rows, store_half};
 use super::layout::{SignedQ5, TileQ5_0, TileQ5_0U, TileQ8_0, QK, TILE};
 use std::arch::x86_64::*;
 
@@ -70,9 +70,7 @@ pub unsafe fn q5_0<const C: usize>(
     // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
     by_halves!(
         tiles,
-        act,
         [_mm256_setzero_ps(); C],
-        HALVES_CHUNK,
         out,
         store_half,
         |t, first, half, acc| unsafe { q5_0_span(t, first, half, act, c0, acc) }
