@@ -1,5 +1,5 @@
 //! AVX2 (+FMA, F16C) tile kernels: a 16-row tile as two 8-lane halves, `maddubs`+`madd` for the dots.
-//! The K-quant kernels are in `avx2_k.rs`, Q5_0's in `avx2_q5.rs`.
+//! The Q8_0 kernels are in `avx2_q8.rs`, the K-quants' in `avx2_k.rs`, Q5_0's in `avx2_q5.rs`.
 //!
 //! Same arithmetic and order as `scalar.rs` (see there), so results are bit-identical to it.
 //!
@@ -10,11 +10,12 @@
 //! docs/PERFORMANCE.md, round nineteen). Each row's sums still run over its blocks in order.
 
 use super::act::Act;
-use super::layout::{TileQ4_1, TileQ8_0, QK, TILE};
+use super::layout::{TileQ4_1, QK, TILE};
 use std::arch::x86_64::*;
 
 pub use super::avx2_k::{q4k, q6k};
 pub use super::avx2_q5::{q5_0, q5_0p, q5_0u, unpack_q5_0, Q5Groups};
+pub use super::avx2_q8::q8_0;
 
 pub fn available() -> bool {
     is_x86_feature_detected!("avx2")
@@ -92,6 +93,28 @@ macro_rules! by_halves {
 }
 pub(super) use by_halves;
 
+/// A one-row kernel's step over 4-bit weights (Q4_1, Q4_K): the 32 bytes at `at` in `qs` (rows 0-7;
+/// rows 8-15 at `at + 32`) hold two nibbles a value pair; their low nibbles are dotted with `x` and
+/// their high ones with `y` (the broadcast activations), and each half's i16 sums gain both.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn nibble_dots(
+    qs: &[u8],
+    at: usize,
+    (x, y): (__m256i, __m256i),
+    sum16: &mut [__m256i; 2],
+) {
+    let low = _mm256_set1_epi8(0x0F);
+    for (half, sum16) in sum16.iter_mut().enumerate() {
+        let v = &qs[at + 32 * half..][..32];
+        // SAFETY: `v` is 32 readable bytes (bounds-checked slice); `loadu` is unaligned.
+        let v = unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) };
+        let lo = _mm256_maddubs_epi16(_mm256_and_si256(v, low), x);
+        let hi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), low), y);
+        *sum16 = _mm256_add_epi16(*sum16, _mm256_add_epi16(lo, hi));
+    }
+}
+
 /// Stores rows `8 half..8 half + 8` of each output row of a tile from `acc`.
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -145,7 +168,6 @@ pub unsafe fn q4_1<const C: usize>(
 unsafe fn q4_1_one_row(tiles: &[TileQ4_1], act: &Act, out: &mut [[f32; TILE]; 1]) {
     let (qs, d, s) = rows::<1>(act, 0);
     assert_eq!(tiles.len(), act.nb);
-    let low = _mm256_set1_epi8(0x0F);
     let ones = _mm256_set1_epi16(1);
     let mut acc = [_mm256_setzero_ps(); 2];
     for (b, tile) in tiles.iter().enumerate() {
@@ -156,15 +178,7 @@ unsafe fn q4_1_one_row(tiles: &[TileQ4_1], act: &Act, out: &mut [[f32; TILE]; 1]
         for p in 0..4 {
             // SAFETY: `16 + 4p + 4 <= QK` bytes of the block; AVX2 per this fn's contract.
             let (x, y) = unsafe { (bcast4(a.add(4 * p)), bcast4(a.add(16 + 4 * p))) };
-            for (half, sum16) in sum16.iter_mut().enumerate() {
-                let at = (p * TILE + 8 * half) * 4;
-                let v = &tile.qs[at..at + 32];
-                // SAFETY: `v` is 32 readable bytes (bounds-checked slice); `loadu` is unaligned.
-                let v = unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) };
-                let lo = _mm256_maddubs_epi16(_mm256_and_si256(v, low), x);
-                let hi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), low), y);
-                *sum16 = _mm256_add_epi16(*sum16, _mm256_add_epi16(lo, hi));
-            }
+            nibble_dots(&tile.qs, p * TILE * 4, (x, y), &mut sum16);
         }
         // SAFETY: `rows` checked row 0 exists: index `b` is inside `act.d` and `act.s`.
         let (da, sa) = unsafe { (_mm256_set1_ps(*d.add(b)), _mm256_set1_ps(*s.add(b))) };
@@ -238,161 +252,6 @@ unsafe fn q4_1_span<const C: usize>(
             );
             let u = _mm256_mul_ps(mw, _mm256_set1_ps(sa));
             *acc = _mm256_add_ps(*acc, _mm256_add_ps(t, u));
-        }
-    }
-}
-
-/// Q8_0 x Q8_0 for activation rows `c0..c0+C`; see `scalar::q8_0`.
-/// `maddubs` needs an unsigned operand: `|a| * (w with a's sign)` where `act.abs` holds `|a|` (the
-/// matrix has no weight of -128, whose sign flip would overflow: `QMatrix::abs_acts`), else
-/// `|w| * (a with w's sign)`, one more sign a group. Each product pair fits in i16 either way.
-///
-/// # Safety
-/// As for `q4_1`.
-#[target_feature(enable = "avx2,fma,f16c")]
-pub unsafe fn q8_0<const C: usize>(
-    tiles: &[TileQ8_0],
-    act: &Act,
-    c0: usize,
-    out: &mut [[f32; TILE]; C],
-) {
-    assert_eq!(tiles.len(), act.nb);
-    if let (1, Ok(out)) = (act.m, <&mut [[f32; TILE]; 1]>::try_from(&mut out[..])) {
-        // SAFETY: AVX2, FMA and F16C per this fn's contract; `act` has the one row `c0 = 0`.
-        return unsafe { q8_0_one_row(tiles, act, out) };
-    }
-    // 8 partial sums per output (one per 4-value group), as candle's AVX2 kernel keeps them.
-    let zero = [[_mm256_setzero_ps(); 8]; C];
-    // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
-    by_halves!(
-        tiles,
-        zero,
-        out,
-        store_lanes,
-        |t, first, half, lanes| unsafe { q8_0_span(t, first, half, act, c0, lanes) }
-    );
-}
-
-/// `q8_0` for a lone activation row (a decode step): both halves of each block in one pass, each
-/// activation group broadcast once for the tile's 16 rows. Its 16 partial sums (8 a half) and the rest
-/// do not all fit in the 16 registers, and a few spill; taking a chunk of 8 blocks a group (or four) at
-/// a time instead, to keep them in registers, read the chunk in strides and ran 1.5x slower. Each
-/// partial sum still runs over the blocks in order: the same bits.
-///
-/// # Safety
-/// As for `q4_1`; `act.m == 1`.
-#[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q8_0_one_row(tiles: &[TileQ8_0], act: &Act, out: &mut [[f32; TILE]; 1]) {
-    let (qs, d, _) = rows::<1>(act, 0);
-    assert_eq!(tiles.len(), act.nb);
-    let abs = (!act.abs.is_empty()).then(|| {
-        assert_eq!(act.abs.len(), act.qs.len());
-        act.abs.as_ptr() as *const i8
-    });
-    let ones = _mm256_set1_epi16(1);
-    // `lanes[half][g]`
-    let mut lanes = [[_mm256_setzero_ps(); 8]; 2];
-    for (b, tile) in tiles.iter().enumerate() {
-        prefetch_ahead(tile);
-        // SAFETY: `rows` checked row 0 exists: index `b < nb` is inside `act.d`.
-        let da = _mm256_set1_ps(unsafe { *d.add(b) });
-        let scale = [0, 1].map(|half| _mm256_mul_ps(f16x8(&tile.d, half), da));
-        for g in 0..8 {
-            let at = b * QK + 4 * g;
-            // SAFETY: block `b < nb` of row 0 is inside `act.qs` (and `abs`, as long), `4g + 4 <= QK`
-            // bytes of it read; AVX2 per this fn's contract.
-            let (a, size) = unsafe { (bcast4(qs.add(at)), abs.map(|p| bcast4(p.add(at)))) };
-            for (half, lanes) in lanes.iter_mut().enumerate() {
-                let off = (g * TILE + 8 * half) * 4;
-                let v = &tile.qs[off..off + 32];
-                // SAFETY: `v` is 32 readable bytes (bounds-checked); `loadu` is unaligned.
-                let v = unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) };
-                let dot = match size {
-                    Some(size) => _mm256_maddubs_epi16(size, _mm256_sign_epi8(v, a)),
-                    None => _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(a, v)),
-                };
-                let isum = _mm256_cvtepi32_ps(_mm256_madd_epi16(dot, ones));
-                lanes[g] = _mm256_fmadd_ps(scale[half], isum, lanes[g]);
-            }
-        }
-    }
-    for (half, lanes) in lanes.iter().enumerate() {
-        store_lanes(out, half, std::slice::from_ref(lanes).try_into().unwrap());
-    }
-}
-
-/// Stores rows `8 half..8 half + 8` of each output row of a Q8_0 tile: the sum of its 8 partial sums,
-/// in candle's order.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn store_lanes<const C: usize>(out: &mut [[f32; TILE]; C], half: usize, lanes: &[[__m256; 8]; C]) {
-    let add = |a, b| _mm256_add_ps(a, b);
-    for (o, l) in out.iter_mut().zip(lanes) {
-        let sum = add(
-            add(add(l[0], l[4]), add(l[2], l[6])),
-            add(add(l[1], l[5]), add(l[3], l[7])),
-        );
-        let o = &mut o[8 * half..][..8];
-        // SAFETY: `o` is 8 writable floats (bounds-checked slice); `storeu` is unaligned.
-        unsafe { _mm256_storeu_ps(o.as_mut_ptr(), sum) };
-    }
-}
-
-/// `q8_0`'s partial sums for rows `8 half..8 half + 8` over `tiles`, which are blocks `first..` of the
-/// row.
-///
-/// # Safety
-/// As for `q4_1`; `first + tiles.len() <= act.nb`.
-#[inline]
-#[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q8_0_span<const C: usize>(
-    tiles: &[TileQ8_0],
-    first: usize,
-    half: usize,
-    act: &Act,
-    c0: usize,
-    lanes: &mut [[__m256; 8]; C],
-) {
-    let (qs, d, _) = rows::<C>(act, c0);
-    let nb = act.nb;
-    assert!(first + tiles.len() <= nb);
-    let abs = (!act.abs.is_empty()).then(|| {
-        assert_eq!(act.abs.len(), act.qs.len());
-        act.abs[c0 * nb * QK..(c0 + C) * nb * QK].as_ptr() as *const i8
-    });
-    let ones = _mm256_set1_epi16(1);
-    for (b, tile) in (first..).zip(tiles) {
-        if half == 0 {
-            prefetch_ahead(tile);
-        }
-        let dw = f16x8(&tile.d, half);
-        for (g, lane) in (0..8).zip(0..) {
-            let at = (g * TILE + 8 * half) * 4;
-            let v = &tile.qs[at..at + 32];
-            // SAFETY: `v` is 32 readable bytes (bounds-checked slice); `loadu` is unaligned.
-            let v = unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) };
-            // The weights as the dot takes them: as they are against `|a|`, else their sizes.
-            let w = match abs {
-                Some(_) => v,
-                None => _mm256_sign_epi8(v, v),
-            };
-            for (c, lanes) in lanes.iter_mut().enumerate() {
-                let at = (c * nb + b) * QK + 4 * g;
-                // SAFETY: `rows` checked rows c0..c0+C exist, so block `c * nb + b` (b < nb) is
-                // inside `act.qs` (and `abs`, as long) with `4g + 4 <= QK` bytes of it read, and
-                // index `c * nb + b` is inside `act.d`; AVX2 per this fn's contract.
-                let (a, da) = unsafe { (bcast4(qs.add(at)), *d.add(c * nb + b)) };
-                let dot = match abs {
-                    // SAFETY: as above.
-                    Some(abs) => unsafe {
-                        _mm256_maddubs_epi16(bcast4(abs.add(at)), _mm256_sign_epi8(w, a))
-                    },
-                    None => _mm256_maddubs_epi16(w, _mm256_sign_epi8(a, v)),
-                };
-                let isum = _mm256_madd_epi16(dot, ones);
-                let scale = _mm256_mul_ps(dw, _mm256_set1_ps(da));
-                lanes[lane] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(isum), lanes[lane]);
-            }
         }
     }
 }

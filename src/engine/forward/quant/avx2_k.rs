@@ -5,7 +5,7 @@
 //! to them.
 
 use super::act::Act;
-use super::avx2::{bcast4, by_halves, f16x8, prefetch_ahead, store_half};
+use super::avx2::{bcast4, by_halves, f16x8, nibble_dots, prefetch_ahead, store_half};
 use super::layout::TILE;
 use super::layout_k::{TileQ4K, TileQ6K, QK_K};
 use std::arch::x86_64::*;
@@ -91,7 +91,6 @@ pub unsafe fn q4k<const C: usize>(
 unsafe fn q4k_one_row(tiles: &[TileQ4K], act: &Act, out: &mut [[f32; TILE]; 1]) {
     let (qs, d, bsums) = rows::<1>(act, 0);
     assert_eq!(tiles.len(), act.nb);
-    let low = _mm256_set1_epi8(0x0F);
     let ones = _mm256_set1_epi16(1);
     let mut acc = [_mm256_setzero_ps(); 2];
     for (b, tile) in tiles.iter().enumerate() {
@@ -110,13 +109,7 @@ unsafe fn q4k_one_row(tiles: &[TileQ4K], act: &Act, out: &mut [[f32; TILE]; 1]) 
                     let a = qs.add(b * QK_K + 32 * s);
                     (bcast4(a.add(4 * p)), bcast4(a.add(16 + 4 * p)))
                 };
-                for (half, sum16) in sum16.iter_mut().enumerate() {
-                    let v = load32(&tile.qs, ((4 * s + p) * TILE + 8 * half) * 4);
-                    let lo = _mm256_maddubs_epi16(_mm256_and_si256(v, low), x);
-                    let hi =
-                        _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), low), y);
-                    *sum16 = _mm256_add_epi16(*sum16, _mm256_add_epi16(lo, hi));
-                }
+                nibble_dots(&tile.qs, (4 * s + p) * TILE * 4, (x, y), &mut sum16);
             }
             let bsum = (bs[2 * s] as i32 + bs[2 * s + 1] as i32) as f32;
             for (half, acc) in acc.iter_mut().enumerate() {

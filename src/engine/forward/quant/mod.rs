@@ -5,7 +5,7 @@
 //!   output row).
 //! - `act` (+ `act_x86`, `act_k`): activations quantised to Q8_1 / Q8_0 / Q8_K exactly as candle does;
 //!   `act_spare`: a dropped one's buffers kept for the next on its thread.
-//! - `scalar`, `avx2` (+ `avx2_k`), `avx512` (+ `avx512_k`): tile kernels, bit-identical to each other.
+//! - `scalar`, `avx2` (+ `avx2_k`, `avx2_q5`, `avx2_q8`), `avx512` (+ `avx512_k`): tile kernels, bit-identical to each other.
 //! - `matmul`: `QMatrix`, the threaded `xs @ W^T` over tiles (`out`: the output its items write, and
 //!   the runs a one-row matmul hands on); `kernels`: one runner per tile format
 //!   (Q5_0 is kept at 5 bits on AVX2 and unpacked per prefill chunk); `pool`: thread count; `decode_plan`:
@@ -22,6 +22,8 @@ pub mod avx2;
 mod avx2_k;
 #[cfg(target_arch = "x86_64")]
 mod avx2_q5;
+#[cfg(target_arch = "x86_64")]
+mod avx2_q8;
 #[cfg(target_arch = "x86_64")]
 pub mod avx512;
 #[cfg(target_arch = "x86_64")]
