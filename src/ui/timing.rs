@@ -93,21 +93,12 @@ fn mean(xs: impl Iterator<Item = f64>) -> Option<(f64, usize)> {
 /// cache, how much faster reading is, the abbreviations in words, and a warning when the cache is off.
 fn stats_lines(s: &SessionView, (wide, cols): (bool, usize), theme: &Theme) -> Vec<Line<'static>> {
     let steps = step_times(s);
-    let line = |label: &'static str, text: String| {
-        Line::from(vec![
-            Span::styled(label, theme.key),
-            Span::styled(text, theme.text),
-        ])
-    };
     let known = steps.iter().all(|t| t.kv.is_some());
     let on = mean(steps.iter().filter(|t| t.kv == Some(true)).map(|t| t.ms));
-    let mut lines = vec![
-        line(
-            "read  ",
-            read_text(&s.prefill, wide, cols.saturating_sub(6)),
-        ),
-        line("write ", write_text(&steps, on, known, wide)),
-    ];
+    let room = cols.saturating_sub(LABEL);
+    let mut lines = labelled("read  ", &read_text(&s.prefill, wide, room), room, theme);
+    let write = write_text(&steps, on, known, wide);
+    lines.extend(labelled("write ", &write, room, theme));
     lines.extend(counter_lines(s, wide, theme));
     lines.extend(rebuild_line(s, wide, theme));
     if let Some(text) = ratio(s, on, known, wide) {
@@ -135,49 +126,102 @@ fn stats_lines(s: &SessionView, (wide, cols): (bool, usize), theme: &Theme) -> V
     lines
 }
 
-/// Draws how fast the prompt was read: its tokens, the time, tokens per second.
-/// The prefill in `room` columns where the narrow form needs it: "tok/s" gives way to "/s" (at 80
-/// columns "1374 tok/s" had lost its "s").
-fn read_text(p: &PrefillReport, wide: bool, room: usize) -> String {
+/// Columns of the "read  " and "write " labels.
+const LABEL: usize = 6;
+
+/// A labelled value in `room` columns after its label: its pieces (each after the first begins with
+/// its separator, " · " or " ") run on while they fit, and one that does not starts the next row,
+/// under the value, without its separator. So a narrow panel breaks a value between its figures,
+/// never inside one: at 60 columns the read line had lost its rate, the figure step 1 of
+/// reading-vs-writing points at ("38 tok · 48.0 ms · "), and the write line read "(4 wit".
+fn labelled(
+    label: &'static str,
+    pieces: &[String],
+    room: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut rows: Vec<String> = Vec::new();
+    for piece in pieces {
+        match rows.last_mut() {
+            Some(row) if row.chars().count() + piece.chars().count() <= room => row.push_str(piece),
+            Some(_) => rows.push(piece.trim_start_matches([' ', '·']).to_string()),
+            None => rows.push(piece.clone()),
+        }
+    }
+    let indent = " ".repeat(LABEL);
+    rows.into_iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let label = if i == 0 {
+                label.to_string()
+            } else {
+                indent.clone()
+            };
+            Line::from(vec![
+                Span::styled(label, theme.key),
+                Span::styled(text, theme.text),
+            ])
+        })
+        .collect()
+}
+
+/// How fast the prompt was read: its tokens, the time, tokens per second, as `labelled` pieces. The
+/// narrow form keeps to one row in `room` columns where it can, "tok/s" giving way to "/s" (at 80
+/// columns "1374 tok/s" had lost its "s"); narrower still, it breaks before the rate.
+fn read_text(p: &PrefillReport, wide: bool, room: usize) -> Vec<String> {
     if wide {
-        return format!(
+        return vec![format!(
             "prefill {} tok in {} = {:.0} tok/s",
             p.tokens,
             ms(p.ms),
             p.tok_per_s
-        );
+        )];
     }
-    let text = format!("{} tok · {} · {:.0} tok/s", p.tokens, ms(p.ms), p.tok_per_s);
-    if text.chars().count() <= room {
-        text
-    } else {
-        format!("{} tok · {} · {:.0}/s", p.tokens, ms(p.ms), p.tok_per_s)
+    let (tokens, time) = (format!("{} tok", p.tokens), format!(" · {}", ms(p.ms)));
+    let rate = format!(" · {:.0} tok/s", p.tok_per_s);
+    let short = format!("{tokens}{time} · {:.0}/s", p.tok_per_s);
+    match [&tokens, &time, &rate]
+        .map(|s| s.chars().count())
+        .iter()
+        .sum::<usize>()
+        <= room
+    {
+        true => vec![format!("{tokens}{time}{rate}")],
+        false if short.chars().count() <= room => vec![short],
+        false => vec![tokens, time, rate],
     }
 }
 
-/// Draws how fast the steps wrote: the TPOT of the cache-on steps (`on`) and the cache-off ones apart
-/// when every step's cache state is `known`, else the mean of them all.
-fn write_text(steps: &[StepTime], on: Option<(f64, usize)>, known: bool, wide: bool) -> String {
+/// How fast the steps wrote, as `labelled` pieces: the TPOT of the cache-on steps (`on`) and the
+/// cache-off ones apart when every step's cache state is `known`, else the mean of them all.
+fn write_text(
+    steps: &[StepTime],
+    on: Option<(f64, usize)>,
+    known: bool,
+    wide: bool,
+) -> Vec<String> {
     let off = mean(steps.iter().filter(|t| t.kv == Some(false)).map(|t| t.ms));
     let all = mean(steps.iter().map(|t| t.ms));
     match (all, known) {
-        (None, _) => "no steps yet".to_string(),
+        (None, _) => vec!["no steps yet".to_string()],
         // Every step's cache state is known: TPOT from the cache-on steps, cache-off ones apart.
         (Some(_), true) => {
-            let on_text = on.map(|(t, n)| format!("TPOT {} ({n} with cache)", ms(t)));
-            let off_text = off.map(|(t, n)| format!("{} ({n} without)", ms(t)));
-            [on_text, off_text]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(" · ")
+            let mut pieces = Vec::new();
+            if let Some((t, n)) = on {
+                pieces.extend([format!("TPOT {}", ms(t)), format!(" ({n} with cache)")]);
+            }
+            if let Some((t, n)) = off {
+                let sep = if pieces.is_empty() { "" } else { " · " };
+                pieces.extend([format!("{sep}{}", ms(t)), format!(" ({n} without)")]);
+            }
+            pieces
         }
-        (Some((t, n)), false) if wide => format!(
+        (Some((t, n)), false) if wide => vec![format!(
             "decode {n} steps, mean {} = {:.0} tok/s",
             ms(t),
             1000.0 / t.max(1e-9)
-        ),
-        (Some((t, n)), false) => format!("{n} steps · mean {}", ms(t)),
+        )],
+        (Some((t, n)), false) => vec![format!("{n} steps"), format!(" · mean {}", ms(t))],
     }
 }
 
@@ -309,11 +353,11 @@ fn bar_chart(s: &SessionView, area: Rect, theme: &Theme) -> BarChart<'static> {
 
 #[cfg(test)]
 mod tests {
-    use super::read_text;
+    use super::{labelled, read_text, LABEL};
     use crate::protocol::PrefillReport;
 
-    /// The narrow form keeps "tok/s" where it fits and gives way to "/s" where it does not; the
-    /// figures stay whole either way.
+    /// The narrow form keeps "tok/s" where it fits and gives way to "/s" where it does not; narrower
+    /// still, it breaks before the rate. The figures stay whole every way.
     #[test]
     fn the_prefill_line_fits_its_room() {
         let p = PrefillReport {
@@ -322,8 +366,44 @@ mod tests {
             tok_per_s: 1374.0,
             ttft_ms: 28.0,
         };
-        assert_eq!(read_text(&p, false, 40), "38 tok · 27.7 ms · 1374 tok/s");
-        assert_eq!(read_text(&p, false, 28), "38 tok · 27.7 ms · 1374/s");
-        assert!(read_text(&p, true, 10).starts_with("prefill 38 tok in 27.7 ms"));
+        assert_eq!(read_text(&p, false, 40), ["38 tok · 27.7 ms · 1374 tok/s"]);
+        assert_eq!(read_text(&p, false, 28), ["38 tok · 27.7 ms · 1374/s"]);
+        assert!(read_text(&p, true, 10)[0].starts_with("prefill 38 tok in 27.7 ms"));
+        let theme = crate::ui::theme::Theme::new(crate::app::ThemeKind::Default);
+        let rows: Vec<String> = labelled("read  ", &read_text(&p, false, 19), 19, &theme)
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        assert_eq!(rows, ["read  38 tok · 27.7 ms", "      1374 tok/s"]);
+        assert!(rows.iter().all(|r| r.chars().count() <= 19 + LABEL));
+    }
+
+    /// The write line breaks between its figures and their counts, never inside one: at 60 columns it
+    /// had read "TPOT 9.30 ms (4 wit".
+    #[test]
+    fn the_write_line_breaks_between_its_figures() {
+        let step = |ms, kv| super::StepTime { ms, kv: Some(kv) };
+        let steps = [step(9.3, true), step(9.3, true), step(31.2, false)];
+        let on = super::mean(steps.iter().filter(|t| t.kv == Some(true)).map(|t| t.ms));
+        let theme = crate::ui::theme::Theme::new(crate::app::ThemeKind::Default);
+        let rows = |room| -> Vec<String> {
+            let pieces = super::write_text(&steps, on, true, false);
+            labelled("write ", &pieces, room, &theme)
+                .iter()
+                .map(|l| l.to_string())
+                .collect()
+        };
+        assert_eq!(
+            rows(60),
+            ["write TPOT 9.30 ms (2 with cache) · 31.2 ms (1 without)"]
+        );
+        assert_eq!(
+            rows(19),
+            [
+                "write TPOT 9.30 ms",
+                "      (2 with cache)",
+                "      31.2 ms (1 without)"
+            ]
+        );
     }
 }
