@@ -27,6 +27,7 @@ pub mod served;
 pub mod status;
 pub mod theme;
 pub mod timing;
+mod timing_chart;
 pub mod transcript;
 
 use crate::app::keymap::{self, Action};

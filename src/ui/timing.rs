@@ -7,11 +7,8 @@ use crate::fmt::{bytes, ms};
 use crate::protocol::{PassReport, PrefillReport, SessionView};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Paragraph};
+use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
-
-/// Columns per bar, gap included.
-const BAR_STEP: u16 = 5;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let wide = area.width >= 52;
@@ -57,19 +54,19 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Layout::vertical([Constraint::Length(text.len() as u16), Constraint::Fill(1)]).areas(inner);
     frame.render_widget(Paragraph::new(text), top);
     if chart.height >= 4 {
-        frame.render_widget(bar_chart(s, chart, theme), chart);
+        frame.render_widget(super::timing_chart::bar_chart(s, chart, theme), chart);
     }
 }
 
 /// One decode step's time and, when the session says, whether it ran with the KV cache.
-struct StepTime {
-    ms: f64,
-    kv: Option<bool>,
+pub(super) struct StepTime {
+    pub(super) ms: f64,
+    pub(super) kv: Option<bool>,
 }
 
 /// Each step's time with its cache state. `SessionView` records only the time per step, so the state
 /// is unknown (`None`) and the panel never claims a TPOT is cache-on only.
-fn step_times(s: &SessionView) -> Vec<StepTime> {
+pub(super) fn step_times(s: &SessionView) -> Vec<StepTime> {
     s.decode_ms
         .iter()
         .zip(&s.decode_kv)
@@ -79,7 +76,7 @@ fn step_times(s: &SessionView) -> Vec<StepTime> {
 
 /// A pass after the prompt that fed several tokens with the cache on: turning the cache back on (or
 /// switching branch) re-reads the path in one pass. That is a prefill, not a write step.
-fn rebuild(s: &SessionView) -> Option<&PassReport> {
+pub(super) fn rebuild(s: &SessionView) -> Option<&PassReport> {
     let p = &s.last_pass;
     (p.kv_cache_on && p.tokens_fed > 1 && s.tokens.len() > s.prompt_len).then_some(p)
 }
@@ -294,61 +291,6 @@ fn ratio(s: &SessionView, on: Option<(f64, usize)>, known: bool, wide: bool) -> 
     } else {
         format!("reading {ratio:.1}× faster per token")
     })
-}
-
-/// One bar for the whole prefill, then one per decode step (the newest that fit), in ms. A bar prints
-/// its value inside itself only when it is at least one row tall: on a shorter bar the number would
-/// sit alone just above the step labels and read as one of them.
-fn bar_chart(s: &SessionView, area: Rect, theme: &Theme) -> BarChart<'static> {
-    let fit = (area.width / BAR_STEP).max(2) as usize;
-    let steps = step_times(s);
-    let rebuilt = rebuild(s);
-    let room = fit - 1 - usize::from(rebuilt.is_some());
-    let first = steps.len() - steps.len().min(room);
-    // Tenths of a millisecond: BarChart wants integers.
-    let tenths = |x: f64| (x * 10.0).round().max(1.0) as u64;
-    let value = |x: f64| {
-        if x >= 100.0 {
-            format!("{x:.0}")
-        } else {
-            format!("{x:.1}")
-        }
-    };
-    // The tallest bar fills the rows above the label row; a bar's height in rows scales with it.
-    let shown = steps[first..].iter().map(|t| t.ms);
-    let top = shown
-        .chain([s.prefill.ms])
-        .chain(rebuilt.map(|r| r.ms))
-        .fold(0.0f64, f64::max)
-        .max(1e-9);
-    let rows = area.height.saturating_sub(1) as f64;
-    let bar = |ms: f64, label: String, style| {
-        let tall = ms / top * rows >= 1.0;
-        Bar::default()
-            .value(tenths(ms))
-            .text_value(if tall { value(ms) } else { String::new() })
-            .label(Line::from(label))
-            .style(style)
-    };
-    let mut bars = vec![bar(s.prefill.ms, "P".into(), theme.planned)];
-    for (i, t) in steps.iter().enumerate().skip(first) {
-        // A step known to have run without the cache is drawn as a warning.
-        let style = if t.kv == Some(false) {
-            theme.error
-        } else {
-            theme.bar
-        };
-        bars.push(bar(t.ms, format!("{}", i + 1), style));
-    }
-    if let Some(r) = rebuilt {
-        bars.push(bar(r.ms, "R".into(), theme.planned));
-    }
-    BarChart::default()
-        .data(BarGroup::default().bars(&bars))
-        .bar_width(BAR_STEP - 1)
-        .bar_gap(1)
-        .value_style(theme.text.add_modifier(ratatui::style::Modifier::REVERSED))
-        .label_style(theme.dim)
 }
 
 #[cfg(test)]

@@ -1,0 +1,67 @@
+//! The timing panel's chart: the prefill as one bar against each decode step (and a rebuilt cache's
+//! pass), in milliseconds.
+
+use super::theme::Theme;
+use super::timing::{rebuild, step_times};
+use crate::protocol::SessionView;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Bar, BarChart, BarGroup};
+
+/// Columns per bar, gap included.
+const BAR_STEP: u16 = 5;
+
+/// One bar for the whole prefill, then one per decode step (the newest that fit), in ms. A bar prints
+/// its value inside itself only when it is at least one row tall: on a shorter bar the number would
+/// sit alone just above the step labels and read as one of them.
+pub(super) fn bar_chart(s: &SessionView, area: Rect, theme: &Theme) -> BarChart<'static> {
+    let fit = (area.width / BAR_STEP).max(2) as usize;
+    let steps = step_times(s);
+    let rebuilt = rebuild(s);
+    let room = fit - 1 - usize::from(rebuilt.is_some());
+    let first = steps.len() - steps.len().min(room);
+    // Tenths of a millisecond: BarChart wants integers.
+    let tenths = |x: f64| (x * 10.0).round().max(1.0) as u64;
+    let value = |x: f64| {
+        if x >= 100.0 {
+            format!("{x:.0}")
+        } else {
+            format!("{x:.1}")
+        }
+    };
+    // The tallest bar fills the rows above the label row; a bar's height in rows scales with it.
+    let shown = steps[first..].iter().map(|t| t.ms);
+    let top = shown
+        .chain([s.prefill.ms])
+        .chain(rebuilt.map(|r| r.ms))
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
+    let rows = area.height.saturating_sub(1) as f64;
+    let bar = |ms: f64, label: String, style| {
+        let tall = ms / top * rows >= 1.0;
+        Bar::default()
+            .value(tenths(ms))
+            .text_value(if tall { value(ms) } else { String::new() })
+            .label(Line::from(label))
+            .style(style)
+    };
+    let mut bars = vec![bar(s.prefill.ms, "P".into(), theme.planned)];
+    for (i, t) in steps.iter().enumerate().skip(first) {
+        // A step known to have run without the cache is drawn as a warning.
+        let style = if t.kv == Some(false) {
+            theme.error
+        } else {
+            theme.bar
+        };
+        bars.push(bar(t.ms, format!("{}", i + 1), style));
+    }
+    if let Some(r) = rebuilt {
+        bars.push(bar(r.ms, "R".into(), theme.planned));
+    }
+    BarChart::default()
+        .data(BarGroup::default().bars(&bars))
+        .bar_width(BAR_STEP - 1)
+        .bar_gap(1)
+        .value_style(theme.text.add_modifier(ratatui::style::Modifier::REVERSED))
+        .label_style(theme.dim)
+}
