@@ -176,16 +176,15 @@ fn read_text(p: &PrefillReport, wide: bool, room: usize) -> Vec<String> {
     }
     let (tokens, time) = (format!("{} tok", p.tokens), format!(" · {}", ms(p.ms)));
     let rate = format!(" · {:.0} tok/s", p.tok_per_s);
-    let short = format!("{tokens}{time} · {:.0}/s", p.tok_per_s);
-    match [&tokens, &time, &rate]
-        .map(|s| s.chars().count())
-        .iter()
-        .sum::<usize>()
-        <= room
-    {
-        true => vec![format!("{tokens}{time}{rate}")],
-        false if short.chars().count() <= room => vec![short],
-        false => vec![tokens, time, rate],
+    let (whole, short) = (
+        format!("{tokens}{time}{rate}"),
+        format!("{tokens}{time} · {:.0}/s", p.tok_per_s),
+    );
+    let fits = |t: &str| t.chars().count() <= room;
+    match () {
+        _ if fits(&whole) => vec![whole],
+        _ if fits(&short) => vec![short],
+        _ => vec![tokens, time, rate],
     }
 }
 

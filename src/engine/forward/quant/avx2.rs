@@ -74,18 +74,24 @@ pub(super) fn rows<const C: usize>(act: &Act, c0: usize) -> (*const i8, *const f
     )
 }
 
-/// A two-half kernel's sweep for several activation rows (a prefill, a speculative check): `$span` (a
-/// call of its span function on tiles `$t`, blocks `$first..` of the row, for rows `8 $half..8 $half +
-/// 8`, adding into `$acc`) over every tile of the row for rows 0-7, then again, from cache, for rows
-/// 8-15, each followed by `$store($out, half, &acc)`. Each tile serves every activation row while it
-/// is cached. A lone activation row (a decode step) takes both halves of each block in one pass
-/// instead (`q4_1_one_row` and the others: see the module's note).
+/// How a kernel sweeps a row of tiles. One activation row (a decode step) goes to `$one_row`, which
+/// takes both halves of each block in one pass (see the module's note). Several rows (a prefill, a
+/// speculative check) take the row twice: `$span` (a call of the kernel's span function for rows
+/// `8 $half..8 $half + 8`, adding into `$acc`) over every tile for rows 0-7, then again, from cache,
+/// for rows 8-15, each followed by `$store($out, half, &acc)`: each tile serves every activation row
+/// while it is cached. Returns from the kernel it is written in.
 macro_rules! by_halves {
-    ($tiles:expr, $zero:expr, $out:expr, $store:expr,
-     |$t:ident, $first:ident, $half:ident, $acc:ident| $span:expr) => {{
+    ($tiles:expr, $act:expr, $zero:expr, $out:expr, $store:expr, $one_row:expr,
+     |$half:ident, $acc:ident| $span:expr) => {{
+        let one = <&mut [[f32; super::layout::TILE]; 1]>::try_from(&mut $out[..]);
+        if let (1, Ok(row)) = ($act.m, one) {
+            // SAFETY: the kernel's contract (AVX2, FMA and F16C) is the one-row kernel's; `$act`
+            // has the one row.
+            return unsafe { $one_row($tiles, $act, row) };
+        }
         for $half in 0..2 {
             let mut acc = $zero;
-            let ($t, $first, $acc) = ($tiles, 0, &mut acc);
+            let $acc = &mut acc;
             $span;
             $store($out, $half, &acc);
         }
@@ -143,17 +149,15 @@ pub unsafe fn q4_1<const C: usize>(
     out: &mut [[f32; TILE]; C],
 ) {
     assert_eq!(tiles.len(), act.nb);
-    if let (1, Ok(out)) = (act.m, <&mut [[f32; TILE]; 1]>::try_from(&mut out[..])) {
-        // SAFETY: AVX2, FMA and F16C per this fn's contract; `act` has the one row `c0 = 0`.
-        return unsafe { q4_1_one_row(tiles, act, out) };
-    }
-    // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
+    // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; `tiles` is the whole row.
     by_halves!(
         tiles,
+        act,
         [_mm256_setzero_ps(); C],
         out,
         store_half,
-        |t, first, half, acc| unsafe { q4_1_span(t, first, half, act, c0, acc) }
+        q4_1_one_row,
+        |half, acc| unsafe { q4_1_span(tiles, half, act, c0, acc) }
     );
 }
 
@@ -195,15 +199,14 @@ unsafe fn q4_1_one_row(tiles: &[TileQ4_1], act: &Act, out: &mut [[f32; TILE]; 1]
     }
 }
 
-/// `q4_1`'s sums for rows `8 half..8 half + 8` over `tiles`, which are blocks `first..` of the row.
+/// `q4_1`'s sums for rows `8 half..8 half + 8` over the row's `tiles`.
 ///
 /// # Safety
-/// As for `q4_1`; `first + tiles.len() <= act.nb`.
+/// As for `q4_1`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn q4_1_span<const C: usize>(
     tiles: &[TileQ4_1],
-    first: usize,
     half: usize,
     act: &Act,
     c0: usize,
@@ -211,10 +214,10 @@ unsafe fn q4_1_span<const C: usize>(
 ) {
     let (qs, d, s) = rows::<C>(act, c0);
     let nb = act.nb;
-    assert!(first + tiles.len() <= nb);
+    assert_eq!(tiles.len(), nb);
     let low = _mm256_set1_epi8(0x0F);
     let ones = _mm256_set1_epi16(1);
-    for (b, tile) in (first..).zip(tiles) {
+    for (b, tile) in tiles.iter().enumerate() {
         if half == 0 {
             prefetch_ahead(tile);
         }

@@ -67,17 +67,15 @@ pub unsafe fn q4k<const C: usize>(
     out: &mut [[f32; TILE]; C],
 ) {
     assert_eq!(tiles.len(), act.nb);
-    if let (1, Ok(out)) = (act.m, <&mut [[f32; TILE]; 1]>::try_from(&mut out[..])) {
-        // SAFETY: AVX2, FMA and F16C per this fn's contract; `act` has the one row `c0 = 0`.
-        return unsafe { q4k_one_row(tiles, act, out) };
-    }
-    // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
+    // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; `tiles` is the whole row.
     by_halves!(
         tiles,
+        act,
         [_mm256_setzero_ps(); C],
         out,
         store_half,
-        |t, first, half, acc| unsafe { q4k_span(t, first, half, act, c0, acc) }
+        q4k_one_row,
+        |half, acc| unsafe { q4k_span(tiles, half, act, c0, acc) }
     );
 }
 
@@ -127,15 +125,14 @@ unsafe fn q4k_one_row(tiles: &[TileQ4K], act: &Act, out: &mut [[f32; TILE]; 1]) 
     }
 }
 
-/// `q4k`'s sums for rows `8 half..8 half + 8` over `tiles`, which are blocks `first..` of the row.
+/// `q4k`'s sums for rows `8 half..8 half + 8` over the row's `tiles`.
 ///
 /// # Safety
-/// As for `q4k`; `first + tiles.len() <= act.nb`.
+/// As for `q4k`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn q4k_span<const C: usize>(
     tiles: &[TileQ4K],
-    first: usize,
     half: usize,
     act: &Act,
     c0: usize,
@@ -145,8 +142,8 @@ unsafe fn q4k_span<const C: usize>(
     let nb = act.nb;
     let low = _mm256_set1_epi8(0x0F);
     let ones = _mm256_set1_epi16(1);
-    assert!(first + tiles.len() <= nb);
-    for (b, tile) in (first..).zip(tiles) {
+    assert_eq!(tiles.len(), nb);
+    for (b, tile) in tiles.iter().enumerate() {
         if half == 0 {
             prefetch_ahead(tile);
         }
@@ -208,17 +205,15 @@ pub unsafe fn q6k<const C: usize>(
     out: &mut [[f32; TILE]; C],
 ) {
     assert_eq!(tiles.len(), act.nb);
-    if let (1, Ok(out)) = (act.m, <&mut [[f32; TILE]; 1]>::try_from(&mut out[..])) {
-        // SAFETY: AVX2, FMA and F16C per this fn's contract; `act` has the one row `c0 = 0`.
-        return unsafe { q6k_one_row(tiles, act, out) };
-    }
-    // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
+    // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; `tiles` is the whole row.
     by_halves!(
         tiles,
+        act,
         [_mm256_setzero_ps(); C],
         out,
         store_half,
-        |t, first, half, acc| unsafe { q6k_span(t, first, half, act, c0, acc) }
+        q6k_one_row,
+        |half, acc| unsafe { q6k_span(tiles, half, act, c0, acc) }
     );
 }
 
@@ -266,15 +261,14 @@ unsafe fn q6k_one_row(tiles: &[TileQ6K], act: &Act, out: &mut [[f32; TILE]; 1]) 
     }
 }
 
-/// `q6k`'s sums for rows `8 half..8 half + 8` over `tiles`, which are blocks `first..` of the row.
+/// `q6k`'s sums for rows `8 half..8 half + 8` over the row's `tiles`.
 ///
 /// # Safety
-/// As for `q6k`; `first + tiles.len() <= act.nb`.
+/// As for `q6k`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn q6k_span<const C: usize>(
     tiles: &[TileQ6K],
-    first: usize,
     half: usize,
     act: &Act,
     c0: usize,
@@ -284,8 +278,8 @@ unsafe fn q6k_span<const C: usize>(
     let nb = act.nb;
     let bias = act.lane_bias[c0 * nb * 16..(c0 + C) * nb * 16].as_ptr() as *const i8;
     let minus_ones = _mm256_set1_epi16(-1);
-    assert!(first + tiles.len() <= nb);
-    for (b, tile) in (first..).zip(tiles) {
+    assert_eq!(tiles.len(), nb);
+    for (b, tile) in tiles.iter().enumerate() {
         if half == 0 {
             prefetch_ahead(tile);
         }

@@ -63,17 +63,15 @@ pub unsafe fn q5_0<const C: usize>(
     out: &mut [[f32; TILE]; C],
 ) {
     assert_eq!(tiles.len(), act.nb);
-    if let (1, Ok(out)) = (act.m, <&mut [[f32; TILE]; 1]>::try_from(&mut out[..])) {
-        // SAFETY: AVX2, FMA and F16C per this fn's contract; `act` has the one row `c0 = 0`.
-        return unsafe { q5_0_one_row(tiles, act, out) };
-    }
-    // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
+    // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; `tiles` is the whole row.
     by_halves!(
         tiles,
+        act,
         [_mm256_setzero_ps(); C],
         out,
         store_half,
-        |t, first, half, acc| unsafe { q5_0_span(t, first, half, act, c0, acc) }
+        q5_0_one_row,
+        |half, acc| unsafe { q5_0_span(tiles, half, act, c0, acc) }
     );
 }
 
@@ -118,15 +116,14 @@ unsafe fn q5_0_one_row(tiles: &[impl Q5Groups], act: &Act, out: &mut [[f32; TILE
     }
 }
 
-/// `q5_0`'s sums for rows `8 half..8 half + 8` over `tiles`, which are blocks `first..` of the row.
+/// `q5_0`'s sums for rows `8 half..8 half + 8` over the row's `tiles`.
 ///
 /// # Safety
-/// As for `q5_0`; `first + tiles.len() <= act.nb`.
+/// As for `q5_0`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn q5_0_span<const C: usize>(
     tiles: &[impl Q5Groups],
-    first: usize,
     half: usize,
     act: &Act,
     c0: usize,
@@ -134,10 +131,10 @@ unsafe fn q5_0_span<const C: usize>(
 ) {
     let (qs, d, _) = rows::<C>(act, c0);
     let nb = act.nb;
-    assert!(first + tiles.len() <= nb);
+    assert_eq!(tiles.len(), nb);
     let bias = act.lane_bias[c0 * nb..(c0 + C) * nb].as_ptr() as *const i8;
     let minus_ones = _mm256_set1_epi16(-1);
-    for (b, tile) in (first..).zip(tiles) {
+    for (b, tile) in tiles.iter().enumerate() {
         if half == 0 {
             prefetch_ahead(tile);
         }

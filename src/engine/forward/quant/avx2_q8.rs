@@ -24,19 +24,17 @@ pub unsafe fn q8_0<const C: usize>(
     out: &mut [[f32; TILE]; C],
 ) {
     assert_eq!(tiles.len(), act.nb);
-    if let (1, Ok(out)) = (act.m, <&mut [[f32; TILE]; 1]>::try_from(&mut out[..])) {
-        // SAFETY: AVX2, FMA and F16C per this fn's contract; `act` has the one row `c0 = 0`.
-        return unsafe { q8_0_one_row(tiles, act, out) };
-    }
     // 8 partial sums per output (one per 4-value group), as candle's AVX2 kernel keeps them.
     let zero = [[_mm256_setzero_ps(); 8]; C];
-    // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; the spans are blocks of the row.
+    // SAFETY (each span): AVX2, FMA and F16C per this fn's contract; `tiles` is the whole row.
     by_halves!(
         tiles,
+        act,
         zero,
         out,
         store_lanes,
-        |t, first, half, lanes| unsafe { q8_0_span(t, first, half, act, c0, lanes) }
+        q8_0_one_row,
+        |half, lanes| unsafe { q8_0_span(tiles, half, act, c0, lanes) }
     );
 }
 
@@ -105,16 +103,14 @@ fn store_lanes<const C: usize>(out: &mut [[f32; TILE]; C], half: usize, lanes: &
     }
 }
 
-/// `q8_0`'s partial sums for rows `8 half..8 half + 8` over `tiles`, which are blocks `first..` of the
-/// row.
+/// `q8_0`'s partial sums for rows `8 half..8 half + 8` over the row's `tiles`.
 ///
 /// # Safety
-/// As for `q4_1`; `first + tiles.len() <= act.nb`.
+/// As for `q4_1`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn q8_0_span<const C: usize>(
     tiles: &[TileQ8_0],
-    first: usize,
     half: usize,
     act: &Act,
     c0: usize,
@@ -122,13 +118,13 @@ unsafe fn q8_0_span<const C: usize>(
 ) {
     let (qs, d, _) = rows::<C>(act, c0);
     let nb = act.nb;
-    assert!(first + tiles.len() <= nb);
+    assert_eq!(tiles.len(), nb);
     let abs = (!act.abs.is_empty()).then(|| {
         assert_eq!(act.abs.len(), act.qs.len());
         act.abs[c0 * nb * QK..(c0 + C) * nb * QK].as_ptr() as *const i8
     });
     let ones = _mm256_set1_epi16(1);
-    for (b, tile) in (first..).zip(tiles) {
+    for (b, tile) in tiles.iter().enumerate() {
         if half == 0 {
             prefetch_ahead(tile);
         }
