@@ -90,10 +90,14 @@ fn content(area: Rect, theme: &Theme) -> (Vec<Line<'static>>, Rect) {
         Mode::HeadMap,
     ];
     let names: Vec<&str> = panels.iter().map(|m| m.title()).collect();
-    lines.push(Line::styled(
-        format!(" Each panel ({}) lists its keys.", names.join(", ")),
-        theme.dim,
-    ));
+    // Wrapped to the table's width: at 80 columns it ran past the popup's edge, cut.
+    let panels_line = format!("Each panel ({}) lists its keys.", names.join(", "));
+    let wrap_w = (col_w * columns).saturating_sub(1).max(20);
+    lines.extend(
+        textwrap::wrap(&panels_line, wrap_w)
+            .into_iter()
+            .map(|l| Line::styled(format!(" {l}"), theme.dim)),
+    );
     // The text boxes' keys: what every box shares, then the prompt editor's own.
     let open = [
         Action::OpenPrompt,
@@ -124,7 +128,13 @@ fn content(area: Rect, theme: &Theme) -> (Vec<Line<'static>>, Rect) {
         lines.retain(|l| l.width() > 0);
     }
     let content_w = lines.iter().map(Line::width).max().unwrap_or(0);
-    let width = (content_w.max(col_w * columns) + 2).min(area.width as usize) as u16;
+    let width = (content_w.max(col_w * columns) + 2).min(area.width as usize);
+    // A sliver of the screen beside the popup would show only the panels' borders, doubled.
+    let width = if area.width as usize - width < 4 {
+        area.width
+    } else {
+        width as u16
+    };
     let height = (lines.len() + 2).min(area.height as usize) as u16;
     (lines, centered(area, width, height))
 }

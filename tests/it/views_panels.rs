@@ -103,6 +103,26 @@ fn help_at_the_smallest_size_says_what_is_below() {
     insta::assert_snapshot!("help_60x20", s);
 }
 
+/// At 80 columns every sentence of the help is whole somewhere as it scrolls: none runs past the
+/// popup's edge (ratatui cuts such a line without a mark).
+#[test]
+fn help_at_80_columns_cuts_no_sentence() {
+    use nexttoken::app::keymap::Key;
+    let mut app = ready_app(80, 24);
+    typing(&mut app, "?");
+    let mut seen = String::new();
+    for _ in 0..60 {
+        seen.push_str(&screen(&app));
+        press(&mut app, Key::Down);
+    }
+    let flat: String = seen
+        .lines()
+        .map(|l| l.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains("head map) lists its keys."), "{seen}");
+}
+
 #[test]
 fn help_explains_colours_quotes_and_marks() {
     let mut app = ready_app(160, 48);
