@@ -22,9 +22,12 @@ pub fn height(app: &App, width: u16, most: u16) -> (u16, bool) {
         return (2, false);
     };
     let cols = width.saturating_sub(2) as usize;
-    let (lines, narration) = body(app, l, cols, &theme);
     let room = most.saturating_sub(2) as usize;
-    let (kept, cut) = fitted(lines, narration, (room, cols), l.waiting().is_some());
+    let (kept, cut) = fitted(
+        body(app, l, cols, &theme),
+        (room, cols),
+        l.waiting().is_some(),
+    );
     ((kept.len() as u16).saturating_add(2), cut)
 }
 
@@ -50,9 +53,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     } else {
         block.title_bottom(keys)
     };
-    let (lines, narration) = body(app, state, width, theme);
     let room = area.height.saturating_sub(2) as usize;
-    let (lines, cut) = fitted(lines, narration, (room, width), state.waiting().is_some());
+    let body = body(app, state, width, theme);
+    let (lines, cut) = fitted(body, (room, width), state.waiting().is_some());
     if cut {
         block = block.title_bottom(Line::styled(
             " … more than fits: a larger window shows it all ",
@@ -99,14 +102,18 @@ fn clipped(text: &str, cols: usize) -> String {
 /// The panel's lines in `room` rows, and whether any was left out: all of them where they fit; else
 /// without their blank lines (and the "(more after the answer)" note); else, while a question waits,
 /// the question and its choices whole and the narration above them cut short with "…" (at 80x24 the
-/// attention lesson's choices 2 and 3 had been cut, under a card that asked for "1 to 3"); else the
-/// first `room`. `narration`: how many of `lines` are the narration's; `width`: the columns inside.
-fn fitted(
-    lines: Vec<Line<'static>>,
-    narration: usize,
-    (room, width): (usize, usize),
-    asking: bool,
-) -> (Vec<Line<'static>>, bool) {
+/// attention lesson's choices 2 and 3 had been cut, under a card that asked for "1 to 3"); else, once
+/// it is answered, the end of the text read before the answer (its first line marked "…" where the
+/// mark fits), then the
+/// text after it and the checks, as many as fit (at 80x24 the speed-of-light lesson's answer had been
+/// cut after its first two lines, its checks unseen); else the first `room`. `width`: the columns
+/// inside.
+fn fitted(body: Body, (room, width): (usize, usize), asking: bool) -> (Vec<Line<'static>>, bool) {
+    let Body {
+        lines,
+        narration,
+        read,
+    } = body;
     if lines.len() <= room {
         return (lines, false);
     }
@@ -121,6 +128,10 @@ fn fitted(
         !t.trim().is_empty() && t.trim() != MORE_AFTER
     };
     let mut rest = lines;
+    let read = rest[..read.min(rest.len())]
+        .iter()
+        .filter(|l| kept(l))
+        .count();
     let mut told: Vec<_> = rest
         .drain(..narration.min(rest.len()))
         .filter(kept)
@@ -129,6 +140,16 @@ fn fitted(
     if told.len() + rest.len() <= room {
         told.extend(rest);
         return (told, false);
+    }
+    if read > 0 && room > 0 {
+        let mut shown = told.split_off((told.len() + rest.len() - room).min(read));
+        // On a full line the mark would push its end past the border: the panel's title says it.
+        if let Some(first) = shown.first_mut().filter(|l| l.width() + 2 <= width) {
+            first.spans.insert(0, Span::raw("… "));
+        }
+        shown.extend(rest);
+        shown.truncate(room);
+        return (shown, true);
     }
     if asking && rest.len() < room {
         told.truncate(room - rest.len());
@@ -149,14 +170,18 @@ fn fitted(
 /// The note that stands for the narration's part after `---` while the question waits.
 const MORE_AFTER: &str = "(more after the answer)";
 
-/// The panel's lines at `width`: the narration, then the checks, then where the class is; and how
-/// many of them are the narration's.
-fn body(
-    app: &App,
-    state: &LessonState,
-    width: usize,
-    theme: &Theme,
-) -> (Vec<Line<'static>>, usize) {
+/// The panel's lines at some width: the narration, then the checks, then where the class is.
+struct Body {
+    lines: Vec<Line<'static>>,
+    /// How many of `lines` are the narration's.
+    narration: usize,
+    /// How many of those the class read before a question's answer (0 without one, or while it
+    /// waits): where the panel is short, the text after the answer is the one to show.
+    read: usize,
+}
+
+/// The panel's lines at `width`: the narration, then the checks, then where the class is.
+fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Body {
     let Some(i) = state.at else {
         let line = Line::styled(
             format!(
@@ -165,11 +190,24 @@ fn body(
             ),
             theme.dim,
         );
-        return (vec![line], 1);
+        return Body {
+            lines: vec![line],
+            narration: 1,
+            read: 0,
+        };
     };
-    let text = shown_narration(&state.lesson.steps[i].narration, state.waiting().is_some());
+    let narration_text = &state.lesson.steps[i].narration;
+    let text = shown_narration(narration_text, state.waiting().is_some());
     let mut lines = super::markdown::markdown_light(&text, width.max(10), theme);
     let narration = lines.len();
+    // Once a question is answered, the text the class read before the answer: its lines come first.
+    let answered = state.waiting().is_none() && state.answer.is_some();
+    let read = match crate::protocol::lesson::format::split_at_reveal(narration_text) {
+        (before, Some(_)) if answered => {
+            super::markdown::markdown_light(before.trim_end(), width.max(10), theme).len()
+        }
+        _ => 0,
+    };
     question_lines(state, width, theme, &mut lines);
     if let Some(run) = &state.run {
         let checks: Vec<_> = run
@@ -212,7 +250,11 @@ fn body(
         let text = format!("✎ exploring on your own: {back} goes back to the lesson");
         lines.push(Line::styled(crate::fmt::fit(&text, width), theme.key));
     }
-    (lines, narration)
+    Body {
+        lines,
+        narration,
+        read,
+    }
 }
 
 /// The narration as the class may see it now: the part after a line `---` (what the answer shows)

@@ -47,9 +47,19 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let Some(s) = app.session.as_ref() else {
         return;
     };
-    let mut text = stats_lines(s, (wide, inner.width as usize), theme);
-    text.extend(super::light::lines(app, s, wide, theme));
-    text.extend(super::served::timing_lines(&s.last_pass, theme));
+    let mut rows = stats_lines(s, (wide, inner.width as usize), theme);
+    let always = |l: Line<'static>| (l, None);
+    rows.extend(
+        super::light::lines(app, s, wide, theme)
+            .into_iter()
+            .map(always),
+    );
+    rows.extend(
+        super::served::timing_lines(&s.last_pass, theme)
+            .into_iter()
+            .map(always),
+    );
+    let text = fitted(rows, inner.height as usize);
     let [top, chart] =
         Layout::vertical([Constraint::Length(text.len() as u16), Constraint::Fill(1)]).areas(inner);
     frame.render_widget(Paragraph::new(text), top);
@@ -57,6 +67,27 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(super::timing_chart::bar_chart(s, chart, theme), chart);
     }
 }
+
+/// A line of the panel, and when it gives way on a short panel: never (`None`), else the lowest
+/// first.
+type Row = (Line<'static>, Option<u8>);
+
+/// The lines that fit in `room` rows: where all do not, the abbreviations in words go first, then
+/// the cache's size, then TTFT and the pass count. At 80x24 under a lesson the panel has six rows,
+/// and the speed-of-light lesson's "step ≥" and "% of light" lines, the ones its narration points
+/// at, had been below them, cut.
+fn fitted(mut rows: Vec<Row>, room: usize) -> Vec<Line<'static>> {
+    for rank in 0..=SPARE_RANKS {
+        if rows.len() <= room {
+            break;
+        }
+        rows.retain(|(_, r)| *r != Some(rank));
+    }
+    rows.into_iter().map(|(l, _)| l).collect()
+}
+
+/// The ranks `fitted` may leave out: the key (0), the cache's size (1), TTFT and passes (2).
+const SPARE_RANKS: u8 = 2;
 
 /// One decode step's time and, when the session says, whether it ran with the KV cache.
 pub(super) struct StepTime {
@@ -88,7 +119,7 @@ fn mean(xs: impl Iterator<Item = f64>) -> Option<(f64, usize)> {
 
 /// The panel's lines of text: reading and writing speed, the counters and the cache, a rebuilt
 /// cache, how much faster reading is, the abbreviations in words, and a warning when the cache is off.
-fn stats_lines(s: &SessionView, (wide, cols): (bool, usize), theme: &Theme) -> Vec<Line<'static>> {
+fn stats_lines(s: &SessionView, (wide, cols): (bool, usize), theme: &Theme) -> Vec<Row> {
     let steps = step_times(s);
     let known = steps.iter().all(|t| t.kv.is_some());
     let on = mean(steps.iter().filter(|t| t.kv == Some(true)).map(|t| t.ms));
@@ -96,10 +127,11 @@ fn stats_lines(s: &SessionView, (wide, cols): (bool, usize), theme: &Theme) -> V
     let mut lines = labelled("read  ", &read_text(&s.prefill, wide, room), room, theme);
     let write = write_text(&steps, on, known, wide);
     lines.extend(labelled("write ", &write, room, theme));
-    lines.extend(counter_lines(s, wide, theme));
-    lines.extend(rebuild_line(s, wide, theme));
+    let mut rows: Vec<Row> = lines.into_iter().map(|l| (l, None)).collect();
+    rows.extend(counter_lines(s, wide, theme));
+    rows.extend(rebuild_line(s, wide, theme).map(|l| (l, None)));
     if let Some(text) = ratio(s, on, known, wide) {
-        lines.push(Line::styled(text, theme.info));
+        rows.push((Line::styled(text, theme.info), None));
     }
     // The two abbreviations above, said in words.
     let key = if wide {
@@ -107,7 +139,7 @@ fn stats_lines(s: &SessionView, (wide, cols): (bool, usize), theme: &Theme) -> V
     } else {
         "TTFT 1st token · TPOT per token"
     };
-    lines.push(Line::styled(key, theme.dim));
+    rows.push((Line::styled(key, theme.dim), Some(0)));
     let pass = &s.last_pass;
     if !pass.kv_cache_on {
         let text = if wide {
@@ -118,9 +150,9 @@ fn stats_lines(s: &SessionView, (wide, cols): (bool, usize), theme: &Theme) -> V
         } else {
             format!("no cache: re-reads all {} tokens", pass.tokens_fed)
         };
-        lines.push(Line::styled(text, theme.error));
+        rows.push((Line::styled(text, theme.error), None));
     }
-    lines
+    rows
 }
 
 /// Columns of the "read  " and "write " labels.
@@ -221,8 +253,9 @@ fn write_text(
     }
 }
 
-/// Draws the counters (TTFT, forward passes) and the KV cache's size: one line when wide, else two.
-fn counter_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>> {
+/// Draws the counters (TTFT, forward passes) and the KV cache's size: one line when wide, else two
+/// (the size the first to give way).
+fn counter_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Row> {
     let pass = &s.last_pass;
     let kv = if pass.kv_cache_on {
         format!("KV {} pos, {}", pass.kv_len, bytes(pass.kv_bytes))
@@ -235,14 +268,17 @@ fn counter_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static
         pass.forward_passes
     );
     if wide {
-        vec![Line::styled(format!("{counters} · {kv}"), theme.dim)]
+        vec![(
+            Line::styled(format!("{counters} · {kv}"), theme.dim),
+            Some(2),
+        )]
     } else if pass.kv_cache_on {
         vec![
-            Line::styled(counters, theme.dim),
-            Line::styled(kv, theme.dim),
+            (Line::styled(counters, theme.dim), Some(2)),
+            (Line::styled(kv, theme.dim), Some(1)),
         ]
     } else {
-        vec![Line::styled(counters, theme.dim)]
+        vec![(Line::styled(counters, theme.dim), Some(2))]
     }
 }
 

@@ -163,3 +163,52 @@ fn a_step_under_its_floor_says_the_measure_ran_low() {
     assert!(text.contains("last 3.00 ms: light measured low"), "{text}");
     assert!(!text.contains("% of light"), "{text}");
 }
+
+/// Under the speed-of-light lesson at 80x24 the timing panel keeps the lines its narration points
+/// at ("step ≥", "% of light", the prefill against the peak), giving up the abbreviations' key, the
+/// cache's size and TTFT instead: it has six rows there, and those lines had been below them, cut.
+#[test]
+fn under_the_lesson_at_80x24_the_panel_keeps_the_lines_it_names() {
+    use nexttoken::lesson::StepRun;
+    use nexttoken::protocol::LessonStepView;
+    let lesson = nexttoken::lesson::builtin("speed-of-light")
+        .unwrap()
+        .unwrap();
+    let mut app = nexttoken::app::App::new(config(80, 24)).with_lesson(lesson);
+    let info = ModelInfo {
+        machine: Some(machine()),
+        ..model_info()
+    };
+    update(&mut app, Msg::Engine(Event::Loaded(info)));
+    update(&mut app, Msg::Engine(Event::Synced(prefilled())));
+    update(
+        &mut app,
+        Msg::Engine(Event::Stepped(step_after_is(0, Source::Sampled, true, 9.0))),
+    );
+    let view = app.session.clone().unwrap();
+    let run = StepRun {
+        index: 1,
+        outcomes: vec![],
+        tui: vec![],
+        question: None,
+        answer: None,
+    };
+    update(
+        &mut app,
+        Msg::Engine(Event::LessonStep(Box::new(LessonStepView {
+            run,
+            replayed: 0,
+            earlier_failure: None,
+            view,
+        }))),
+    );
+    app.screen.side = SidePanel::Timing;
+    let screen = screen_text(&app);
+    let text = screen.join("\n");
+    assert!(text.contains("The floor set by memory"), "{text}");
+    for want in ["read ", "write ", "step ≥", "% of light", "prefill at"] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+    // It is short of rows: what gave way is gone whole, not cut at the panel's edge.
+    assert!(!text.contains("TTFT 1st token"), "{text}");
+}

@@ -247,6 +247,61 @@ fn a_narration_cut_above_a_question_ends_in_a_visible_mark() {
     assert!(panel[bottom - top].contains("more than fits"), "{panel:#?}");
 }
 
+/// Once a question is answered, a narration panel too short for all of it shows what the answer
+/// brought, whole: the text after the answer and the checks, under the end of the text read before
+/// it, marked "…". At 80x24 the speed-of-light lesson's first step had shown its question's text
+/// and two lines of the answer, its last line and its check cut.
+#[test]
+fn an_answered_step_shows_what_the_answer_brought() {
+    let outcome = Outcome {
+        line: 22,
+        what: "expect step_reads_model_above = 0.9".into(),
+        observed: "a step read 97.9% of the file".into(),
+        status: Status::Passed,
+    };
+    let question = asked("speed-of-light", 0).unwrap();
+    let answer = nexttoken::protocol::lesson::ModelAnswer {
+        question,
+        value: nexttoken::protocol::lesson::Answer::Number(6.75),
+        shown: "6.75×".into(),
+        checks: vec![],
+        problem: None,
+    };
+    for (w, h) in [(80, 24), (64, 20)] {
+        let mut app = lesson_asking(
+            "speed-of-light",
+            0,
+            vec![outcome.clone()],
+            (w, h),
+            false,
+            None,
+        );
+        // Without an answer the step asked nothing: its text reads from the start.
+        let screen = screen_text(&app).join("\n");
+        assert!(screen.contains("To write one token"), "{w}x{h}:\n{screen}");
+        app.lesson.as_mut().unwrap().answer = Some((answer.clone(), None));
+        let screen = screen_text(&app);
+        let top = screen.iter().position(|l| l.starts_with('┌')).unwrap();
+        let bottom = top
+            + screen[top..]
+                .iter()
+                .position(|l| l.starts_with('└'))
+                .unwrap();
+        let panel = screen[top..=bottom].join("\n");
+        assert!(
+            panel.contains("more than fits"),
+            "{w}x{h}: the test needs a cut\n{panel}"
+        );
+        for line in ["A step read more than 90%", "back to it at the end."] {
+            assert!(panel.contains(line), "{w}x{h}: {line} in\n{panel}");
+        }
+        if w == 80 {
+            assert!(panel.contains("✓ expect step_reads"), "{panel}");
+            assert!(screen[top + 1].starts_with("│… "), "{panel}");
+        }
+    }
+}
+
 /// Under a lesson at 80x24 the transcript takes the rows its text needs, up to 40% of what the
 /// narration leaves: at 30% it showed two lines, and the dice lesson's " unicorn." had scrolled away
 /// behind two line breaks. A short text leaves the rows to the panel below.
