@@ -18,6 +18,7 @@ mod markdown;
 pub mod model_b;
 pub mod model_b_label;
 pub mod narration;
+mod narration_fit;
 pub mod overlays;
 pub mod predict;
 pub mod presenter;

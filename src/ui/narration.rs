@@ -2,6 +2,7 @@
 //! blank lines between paragraphs, wrapped with textwrap), then what the step's `expect` checks saw.
 //! A check's result waits while the class is asked to guess, so it never gives the answer away.
 
+use super::narration_fit::{fitted, Body};
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, pair_hint, Action, Mode};
 use crate::app::lesson::LessonState;
@@ -99,86 +100,8 @@ fn clipped(text: &str, cols: usize) -> String {
     format!("{}…", out.trim_end())
 }
 
-/// The panel's lines in `room` rows, and whether any was left out: all of them where they fit; else
-/// without their blank lines (and the "(more after the answer)" note); else, while a question waits,
-/// the question and its choices whole and the narration above them cut short with "…" (at 80x24 the
-/// attention lesson's choices 2 and 3 had been cut, under a card that asked for "1 to 3"); else, once
-/// it is answered, the end of the text read before the answer (its first line marked "…" where the
-/// mark fits), then the
-/// text after it and the checks, as many as fit (at 80x24 the speed-of-light lesson's answer had been
-/// cut after its first two lines, its checks unseen); else the first `room`. `width`: the columns
-/// inside.
-fn fitted(body: Body, (room, width): (usize, usize), asking: bool) -> (Vec<Line<'static>>, bool) {
-    let Body {
-        lines,
-        narration,
-        read,
-    } = body;
-    if lines.len() <= room {
-        return (lines, false);
-    }
-    let text = |l: &Line| {
-        l.spans
-            .iter()
-            .map(|s| s.content.as_ref())
-            .collect::<String>()
-    };
-    let kept = |l: &Line| {
-        let t = text(l);
-        !t.trim().is_empty() && t.trim() != MORE_AFTER
-    };
-    let mut rest = lines;
-    let read = rest[..read.min(rest.len())]
-        .iter()
-        .filter(|l| kept(l))
-        .count();
-    let mut told: Vec<_> = rest
-        .drain(..narration.min(rest.len()))
-        .filter(kept)
-        .collect();
-    rest.retain(kept);
-    if told.len() + rest.len() <= room {
-        told.extend(rest);
-        return (told, false);
-    }
-    if read > 0 && room > 0 {
-        let mut shown = told.split_off((told.len() + rest.len() - room).min(read));
-        // On a full line the mark would push its end past the border: the panel's title says it.
-        if let Some(first) = shown.first_mut().filter(|l| l.width() + 2 <= width) {
-            first.spans.insert(0, Span::raw("… "));
-        }
-        shown.extend(rest);
-        shown.truncate(room);
-        return (shown, true);
-    }
-    if asking && rest.len() < room {
-        told.truncate(room - rest.len());
-        if let Some(last) = told.last_mut() {
-            // On a full line the mark would fall past the border: it takes the line's place.
-            if last.width() + 2 > width {
-                *last = Line::raw("…");
-            } else {
-                last.spans.push(Span::raw(" …"));
-            }
-        }
-    }
-    told.extend(rest);
-    told.truncate(room);
-    (told, true)
-}
-
 /// The note that stands for the narration's part after `---` while the question waits.
-const MORE_AFTER: &str = "(more after the answer)";
-
-/// The panel's lines at some width: the narration, then the checks, then where the class is.
-struct Body {
-    lines: Vec<Line<'static>>,
-    /// How many of `lines` are the narration's.
-    narration: usize,
-    /// How many of those the class read before a question's answer (0 without one, or while it
-    /// waits): where the panel is short, the text after the answer is the one to show.
-    read: usize,
-}
+pub(super) const MORE_AFTER: &str = "(more after the answer)";
 
 /// The panel's lines at `width`: the narration, then the checks, then where the class is.
 fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Body {
@@ -194,6 +117,8 @@ fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Body {
             lines: vec![line],
             narration: 1,
             read: 0,
+            passed: vec![],
+            summary: None,
         };
     };
     let narration_text = &state.lesson.steps[i].narration;
@@ -209,35 +134,10 @@ fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Body {
         _ => 0,
     };
     question_lines(state, width, theme, &mut lines);
-    if let Some(run) = &state.run {
-        let checks: Vec<_> = run
-            .outcomes
-            .iter()
-            .filter(|o| matches!(o.status, Status::Passed | Status::Failed))
-            .collect();
-        let failed: Vec<_> = checks
-            .iter()
-            .filter(|o| o.status == Status::Failed)
-            .collect();
-        if app.awaiting_guess() && failed.is_empty() && !checks.is_empty() {
-            lines.push(Line::styled(
-                format!(
-                    "✓ {} check(s) held on the model: shown after the reveal",
-                    checks.len()
-                ),
-                theme.dim,
-            ));
-        } else {
-            for o in &checks {
-                let (mark, style) = match o.status {
-                    Status::Passed => ("✓", theme.info),
-                    _ => ("✗", theme.error),
-                };
-                let text = format!("{mark} {}: {}", o.what, o.observed);
-                lines.push(Line::styled(crate::fmt::fit(&text, width), style));
-            }
-        }
-    }
+    let (passed, summary) = match &state.run {
+        Some(run) => check_lines(app, run, (width, theme), &mut lines),
+        None => (Vec::new(), None),
+    };
     if let Some(f) = &state.earlier_failure {
         let text = format!(
             "⚠ step {} did not go as the lesson says: what follows may differ from its text",
@@ -254,7 +154,49 @@ fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Body {
         lines,
         narration,
         read,
+        passed,
+        summary,
     }
+}
+
+/// The step's checks, a line each, onto `lines` (while a guess waits, one line that says how many
+/// held): which of the lines are checks that held, and the one line that can stand for them.
+fn check_lines(
+    app: &App,
+    run: &crate::protocol::lesson::StepRun,
+    (width, theme): (usize, &Theme),
+    lines: &mut Vec<Line<'static>>,
+) -> (Vec<usize>, Option<Line<'static>>) {
+    let checks: Vec<_> = run
+        .outcomes
+        .iter()
+        .filter(|o| matches!(o.status, Status::Passed | Status::Failed))
+        .collect();
+    let failed = checks.iter().any(|o| o.status == Status::Failed);
+    if app.awaiting_guess() && !failed && !checks.is_empty() {
+        lines.push(Line::styled(
+            format!(
+                "✓ {} check(s) held on the model: shown after the reveal",
+                checks.len()
+            ),
+            theme.dim,
+        ));
+        return (Vec::new(), None);
+    }
+    let mut passed = Vec::new();
+    for o in &checks {
+        let (mark, style) = match o.status {
+            Status::Passed => ("✓", theme.info),
+            _ => ("✗", theme.error),
+        };
+        if o.status == Status::Passed {
+            passed.push(lines.len());
+        }
+        let text = format!("{mark} {}: {}", o.what, o.observed);
+        lines.push(Line::styled(crate::fmt::fit(&text, width), style));
+    }
+    let held = format!("✓ {} checks held on the model", passed.len());
+    (passed, Some(Line::styled(held, theme.info)))
 }
 
 /// The narration as the class may see it now: the part after a line `---` (what the answer shows)

@@ -497,3 +497,44 @@ fn the_score_line_fits_every_width() {
         }
     }
 }
+
+/// At 80x24 every built-in step that asks nothing shows its whole narration and a line for each of
+/// its checks (one per claim of its `expect`s): the class reads it at once, from the top, so a cut
+/// end is never seen (the speed-of-light lesson's "no step beats the speed of light", the dice
+/// lesson's three checks of " dog" and the speculative lesson's advice on drafts had been below the
+/// panel's edge). A step with a question shows what its answer brought instead
+/// (`an_answered_step_shows_what_the_answer_brought`).
+#[test]
+fn every_builtin_step_without_a_question_fits_at_80x24() {
+    for (name, text) in nexttoken::lesson::BUILTINS {
+        let file: toml::Table = toml::from_str(text).unwrap();
+        let steps = file["step"].as_array().unwrap();
+        for (i, step) in steps.iter().enumerate() {
+            if asked(name, i).is_some() {
+                continue;
+            }
+            // A claim is a key of an `expect` table, but for what only qualifies one.
+            let claims = step["actions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|a| a.get("expect").and_then(|e| e.as_table()))
+                .flat_map(|e| e.keys())
+                .filter(|k| !["token", "js_steps"].contains(&k.as_str()))
+                .count();
+            let check = Outcome {
+                line: 1,
+                what: "expect".into(),
+                observed: "held".into(),
+                status: Status::Passed,
+            };
+            let app = lesson_at(name, i, vec![check; claims], (80, 24), false);
+            let screen = screen_text(&app).join("\n");
+            assert!(
+                !screen.contains("more than fits"),
+                "{name} step {}:\n{screen}",
+                i + 1
+            );
+        }
+    }
+}
