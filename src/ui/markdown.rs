@@ -19,11 +19,35 @@ pub fn markdown_light(text: &str, width: usize, theme: &Theme) -> Vec<Line<'stat
             out.push(Line::default());
         }
         let mut marks = Marks::default();
-        let joined = para.split_whitespace().collect::<Vec<_>>().join(" ");
+        let joined = held_quotes(&para.split_whitespace().collect::<Vec<_>>().join(" "));
         // Markers take no room on screen; wrapping with them counted only makes lines a little short.
         for line in textwrap::wrap(&joined, &options) {
-            out.push(Line::from(marks.spans(&line, theme)));
+            out.push(Line::from(marks.spans(&line.replace(HELD, " "), theme)));
         }
+    }
+    out
+}
+
+/// A space no line breaks at, put back to a plain space once the lines are wrapped.
+const HELD: char = '\u{a0}';
+
+/// `text` with the space that opens a quoted token held to its quote: `" dog"` is a token with its
+/// leading space, and a line had ended in `lands on "` with `dog"` on the next. An opening quote is
+/// one at the start or after a space or a bracket.
+fn held_quotes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut prev: Option<char> = None;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        let opens = matches!(c, '"' | '“') && prev.is_none_or(|p| p == ' ' || p == '(');
+        if opens && chars.peek() == Some(&' ') {
+            chars.next();
+            out.push(HELD);
+            prev = Some(HELD);
+            continue;
+        }
+        prev = Some(c);
     }
     out
 }
@@ -109,5 +133,24 @@ mod tests {
             text(&markdown_light("one\n\ntwo", 20, &theme)),
             vec!["one", "", "two"]
         );
+    }
+
+    /// A quoted token keeps its leading space with its quote: `" dog"` never ends a line at `"`;
+    /// a closing quote still breaks, and the screen shows a plain space.
+    #[test]
+    fn a_quoted_tokens_space_stays_with_its_quote() {
+        let theme = Theme::new(crate::app::ThemeKind::Default);
+        let para = "With seed 7 it lands on \" dog\", not the top";
+        for width in 10..40 {
+            let lines = text(&markdown_light(para, width, &theme));
+            assert!(
+                lines
+                    .iter()
+                    .all(|l| !l.ends_with('"') || l.ends_with("dog\",")),
+                "{lines:?}"
+            );
+            assert!(lines.join(" ").contains("\" dog\""), "{width}: {lines:?}");
+        }
+        assert_eq!(held_quotes("(\" a\" b) \"c\" d"), "(\"\u{a0}a\" b) \"c\" d");
     }
 }
