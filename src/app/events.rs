@@ -182,6 +182,22 @@ impl App {
         if self.session.is_none() && view.ab.is_some() {
             self.screen.side = super::SidePanel::ModelB;
         }
+        // A new prompt is a new text: the speculative rounds added up so far were on another one
+        // (the speculative lesson's "fewer than 7 in 10 kept here" had stood beside a tally that
+        // still held the counting rounds, all kept).
+        let prompt = |v: &crate::protocol::SessionView| -> Vec<u32> {
+            v.tokens[..v.prompt_len.min(v.tokens.len())]
+                .iter()
+                .map(|t| t.token.id)
+                .collect()
+        };
+        if self
+            .session
+            .as_ref()
+            .is_some_and(|old| prompt(old) != prompt(&view))
+        {
+            self.speculative.tally = Default::default();
+        }
         self.take_saved_answers(&view);
         self.session = Some(view);
         self.screen.scroll_back = 0;

@@ -1,5 +1,5 @@
 //! Speculative decoding on screen: whether a step press runs a round (`d`, with a draft loaded), the
-//! newest round, and the rounds added up since the draft was turned on.
+//! newest round, and the rounds added up on this text since the draft was turned on.
 
 use super::{App, SidePanel};
 use crate::analysis::speculation::Tally;
@@ -11,7 +11,7 @@ pub struct Speculative {
     pub on: bool,
     /// The newest round.
     pub last: Option<RoundReport>,
-    /// Every round since the draft was last turned on.
+    /// Every round since the draft was last turned on or a new prompt was read (`adopt`).
     pub tally: Tally,
 }
 

@@ -260,6 +260,25 @@ fn rounds_a_lesson_ran_are_shown_and_added_up() {
     );
 }
 
+/// Rounds add up on one text: a new prompt starts the tally again, as a lesson's `draft` does for
+/// its checks. The speculative lesson's "fewer than 7 in 10 of the checked guesses were kept here"
+/// had stood beside a tally that still held the counting rounds before it, every guess kept.
+#[test]
+fn a_new_prompt_starts_the_rounds_tally_again() {
+    let mut app = ready_app(160, 48);
+    update(&mut app, lesson_step_with(1, vec![round(), round()]));
+    assert_eq!(app.speculative.tally.rounds, 2);
+    // The same text, longer: still added up.
+    update(&mut app, lesson_step_with(2, vec![round()]));
+    assert_eq!(app.speculative.tally.rounds, 3);
+    let (_, mut other) = after_round();
+    other.tokens[1].token = tv(9999, " elsewhere");
+    update(&mut app, Msg::Engine(Event::Synced(other)));
+    assert_eq!(app.speculative.tally.rounds, 0);
+    let text = screen_text(&app).join("\n");
+    assert!(!text.contains("so far 3 rounds"), "{text}");
+}
+
 /// Before the first round the panel states the rule that will judge the guesses: under greedy a guess
 /// is kept while it is the model's own top token (no chance in it), under sampling with min(1, p/q).
 #[test]
