@@ -26,6 +26,11 @@ const WIDE: usize = 64;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let title = match &app.speculative.last {
+        // Counted as the tally under it counts: the rounds on this text since `d` (the lesson's
+        // tenth round of the session had stood over "6 rounds: 50% kept").
+        Some(_) if app.round_on_path() && app.speculative.tally.rounds > 0 => {
+            format!(" Speculative round {} ", app.speculative.tally.rounds)
+        }
         Some(r) => format!(" Speculative round {} ", r.round + 1),
         None => " Speculative decoding ".into(),
     };
