@@ -77,6 +77,17 @@ fn lesson_asking(
     app
 }
 
+/// The rows of the screen's first panel (the narration, under a lesson), borders included.
+fn top_panel(screen: &[String]) -> Vec<String> {
+    let top = screen.iter().position(|l| l.starts_with('┌')).unwrap();
+    let bottom = top
+        + screen[top..]
+            .iter()
+            .position(|l| l.starts_with('└'))
+            .unwrap();
+    screen[top..=bottom].to_vec()
+}
+
 fn generated(position: usize, id: u32, text: &str, p: f32) -> nexttoken::protocol::TokenRecord {
     nexttoken::protocol::TokenRecord {
         token: tv(id, text),
@@ -225,14 +236,8 @@ fn a_waiting_question_keeps_the_scale_its_narration_gives() {
 fn a_narration_cut_above_a_question_ends_in_a_visible_mark() {
     let question = asked("speculative-decoding", 1);
     let app = lesson_asking("speculative-decoding", 1, vec![], (64, 20), false, question);
-    let screen = screen_text(&app);
-    let top = screen.iter().position(|l| l.starts_with('┌')).unwrap();
-    let bottom = top
-        + screen[top..]
-            .iter()
-            .position(|l| l.starts_with('└'))
-            .unwrap();
-    let panel = &screen[top..=bottom];
+    let panel = &top_panel(&screen_text(&app));
+    let bottom = panel.len() - 1;
     let asked = panel
         .iter()
         .position(|l| l.contains("? Will the model keep all 4"))
@@ -244,7 +249,7 @@ fn a_narration_cut_above_a_question_ends_in_a_visible_mark() {
             .ends_with('…'),
         "{panel:#?}"
     );
-    assert!(panel[bottom - top].contains("more than fits"), "{panel:#?}");
+    assert!(panel[bottom].contains("more than fits"), "{panel:#?}");
 }
 
 /// Once a question is answered, a narration panel too short for all of it shows what the answer
@@ -280,14 +285,8 @@ fn an_answered_step_shows_what_the_answer_brought() {
         let screen = screen_text(&app).join("\n");
         assert!(screen.contains("To write one token"), "{w}x{h}:\n{screen}");
         app.lesson.as_mut().unwrap().answer = Some((answer.clone(), None));
-        let screen = screen_text(&app);
-        let top = screen.iter().position(|l| l.starts_with('┌')).unwrap();
-        let bottom = top
-            + screen[top..]
-                .iter()
-                .position(|l| l.starts_with('└'))
-                .unwrap();
-        let panel = screen[top..=bottom].join("\n");
+        let lines = top_panel(&screen_text(&app));
+        let panel = lines.join("\n");
         assert!(
             panel.contains("more than fits"),
             "{w}x{h}: the test needs a cut\n{panel}"
@@ -297,7 +296,7 @@ fn an_answered_step_shows_what_the_answer_brought() {
         }
         if w == 80 {
             assert!(panel.contains("✓ expect step_reads"), "{panel}");
-            assert!(screen[top + 1].starts_with("│… "), "{panel}");
+            assert!(lines[1].starts_with("│… "), "{panel}");
         }
     }
 }
