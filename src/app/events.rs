@@ -185,16 +185,13 @@ impl App {
         // A new prompt is a new text: the speculative rounds added up so far were on another one
         // (the speculative lesson's "fewer than 7 in 10 kept here" had stood beside a tally that
         // still held the counting rounds, all kept).
-        let prompt = |v: &crate::protocol::SessionView| -> Vec<u32> {
-            v.tokens[..v.prompt_len.min(v.tokens.len())]
-                .iter()
-                .map(|t| t.token.id)
-                .collect()
-        };
+        fn prompt(v: &crate::protocol::SessionView) -> impl Iterator<Item = u32> + '_ {
+            v.tokens.iter().take(v.prompt_len).map(|t| t.token.id)
+        }
         if self
             .session
             .as_ref()
-            .is_some_and(|old| prompt(old) != prompt(&view))
+            .is_some_and(|old| !prompt(old).eq(prompt(&view)))
         {
             self.speculative.tally = Default::default();
         }

@@ -20,14 +20,12 @@ pub(super) struct Body {
 
 /// The panel's lines in `room` rows, and whether any was left out: all of them where they fit; else
 /// without their blank lines (and the "(more after the answer)" note) and with the checks that held
-/// in one line; else, while a question waits,
-/// the question and its choices whole and the narration above them cut short with "…" (at 80x24 the
-/// attention lesson's choices 2 and 3 had been cut, under a card that asked for "1 to 3"); else, once
-/// it is answered, the end of the text read before the answer (its first line marked "…" where the
-/// mark fits), then the
-/// text after it and the checks, as many as fit (at 80x24 the speed-of-light lesson's answer had been
-/// cut after its first two lines, its checks unseen); else the first `room`. `width`: the columns
-/// inside.
+/// in one line; else, while a question waits, the question and its choices whole and the narration
+/// above them cut short with "…" (at 80x24 the attention lesson's choices 2 and 3 had been cut,
+/// under a card that asked for "1 to 3"); else, once it is answered, the end of the text read before
+/// the answer (its first line marked "…" where the mark fits), then the text after it and the checks,
+/// as many as fit (at 80x24 the speed-of-light lesson's answer had been cut after its first two
+/// lines, its checks unseen); else the first `room`. `width`: the columns inside.
 pub(super) fn fitted(
     body: Body,
     (room, width): (usize, usize),
@@ -55,13 +53,10 @@ pub(super) fn fitted(
     };
     // Short of rows, the checks that held say so in one line (the dice lesson's three checks of
     // " dog" had pushed the end of its narration off the panel); one that failed keeps its own.
-    let shown = lines.iter().filter(|l| kept(l)).count();
-    if let (true, [first, ..], Some(summary)) = (shown > room, passed.as_slice(), summary) {
-        if passed.len() > 1 {
-            let first = *first;
-            passed.iter().rev().for_each(|&i| drop(lines.remove(i)));
-            lines.insert(first, summary);
-        }
+    let needed = lines.iter().filter(|l| kept(l)).count();
+    if let (true, Some(summary)) = (needed > room && passed.len() > 1, summary) {
+        passed.iter().rev().for_each(|&i| drop(lines.remove(i)));
+        lines.insert(passed[0], summary);
     }
     let mut rest = lines;
     let read = rest[..read.min(rest.len())]
