@@ -24,7 +24,8 @@ HOG = "import time\nend = time.time() + {secs}\nwhile time.time() < end:\n    pa
 def ours(args, depths):
     out = subprocess.run(
         [args.binary, "bench", "--json", "--threads", str(args.threads), "--model", args.model,
-         "-p", "64,512", "-n", "128", "-d", depths, "-r", "3", "--no-cache-lens", "64,256", "--isa", args.isa],
+         "-p", "64,512", "-n", "128", "-d", depths, "-r", "3", "--no-cache-lens", "64,256", "--isa", args.isa,
+         "--kv", args.kv],
         check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
@@ -116,6 +117,10 @@ def main():
     ap.add_argument("--isa", default="best", choices=["best", "avx512", "avx2", "scalar"],
                     help="nexttoken's matmul kernels, at most (`bench --isa`): avx2 on an AVX-512 machine "
                          "stands in for an AVX2-only CPU; pair it with an AVX2-only llama.cpp (--llama-path)")
+    ap.add_argument("--kv", default="f32", choices=["f32", "f16"],
+                    help="nexttoken's KV cache (`bench --kv`): f16 stores it as llama.cpp does (its default "
+                         "cache type), half the bytes a deep decode step reads; f32 (the default) keeps "
+                         "candle's bits")
     ap.add_argument("--llama-path", default=None,
                     help="a folder holding another llama_cpp build (pip install --target DIR ...), "
                          "put first on llama.cpp's module path")
@@ -128,7 +133,8 @@ def main():
         a, b = ours(args, args.depths), theirs(args, args.depths)
         if not seen_isa:
             seen_isa = True
-            print(f"nexttoken's matmul kernels: {a.get('isa', '?')}; llama.cpp: {b.get('system_info', '?')}")
+            print(f"nexttoken's matmul kernels: {a.get('isa', '?')}, KV cache {a.get('kv_cache', 'f32')}; "
+                  f"llama.cpp (KV cache f16): {b.get('system_info', '?')}")
         table(a, b, f"round {r + 1}: threads {args.threads}, quiet", seen)
         seen.setdefault("step overhead", []).append(a["step_overhead"])
         if b.get("peak_rss_mib"):

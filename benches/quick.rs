@@ -277,9 +277,15 @@ fn attention() {
 /// A decode step's attention at depth as the model meets it: 30 layers' caches (SmolLM2's layout,
 /// 2048 keys: 94 MB, more than the last-level cache), one layer after another, so each layer's keys and
 /// values come from memory. Prints µs per layer and the bandwidth that implies. `LAYERS=1` keeps one
-/// layer's cache warm instead (the kernel's compute alone); `REPS` sets the repetitions (40).
+/// layer's cache warm instead (the kernel's compute alone); `REPS` sets the repetitions (40); `KV=f16`
+/// an `f16` cache (47 MB).
 fn attention_cold() {
     use nexttoken::engine::forward::attention::{attend, Heads};
+    use nexttoken::engine::forward::kv_cache::{KvPrecision, Stored};
+    let precision = match std::env::var("KV").as_deref() {
+        Ok("f16") => KvPrecision::F16,
+        _ => KvPrecision::F32,
+    };
     let heads = Heads {
         n_head: 9,
         n_kv_head: 3,
@@ -297,7 +303,8 @@ fn attention_cold() {
             .collect()
     };
     // The model's own cache: its layout is what the kernel streams.
-    let mut cache = nexttoken::engine::forward::kv_cache::KvCache::new(layers, 3, 64, kv_len);
+    let mut cache = nexttoken::engine::forward::kv_cache::KvCache::new(layers, 3, 64, kv_len)
+        .with_precision(precision);
     for l in 0..layers {
         let (k, v) = (fill(kv_len * 192, l), fill(kv_len * 192, l + 99));
         cache.append(l, 0, &k, &v).unwrap();
@@ -312,20 +319,17 @@ fn attention_cold() {
     for _ in 0..reps {
         let s = Instant::now();
         for l in 0..layers {
-            drop(attend(
-                &q,
-                &cache.view(l),
-                heads,
-                kv_len - 1,
-                0,
-                &mut Vec::new(),
-            ));
+            let at = kv_len - 1;
+            drop(match cache.view(l) {
+                Stored::F32(kv) => attend(&q, &kv, heads, at, 0, &mut Vec::new()),
+                Stored::F16(kv) => attend(&q, &kv, heads, at, 0, &mut Vec::new()),
+            });
         }
         per_layer.push(s.elapsed().as_secs_f64() * 1e6 / layers as f64);
     }
     per_layer.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let med = per_layer[per_layer.len() / 2];
-    let bytes = (2 * kv_len * 192 * 4) as f64;
+    let bytes = (2 * kv_len * 192 * precision.bytes()) as f64;
     println!(
         "cold decode attention, {kv_len} keys: {:.1} / {med:.1} us a layer (min / median), {:.1} GB/s at the median",
         per_layer[0],

@@ -284,6 +284,11 @@ pub struct BenchArgs {
     /// machine what a CPU with only AVX2 runs (the rest of the pass is the same code on both).
     #[arg(long, value_enum, default_value_t = KernelCap::Best)]
     pub isa: KernelCap,
+    /// The KV cache's element type for the prefill and decode tests: `f16` halves the cache and what
+    /// a deep decode step reads (llama.cpp's default), for one more rounding of every key and value;
+    /// `f32` keeps the bits of candle's models.
+    #[arg(long, value_enum, default_value_t = KvCacheType::F32)]
+    pub kv: KvCacheType,
     /// With --draft: also decode -n tokens greedily with speculative decoding, against plain steps
     /// in the same run.
     #[command(flatten)]
@@ -298,6 +303,13 @@ pub enum KernelCap {
     Avx512,
     Avx2,
     Scalar,
+}
+
+/// `bench --kv`: what the KV cache stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KvCacheType {
+    F32,
+    F16,
 }
 
 /// A name `fetch` knows, or the error listing the names it does.

@@ -2,16 +2,12 @@
 //! the KV cache, a session step's overhead over a bare forward, load time, peak RSS, and how far the fast
 //! matmul path's probabilities are from the exact quantised path.
 
-use crate::cli::{BenchArgs, KernelCap, DEFAULT_PROMPT};
+use crate::cli::{BenchArgs, KernelCap, KvCacheType, DEFAULT_PROMPT};
+use crate::engine::forward::kv_cache::KvPrecision;
 use crate::engine::forward::linear::MatmulPath;
 use crate::engine::forward::model::{ForwardOptions, Model};
 use crate::engine::forward::quant::Isa;
 use crate::engine::gguf::GgufFile;
-use crate::engine::load::{load_session, LoadOptions};
-use crate::engine::sampler::softmax;
-use crate::engine::session::{Choice, SessionOptions};
-use crate::engine::tokenizer::Vocab;
-use crate::protocol::SamplerSettings;
 use anyhow::Result;
 use serde::Serialize;
 use std::path::Path;
@@ -54,6 +50,8 @@ pub struct Report {
     pub decode_prefetch: bool,
     /// The SIMD kernels that ran (`avx512`, `avx2`, `scalar`): the CPU's best, or `--isa`'s cap.
     pub isa: String,
+    /// What the KV cache stored in the prefill and decode tests (`f32`, or `f16` with `--kv f16`).
+    pub kv_cache: String,
     /// GFLOP/s of the model's own kernels on a 64-token pass (compute-bound), the best of three.
     pub peak_gflops: f64,
     /// With `--draft`: plain against speculative decoding, measured in this run.
@@ -124,7 +122,7 @@ fn tokens(n: usize, vocab: usize) -> Vec<u32> {
         .collect()
 }
 
-fn load_model(path: &Path, matmul: MatmulPath) -> Result<Model> {
+pub(super) fn load_model(path: &Path, matmul: MatmulPath) -> Result<Model> {
     let mut g = GgufFile::open(path)?;
     Ok(Model::load(&mut g, matmul)?)
 }
@@ -152,6 +150,12 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
     let t = Instant::now();
     let mut model = load_model(path, MatmulPath::Fast)?;
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
+    let precision = match args.kv {
+        KvCacheType::F32 => KvPrecision::F32,
+        KvCacheType::F16 => KvPrecision::F16,
+    };
+    model.set_kv_precision(precision);
+    let kv_cache = model.cache.precision().name().to_string();
     let context = model.config.context_length;
     let (n, deepest) = (args.gen_len, args.depths.iter().max().copied().unwrap_or(0));
     if deepest + n > context {
@@ -172,8 +176,9 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
     drop(model);
 
     let speculative = super::bench_draft::from_args(path, args)?;
-    let (step_ms, bare_forward_ms) = step_overhead(path, args.reps)?;
-    let max_prob_diff_fast_vs_exact = fast_vs_exact(path)?;
+    let (step_ms, bare_forward_ms) =
+        super::bench_checks::step_overhead(path, args.reps, precision)?;
+    let max_prob_diff_fast_vs_exact = super::bench_checks::fast_vs_exact(path)?;
     Ok(Report {
         model: path.display().to_string(),
         threads: crate::engine::threads(),
@@ -187,6 +192,7 @@ pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
         decode_threads,
         decode_prefetch,
         isa: Isa::best().name().to_string(),
+        kv_cache,
         peak_gflops: machine.peak_gflops,
         speculative,
     })
@@ -258,77 +264,6 @@ fn no_cache_rows(model: &mut Model, args: &BenchArgs) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// A session step (chain, commit, forward with attention capture, report) against a bare forward of one
-/// token on the *same* model, interleaved so both see the same weights in memory and the same machine
-/// load. The bare pass writes the KV entry the step then overwrites (a step truncates the cache to its
-/// position first). Returns the median step and the median bare pass (ms).
-fn step_overhead(path: &Path, reps: usize) -> Result<(f64, f64)> {
-    let load = LoadOptions {
-        tokenizer_json: None,
-        matmul: MatmulPath::Fast,
-    };
-    let settings = SamplerSettings::default();
-    let (mut s, _) = load_session(
-        path,
-        &load,
-        settings,
-        SessionOptions::default(),
-        &mut |_| {},
-    )?;
-    let (mut bare_ms, mut step_ms) = (Vec::new(), Vec::new());
-    s.prefill_text(DEFAULT_PROMPT, false)?;
-    // A warm-up as long as the model's decode-thread trial (which alternates its thread counts, and so
-    // would give the bare passes one count and the steps the other), then the timed pairs.
-    let warm_up = 16;
-    for i in 0..warm_up + 40 * reps.max(1) {
-        // The token the model itself would pick, so the walk stays ordinary text for any model.
-        let token = s.distribution()?.planned.id;
-        let bare = s.time_bare_forward(token)?;
-        let t = Instant::now();
-        s.step(Choice::Force(token))?;
-        if i >= warm_up {
-            bare_ms.push(bare);
-            step_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        }
-    }
-    Ok((median_std(&step_ms).0, median_std(&bare_ms).0))
-}
-
-/// Largest probability difference between the fast and exact matmul paths along a greedy path.
-fn fast_vs_exact(path: &Path) -> Result<f32> {
-    let mut fast = load_model(path, MatmulPath::Fast)?;
-    let mut exact = load_model(path, MatmulPath::Exact)?;
-    let mut toks = Vocab::from_gguf(&GgufFile::open(path)?)?.encode(DEFAULT_PROMPT)?;
-    let mut worst = 0f32;
-    let mut pos = 0;
-    for _ in 0..8 {
-        let a = softmax(
-            &fast
-                .forward(&toks[pos..], pos, ForwardOptions::default())?
-                .logits,
-        );
-        let b = softmax(
-            &exact
-                .forward(&toks[pos..], pos, ForwardOptions::default())?
-                .logits,
-        );
-        worst = a
-            .iter()
-            .zip(&b)
-            .map(|(x, y)| (x - y).abs())
-            .fold(worst, f32::max);
-        pos = toks.len();
-        let next = b
-            .iter()
-            .enumerate()
-            .max_by(|x, y| x.1.total_cmp(y.1))
-            .map(|(i, _)| i as u32)
-            .unwrap();
-        toks.push(next);
-    }
-    Ok(worst)
-}
-
 pub fn run(path: &Path, args: &BenchArgs) -> Result<()> {
     let cap = match args.isa {
         KernelCap::Best => None,
@@ -345,8 +280,8 @@ pub fn run(path: &Path, args: &BenchArgs) -> Result<()> {
         return Ok(());
     }
     println!(
-        "model: {} · threads: {} · kernels: {} · load {:.0} ms · peak RSS {:.0} MiB\n",
-        r.model, r.threads, r.isa, r.load_ms, r.peak_rss_mib
+        "model: {} · threads: {} · kernels: {} · KV cache {} · load {:.0} ms · peak RSS {:.0} MiB\n",
+        r.model, r.threads, r.isa, r.kv_cache, r.load_ms, r.peak_rss_mib
     );
     println!("| test | tokens | tok/s (median) | ± stddev | ms (median) |");
     println!("|---|---:|---:|---:|---:|");

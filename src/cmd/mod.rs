@@ -3,6 +3,7 @@
 //! are all in `cli`. This is the top of the house: it may use every module below it.
 
 pub mod bench;
+mod bench_checks;
 pub mod bench_draft;
 pub mod class_room;
 pub mod compare;

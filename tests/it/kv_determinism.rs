@@ -5,7 +5,7 @@
 use crate::support;
 
 use nexttoken::engine::forward::attention::{attend, Heads};
-use nexttoken::engine::forward::kv_cache::{KvCache, KvView};
+use nexttoken::engine::forward::kv_cache::{KvCache, KvPrecision, KvView, Stored};
 use nexttoken::engine::forward::linear::MatmulPath;
 use nexttoken::engine::forward::model::{ForwardOptions, Model};
 use nexttoken::engine::gguf::GgufFile;
@@ -118,9 +118,12 @@ fn rows_alone_match_the_prefill(
         .unwrap();
     cache.set_len(rows.start);
     for i in rows {
-        let kv = cache
+        let Stored::F32(kv) = cache
             .append(0, i, &k[i * kv_row..][..kv_row], &v[i * kv_row..][..kv_row])
-            .unwrap();
+            .unwrap()
+        else {
+            panic!("an f32 cache")
+        };
         let mut one = Vec::new();
         let y = attend(&q[i * row..][..row], &kv, heads, i, 1, &mut one);
         assert_eq!(bits(&y), bits(&all[i * row..][..row]), "hd {hd} row {i}");
@@ -203,7 +206,7 @@ fn tiny_prefill_and_decode_give_identical_logits() {
     }
 }
 
-fn greedy_session(path: &Path, kv_cache: bool) -> Session {
+fn greedy_session(path: &Path, kv_cache: bool, kv_precision: KvPrecision) -> Session {
     let settings = SamplerSettings {
         greedy: true,
         ..SamplerSettings::default()
@@ -211,6 +214,7 @@ fn greedy_session(path: &Path, kv_cache: bool) -> Session {
     let opts = SessionOptions {
         top_k_shown: 20,
         kv_cache,
+        kv_precision,
         ..SessionOptions::default()
     };
     load_session(path, &LoadOptions::default(), settings, opts, &mut |_| {})
@@ -232,10 +236,11 @@ fn diff(a: &Distribution, b: &Distribution, what: &str) -> f32 {
     d
 }
 
-/// Every way a session can reach a position, against a plain cache-on greedy walk of `steps`.
-fn check_session_paths(path: &Path, prompt: &[u32], steps: usize) {
-    let mut on = greedy_session(path, true);
-    let mut off = greedy_session(path, false);
+/// Every way a session can reach a position, against a plain cache-on greedy walk of `steps`, the
+/// cache storing `precision`'s elements.
+fn check_session_paths(path: &Path, prompt: &[u32], steps: usize, precision: KvPrecision) {
+    let mut on = greedy_session(path, true, precision);
+    let mut off = greedy_session(path, false, precision);
     on.prefill_ids(prompt).unwrap();
     off.prefill_ids(prompt).unwrap();
     let mut walk = vec![on.distribution().unwrap()];
@@ -291,7 +296,7 @@ fn check_session_paths(path: &Path, prompt: &[u32], steps: usize) {
     );
 
     // The whole sequence as one prefill.
-    let mut fresh = greedy_session(path, true);
+    let mut fresh = greedy_session(path, true, precision);
     fresh.prefill_ids(&ids).unwrap();
     diff(
         &fresh.distribution().unwrap(),
@@ -316,12 +321,22 @@ fn check_session_paths(path: &Path, prompt: &[u32], steps: usize) {
 fn tiny_model_session_paths_agree() {
     let dir = tempfile::tempdir().unwrap();
     let path = support::tiny::write(dir.path());
-    check_session_paths(&path, &[72, 101, 108, 108, 111, 32], 12);
+    for precision in [KvPrecision::F32, KvPrecision::F16] {
+        check_session_paths(&path, &[72, 101, 108, 108, 111, 32], 12, precision);
+    }
 }
 
 /// The case: "Once upon a time, there was a little", 16 greedy steps.
 #[test]
 fn real_model_session_paths_agree() {
     let prompt = support::ids(&support::reference("P2")["prompt_ids"]);
-    check_session_paths(&support::real_model(), &prompt, 16);
+    check_session_paths(&support::real_model(), &prompt, 16, KvPrecision::F32);
+}
+
+/// An `f16` cache rounds every key and value once, as it is stored, whichever pass stores it: the
+/// cache on or off, a rewind, a branch switch or one prefill still give one position the same bits.
+#[test]
+fn real_model_session_paths_agree_with_an_f16_cache() {
+    let prompt = support::ids(&support::reference("P2")["prompt_ids"]);
+    check_session_paths(&support::real_model(), &prompt, 16, KvPrecision::F16);
 }

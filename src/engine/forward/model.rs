@@ -16,7 +16,7 @@
 use super::attention::{self, Heads, Rope};
 use super::block::{Activation, Block, WeightMap};
 use super::embedding::Embeddings;
-use super::kv_cache::KvCache;
+use super::kv_cache::{KvCache, KvPrecision, Stored};
 use super::linear::{Linear, MatmulPath};
 use super::quant::RunThen;
 use super::rows;
@@ -58,10 +58,18 @@ impl Model {
         self.layers.iter().map(Block::weight_bytes).sum::<usize>() + self.output.weight_bytes()
     }
 
-    /// Bytes of KV cache a one-token pass at position `pos` reads: every earlier key and value, f32.
+    /// Bytes of KV cache a one-token pass at position `pos` reads: every earlier key and value, in
+    /// the cache's element type.
     pub fn kv_bytes_at(&self, pos: usize) -> usize {
-        let c = &self.config;
-        2 * c.n_layer * c.n_kv_head * c.head_dim * pos * 4
+        self.cache.bytes_at(pos)
+    }
+
+    /// Stores keys and values as `precision`'s elements from now on, the cache emptied (its text is
+    /// read again by the next pass). `F32` (the default) keeps candle-transformers' bits; `F16` halves
+    /// the cache and what a deep decode step reads, for one more rounding.
+    pub fn set_kv_precision(&mut self, precision: KvPrecision) {
+        let cache = std::mem::replace(&mut self.cache, KvCache::new(0, 0, 0, 0));
+        self.cache = cache.with_precision(precision);
     }
 
     /// Loads a llama, qwen2, qwen3 or gemma3 GGUF; every matrix keeps its stored quantisation.
@@ -146,7 +154,8 @@ impl Model {
         self.layers.truncate(n);
         self.config.n_layer = n;
         let c = &self.config;
-        self.cache = KvCache::new(n, c.n_kv_head, c.head_dim, c.context_length);
+        self.cache = KvCache::new(n, c.n_kv_head, c.head_dim, c.context_length)
+            .with_precision(self.cache.precision());
         self
     }
 
@@ -367,8 +376,10 @@ impl Model {
         };
         rope.apply(&mut q, hd, c.n_head * hd, index_pos);
         rope.apply(&mut k, hd, c.n_kv_head * hd, index_pos);
-        let kv = self.cache.append(li, index_pos, &k, &v)?;
-        let y = attention::attend(&q, &kv, heads, index_pos, capture, captured);
+        let y = match self.cache.append(li, index_pos, &k, &v)? {
+            Stored::F32(kv) => attention::attend(&q, &kv, heads, index_pos, capture, captured),
+            Stored::F16(kv) => attention::attend(&q, &kv, heads, index_pos, capture, captured),
+        };
         layer.wo.forward_rows(&y, seq)
     }
 }

@@ -26,10 +26,13 @@ pub(crate) fn lines(from: *const u8, bytes: usize) {
     let _ = (from, bytes);
 }
 
-/// `lines` for floats `at..at + len` of `x`.
+/// `lines` for elements `at..at + len` of `x` (floats of any width).
 #[inline(always)]
-pub(crate) fn floats(x: &[f32], at: usize, len: usize) {
-    lines(x.as_ptr().wrapping_add(at) as *const u8, 4 * len);
+pub(crate) fn floats<T>(x: &[T], at: usize, len: usize) {
+    lines(
+        x.as_ptr().wrapping_add(at) as *const u8,
+        size_of::<T>() * len,
+    );
 }
 
 /// Whether the quantised kernels ask for their weights ahead of the block they read

@@ -11,6 +11,7 @@
 mod atomic;
 mod draft_slot;
 mod edit;
+mod error;
 mod feed;
 mod generate;
 mod guess;
@@ -21,16 +22,16 @@ mod save;
 mod speculate;
 mod view;
 
+pub use error::SessionError;
 pub use generate::Written;
 pub use inspect::LENS_TOP;
 pub use speculate::ResidualRule;
 pub use view::NewestAttention;
 
 use super::backend::Backend;
+use super::forward::kv_cache::KvPrecision;
 use super::forward::model::{AttentionRows, Model};
-use super::gguf::LoadError;
 use super::sampler::{ChainOutput, DryBreakers};
-use super::served::ServedError;
 use super::tokenizer::Vocab;
 use crate::protocol::*;
 use std::collections::VecDeque;
@@ -59,6 +60,8 @@ pub struct SessionOptions {
     /// Prompt tokens per pass when a prompt is read: a long prompt goes in chunks, so that progress
     /// can be shown and the read cancelled between them.
     pub prefill_chunk: usize,
+    /// What a local model's KV cache stores: `F32` (candle's bits) or `F16` (half the bytes).
+    pub kv_precision: KvPrecision,
 }
 
 impl Default for SessionOptions {
@@ -68,6 +71,7 @@ impl Default for SessionOptions {
             attention_window: 24,
             kv_cache: true,
             prefill_chunk: 256,
+            kv_precision: KvPrecision::F32,
         }
     }
 }
@@ -104,49 +108,6 @@ struct Node {
     /// The distribution this token was chosen from, as its step described it (the chain, the draw):
     /// what "the last draw" shows. `None` for prompt tokens and tokens loaded from a file.
     chosen: Option<Arc<crate::protocol::Distribution>>,
-}
-
-/// Errors a user can cause; each says what to do.
-#[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    #[error("the prompt is empty: type something for the model to continue")]
-    EmptyPrompt,
-    #[error(
-        "the prompt is {tokens} tokens but the model's context holds {context}; shorten the prompt"
-    )]
-    PromptTooLong { tokens: usize, context: usize },
-    #[error("the context is full ({0} tokens): rewind, or start a new prompt")]
-    ContextFull(usize),
-    #[error("{need} more tokens do not fit: the context holds {context} and {used} are used; rewind, or force less text")]
-    NoRoom {
-        need: usize,
-        used: usize,
-        context: usize,
-    },
-    #[error("nothing to force: the text is empty")]
-    NothingToForce,
-    #[error("nothing to guess: type a word or a few first")]
-    NothingToGuess,
-    #[error("no prompt yet: prefill one first")]
-    NoPrompt,
-    #[error("token id {0} is not in the model's vocabulary")]
-    BadToken(u32),
-    #[error("no branch with id {0}")]
-    BadBranch(usize),
-    #[error("this model has no chat template (no `tokenizer.chat_template` in its GGUF): it is a base model, which continues text rather than answering turns. Turn chat mode off (drop --chat), or load an instruct model")]
-    NoChatTemplate,
-    #[error(transparent)]
-    Load(#[from] LoadError),
-    #[error("model error: {0}")]
-    Model(#[from] candle_core::Error),
-    #[error("internal error: {0}")]
-    Internal(String),
-    #[error(transparent)]
-    Served(#[from] ServedError),
-    #[error("a served model cannot show {0}: its server gives only the top candidates' log-probabilities, not what happens inside the pass (run the model locally with --model to see it)")]
-    NotServed(&'static str),
-    #[error("cancelled: the prompt was not read, and the session is as it was")]
-    Cancelled,
 }
 
 pub type Result<T> = std::result::Result<T, SessionError>;
@@ -239,6 +200,7 @@ impl Session {
         let kv_cache_on = opts.kv_cache;
         let keep = logits_keep(model.vocab_size());
         if let Some(m) = model.local_mut() {
+            m.set_kv_precision(opts.kv_precision);
             // Every kept row, the prompt's last (kept for good) and the one the next pass writes.
             m.ready_rows(keep + 2);
         }

@@ -3,6 +3,7 @@
 //! each in the one fixed order that keeps a position's bits whatever pass computes it.
 
 use super::expf;
+use crate::engine::forward::kv_cache::KvElem;
 use crate::engine::forward::prefetch;
 use std::ops::Range;
 
@@ -23,24 +24,37 @@ pub(super) trait Arith: Copy {
 
     /// `s[j] = dot(q, k_j) * scale` for `j < s.len()`, key `j` at `k[j * stride..][..q.len()]`.
     #[inline(always)]
-    fn scores(self, q: &[f32], k: &[f32], stride: usize, scale: f32, s: &mut [f32]) {
+    fn scores<E: KvElem>(self, q: &[f32], k: &[E], stride: usize, scale: f32, s: &mut [f32]) {
         for (j, sj) in s.iter_mut().enumerate() {
-            *sj = dot::<Self>(q, &k[j * stride..][..q.len()]) * scale;
+            *sj = dot::<Self, E>(q, &k[j * stride..][..q.len()]) * scale;
         }
     }
 
     /// `scores` for three queries over the same keys (a kv group's heads of one row).
     #[inline(always)]
-    fn scores3(self, q: [&[f32]; 3], k: &[f32], stride: usize, scale: f32, s: [&mut [f32]; 3]) {
+    fn scores3<E: KvElem>(
+        self,
+        q: [&[f32]; 3],
+        k: &[E],
+        stride: usize,
+        scale: f32,
+        s: [&mut [f32]; 3],
+    ) {
         for (q, s) in q.into_iter().zip(s) {
             self.scores(q, k, stride, scale, s);
         }
     }
 
-    /// `chains` for three queries 32 elements wide (where `SUMS_WIDTH` is 32).
+    /// `chains` for `N` queries 32 elements wide (where `SUMS_WIDTH` is 32).
     #[inline(always)]
-    fn chains3(self, p: [&[f32]; 3], v: &[f32], stride: usize, out: [&mut [f32; 32]; 3]) {
-        chains::<Self, 32, 3>(p, v, stride, out)
+    fn chains32<E: KvElem, const N: usize>(
+        self,
+        p: [&[f32]; N],
+        v: &[E],
+        stride: usize,
+        out: [&mut [f32; 32]; N],
+    ) {
+        chains::<Self, E, 32, N>(p, v, stride, out)
     }
 
     /// `x = exp(x - max)` in place, libm's bits (`expf`).
@@ -104,25 +118,25 @@ pub(super) struct Sums<'a> {
 /// chain of multiply-adds in key order, from zero (a block's partial sum is stored and picked up again,
 /// which changes no bit).
 #[inline(always)]
-pub(super) fn weighted_sums<A: Arith>(
+pub(super) fn weighted_sums<A: Arith, E: KvElem>(
     arith: A,
     q: &Sums,
-    v: (&[f32], usize, usize),
+    v: (&[E], usize, usize),
     hd: (usize, Option<usize>),
     y: &mut [f32],
 ) {
     match A::SUMS_WIDTH {
-        32 => sums_of_width::<A, 32>(arith, q, v, hd, y),
-        _ => sums_of_width::<A, 64>(arith, q, v, hd, y),
+        32 => sums_of_width::<A, E, 32>(arith, q, v, hd, y),
+        _ => sums_of_width::<A, E, 64>(arith, q, v, hd, y),
     }
 }
 
 /// `weighted_sums` with each query's chains `W` elements wide.
 #[inline(always)]
-fn sums_of_width<A: Arith, const W: usize>(
+fn sums_of_width<A: Arith, E: KvElem, const W: usize>(
     arith: A,
     q: &Sums,
-    (v, stride, n_kv): (&[f32], usize, usize),
+    (v, stride, n_kv): (&[E], usize, usize),
     (hd, decode_block): (usize, Option<usize>),
     y: &mut [f32],
 ) {
@@ -165,31 +179,35 @@ fn sums_of_width<A: Arith, const W: usize>(
                 let at = |n: usize| (q.y_at)(first + n) + c0;
                 match together {
                     _ if w < W => (0..together)
-                        .for_each(|n| chain_any::<A>(p(n), v, stride, &mut y[at(n)..][..w])),
-                    3 if W == 32 => {
-                        let outs = outputs::<3>(y, at, W).map(|o| o.try_into().unwrap());
-                        arith.chains3(std::array::from_fn(p), v, stride, outs)
-                    }
-                    3 => chains_into::<A, W, 3>(y, at, p, v, stride),
-                    2 => chains_into::<A, W, 2>(y, at, p, v, stride),
-                    _ => chains_into::<A, W, 1>(y, at, p, v, stride),
+                        .for_each(|n| chain_any::<A, E>(p(n), v, stride, &mut y[at(n)..][..w])),
+                    3 => chains_into::<A, E, W, 3>(arith, y, at, p, v, stride),
+                    2 => chains_into::<A, E, W, 2>(arith, y, at, p, v, stride),
+                    _ => chains_into::<A, E, W, 1>(arith, y, at, p, v, stride),
                 }
             }
         }
     }
 }
 
-/// `chains` for queries `0..N` of a run, whose outputs start at `y[at(n)..]`.
+/// `chains` for queries `0..N` of a run, whose outputs start at `y[at(n)..]`: the CPU's own
+/// (`Arith::chains32`) where a query's chains are 32 wide.
 #[inline(always)]
-fn chains_into<'p, A: Arith, const W: usize, const N: usize>(
+fn chains_into<'p, A: Arith, E: KvElem, const W: usize, const N: usize>(
+    arith: A,
     y: &mut [f32],
     at: impl Fn(usize) -> usize,
     p: impl Fn(usize) -> &'p [f32],
-    v: &[f32],
+    v: &[E],
     stride: usize,
 ) {
-    let outs = outputs::<N>(y, at, W).map(|o| <&mut [f32; W]>::try_from(o).unwrap());
-    chains::<A, W, N>(std::array::from_fn(p), v, stride, outs);
+    let outs = outputs::<N>(y, at, W);
+    let p = std::array::from_fn(p);
+    if W == 32 {
+        arith.chains32(p, v, stride, outs.map(|o| o.try_into().unwrap()));
+    } else {
+        let outs = outs.map(|o| <&mut [f32; W]>::try_from(o).unwrap());
+        chains::<A, E, W, N>(p, v, stride, outs);
+    }
 }
 
 /// The `w` outputs of each of `N` queries, query `n`'s from `y[at(n)..]`.
@@ -206,19 +224,19 @@ fn outputs<const N: usize>(
 /// For each of `N` queries, `out[e] += p_j · v_j[e]` by multiply-add, for each `j` in order
 /// (`v_j = v[j * stride..]`), in registers: the queries share each load of `v_j`.
 #[inline(always)]
-fn chains<A: Arith, const W: usize, const N: usize>(
+fn chains<A: Arith, E: KvElem, const W: usize, const N: usize>(
     p: [&[f32]; N],
-    v: &[f32],
+    v: &[E],
     stride: usize,
     out: [&mut [f32; W]; N],
 ) {
     let mut acc: [[f32; W]; N] = std::array::from_fn(|n| *out[n]);
     for j in 0..p[0].len() {
-        let vr: &[f32; W] = v[j * stride..][..W].try_into().unwrap();
+        let vr: &[E; W] = v[j * stride..][..W].try_into().unwrap();
         for n in 0..N {
             let pj = p[n][j];
             for e in 0..W {
-                acc[n][e] = A::mul_add(pj, vr[e], acc[n][e]);
+                acc[n][e] = A::mul_add(pj, vr[e].widen(), acc[n][e]);
             }
         }
     }
@@ -229,10 +247,10 @@ fn chains<A: Arith, const W: usize, const N: usize>(
 
 /// `chain` for a head's last, narrower piece.
 #[inline(always)]
-fn chain_any<A: Arith>(p: &[f32], v: &[f32], stride: usize, out: &mut [f32]) {
+fn chain_any<A: Arith, E: KvElem>(p: &[f32], v: &[E], stride: usize, out: &mut [f32]) {
     for (j, &pj) in p.iter().enumerate() {
         for (o, x) in out.iter_mut().zip(&v[j * stride..]) {
-            *o = A::mul_add(pj, *x, *o);
+            *o = A::mul_add(pj, x.widen(), *o);
         }
     }
 }
@@ -240,20 +258,20 @@ fn chain_any<A: Arith>(p: &[f32], v: &[f32], stride: usize, out: &mut [f32]) {
 /// `Σ a_e b_e` as gemm's horizontal kernel computes it: element `e` into lane `e % 8` by fused
 /// multiply-add in order, then lanes `l + l+4`, `+2`, `+1`.
 #[inline(always)]
-fn dot<A: Arith>(a: &[f32], b: &[f32]) -> f32 {
+fn dot<A: Arith, E: KvElem>(a: &[f32], b: &[E]) -> f32 {
     let mut acc = [0f32; 8];
     let (ac, at) = a.as_chunks::<8>();
     let (bc, bt) = b.as_chunks::<8>();
     for (x, y) in ac.iter().zip(bc) {
         for l in 0..8 {
-            acc[l] = A::mul_add(x[l], y[l], acc[l]);
+            acc[l] = A::mul_add(x[l], y[l].widen(), acc[l]);
         }
     }
     if !at.is_empty() {
         // gemm loads the tail with zeros past its end and adds all 8 lanes
         let (mut x, mut y) = ([0f32; 8], [0f32; 8]);
         x[..at.len()].copy_from_slice(at);
-        y[..bt.len()].copy_from_slice(bt);
+        y.iter_mut().zip(bt).for_each(|(y, b)| *y = b.widen());
         for l in 0..8 {
             acc[l] = A::mul_add(x[l], y[l], acc[l]);
         }

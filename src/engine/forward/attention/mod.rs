@@ -32,7 +32,7 @@ mod x86_512;
 
 pub use rope::Rope;
 
-use super::kv_cache::KvView;
+use super::kv_cache::{KvElem, KvView};
 use super::prefetch;
 use super::quant::decode_plan::small_rows_threads;
 use super::quant::pool;
@@ -70,9 +70,9 @@ pub struct Heads {
 /// `kv` holds positions `0..index_pos + seq`. Returns `[seq][n_head * head_dim]`. The probabilities of
 /// the last `capture` rows are appended to `captured` as `[head][row][kv_len]`, zero past each row's
 /// position (the causal mask) and before its window (a sliding-window layer).
-pub fn attend(
+pub fn attend<E: KvElem>(
     q: &[f32],
-    kv: &KvView,
+    kv: &KvView<E>,
     heads: Heads,
     index_pos: usize,
     capture: usize,
@@ -124,9 +124,9 @@ pub fn attend(
     job.split_rows(seq, threads, captured)
 }
 
-struct Job<'a> {
+struct Job<'a, E> {
     q: &'a [f32],
-    kv: &'a KvView<'a>,
+    kv: &'a KvView<'a, E>,
     heads: Heads,
     index_pos: usize,
     /// First row (within the pass) whose probabilities are captured.
@@ -140,13 +140,14 @@ struct BlockOut {
     probs: Vec<f32>,
 }
 
-impl Job<'_> {
+impl<E: KvElem> Job<'_, E> {
     /// Rows `rows` of the pass for heads `heads`, with the best arithmetic this CPU has; a decode
-    /// row's scores `into` the given place (see `rows`).
+    /// row's scores `into` the given place (see `rows`). An `f16` cache's values are read by the
+    /// AVX2 kernels, which widen them 8 at a time (the AVX-512 build's sums would widen one by one).
     fn run(&self, rows: Range<usize>, heads: Range<usize>, into: Option<&mut [f32]>) -> BlockOut {
         #[cfg(target_arch = "x86_64")]
         {
-            if let Some(avx512) = x86_512::Avx512::detect() {
+            if let Some(avx512) = x86_512::Avx512::detect().filter(|_| E::WIDEN_IS_FREE) {
                 // SAFETY: `detect` found AVX-512F, AVX2 and FMA.
                 return unsafe { self.run_avx512(avx512, rows, heads, into) };
             }
@@ -163,7 +164,7 @@ impl Job<'_> {
     /// `rows` compiled with AVX-512F too, so the weighted sums' chains take 16 lanes a register (each
     /// output element is still its own chain in key order).
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx2,fma")]
+    #[target_feature(enable = "avx512f,avx2,fma,f16c")]
     fn run_avx512(
         &self,
         avx512: x86_512::Avx512,
@@ -176,7 +177,7 @@ impl Job<'_> {
 
     /// `rows` compiled with AVX2 and FMA, so its portable loops vectorise with them too.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     fn run_avx2(
         &self,
         avx2: x86::Avx2,

@@ -2,6 +2,7 @@
 //! blocks of rows handed out, costliest first. Each part computes what it would alone.
 
 use super::{pool, BlockOut, Job, BLOCK_ROWS};
+use crate::engine::forward::kv_cache::KvElem;
 use std::sync::{Mutex, OnceLock};
 
 /// A block's outputs, `[row][head][hd]`, and the parts that made them (their probabilities, when not
@@ -11,7 +12,7 @@ pub(super) struct SplitOut {
     pub(super) parts: Vec<BlockOut>,
 }
 
-impl Job<'_> {
+impl<E: KvElem> Job<'_, E> {
     /// Handles one block of rows (a decode step) on several threads (or one): its heads are split. A
     /// part's probabilities are `[its heads][row][kv_len]`, so the parts follow each other: into
     /// `scores` (one row), in place, when given; its outputs are `[row][its heads][hd]`, interleaved

@@ -118,3 +118,68 @@ fn the_cpus_arithmetic_gives_the_portable_bits() {
         }
     }
 }
+
+/// An `f16` cache gives, on every kernel this CPU runs, the bits of an `f32` cache holding its
+/// values (each key and value rounded to `f16`): the rounding on the way in is the only difference
+/// between the two. Prefill blocks, decode rows deep in the cache (split over two threads, their
+/// scores captured in place), head sizes with tails, a sliding window, and kv groups of one, two
+/// and three heads on a thread (the weighted sums' one-, two- and three-query kernels).
+#[test]
+fn an_f16_cache_gives_the_bits_of_its_values_held_in_f32() {
+    use crate::engine::forward::kv_cache::KvElem;
+    use crate::engine::forward::quant::decode_plan::with_small_rows_threads;
+    use half::f16;
+    let vals = |n: usize, seed: u32| -> Vec<f32> {
+        (0..n)
+            .map(|i| {
+                ((i as u32).wrapping_mul(2654435761) ^ seed) as f32 / u32::MAX as f32 * 6.0 - 3.0
+            })
+            .collect()
+    };
+    let cases = [
+        (64, 16, 0, None, 3),
+        (64, 1, 700, None, 3),
+        (64, 1, 300, None, 2),
+        (64, 1, 300, None, 1),
+        (24, 5, 37, None, 3),
+        (64, 16, 40, Some(9), 3),
+        (256, 1, 200, None, 4),
+        (40, 7, 3, None, 3),
+    ];
+    for (hd, seq, index_pos, window, n_rep) in cases {
+        let heads = Heads {
+            n_head: 2 * n_rep,
+            n_kv_head: 2,
+            head_dim: hd,
+            window,
+        };
+        let kv_len = index_pos + seq;
+        let (k, v) = (vals(kv_len * 2 * hd, 3), vals(kv_len * 2 * hd, 4));
+        let (k16, v16): (Vec<f16>, Vec<f16>) = (
+            k.iter().map(|&x| f16::narrow(x)).collect(),
+            v.iter().map(|&x| f16::narrow(x)).collect(),
+        );
+        let (k32, v32): (Vec<f32>, Vec<f32>) = (
+            k16.iter().map(|x| x.widen()).collect(),
+            v16.iter().map(|x| x.widen()).collect(),
+        );
+        assert_ne!(k32, k, "the keys are rounded");
+        let half = KvView::position_major(&k16, &v16, 2, hd);
+        let full = KvView::position_major(&k32, &v32, 2, hd);
+        let q = vals(seq * heads.n_head * hd, 5);
+        let bits = |x: &[f32]| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        for threads in [1, 2] {
+            let run = |kv: &dyn Fn(&mut Vec<f32>) -> Vec<f32>| {
+                let mut probs = Vec::new();
+                let y = with_small_rows_threads(threads, || kv(&mut probs));
+                (bits(&y), bits(&probs))
+            };
+            let a = run(&|p| attend(&q, &half, heads, index_pos, seq.min(3), p));
+            let b = run(&|p| attend(&q, &full, heads, index_pos, seq.min(3), p));
+            assert_eq!(
+                a, b,
+                "hd {hd} seq {seq} at {index_pos}, {n_rep} a group, {threads} threads"
+            );
+        }
+    }
+}

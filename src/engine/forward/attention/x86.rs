@@ -5,21 +5,25 @@
 //! 120 cycles per (query, key) pair in prefill. Here four keys share each load of `q`, their four
 //! 8-lane sums are folded together by one 4x4 transpose, and `exp` runs on 4 doubles per instruction.
 //! A kv group's three queries (a row's heads that read one kv head) go together through the scores
-//! (`scores3`, three queries by four keys) and the weighted sums (`chains3`): twelve independent
+//! (`scores3`, three queries by four keys) and the weighted sums (`chains`): twelve independent
 //! multiply-add chains, where one query's eight only just covered the FMA latency (24% less time for
 //! a 512-row layer, `quick 1 attention`, `ISA=avx2`).
 
 use super::arith::{Arith, Fused};
 use super::expf::{C0, C1, C2, INV_LN2_N, SHIFT, TAB, UNDERFLOW};
+use crate::engine::forward::kv_cache::KvElem;
 use std::arch::x86_64::*;
 
-/// Proof that this CPU has AVX2 and FMA: only `detect` makes one.
+/// Proof that this CPU has AVX2, FMA and F16C (an `f16` cache's loads; every AVX2 CPU has it): only
+/// `detect` makes one.
 #[derive(Clone, Copy)]
 pub(super) struct Avx2(());
 
 impl Avx2 {
     pub(super) fn detect() -> Option<Avx2> {
-        let ok = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+        let ok = is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("fma")
+            && is_x86_feature_detected!("f16c");
         ok.then_some(Avx2(()))
     }
 }
@@ -40,21 +44,34 @@ impl Arith for Avx2 {
     }
 
     #[inline(always)]
-    fn scores(self, q: &[f32], k: &[f32], stride: usize, scale: f32, s: &mut [f32]) {
-        // SAFETY: an `Avx2` exists only if the CPU has AVX2 and FMA (`detect`).
+    fn scores<E: KvElem>(self, q: &[f32], k: &[E], stride: usize, scale: f32, s: &mut [f32]) {
+        // SAFETY: an `Avx2` exists only if the CPU has AVX2, FMA and F16C (`detect`).
         unsafe { scores(q, k, stride, scale, s) }
     }
 
     #[inline(always)]
-    fn scores3(self, q: [&[f32]; 3], k: &[f32], stride: usize, scale: f32, s: [&mut [f32]; 3]) {
+    fn scores3<E: KvElem>(
+        self,
+        q: [&[f32]; 3],
+        k: &[E],
+        stride: usize,
+        scale: f32,
+        s: [&mut [f32]; 3],
+    ) {
         // SAFETY: as above.
         unsafe { scores3(q, k, stride, scale, s) }
     }
 
     #[inline(always)]
-    fn chains3(self, p: [&[f32]; 3], v: &[f32], stride: usize, out: [&mut [f32; 32]; 3]) {
+    fn chains32<E: KvElem, const N: usize>(
+        self,
+        p: [&[f32]; N],
+        v: &[E],
+        stride: usize,
+        out: [&mut [f32; 32]; N],
+    ) {
         // SAFETY: as above.
-        unsafe { chains3(p, v, stride, out) }
+        unsafe { chains(p, v, stride, out) }
     }
 
     #[inline(always)]
@@ -64,16 +81,21 @@ impl Arith for Avx2 {
     }
 }
 
-/// `Arith::chains3`: each output element `out[n][e] = fma(p[n][j], v_j[e], out[n][e])` for each key `j`
-/// in order (`v_j = v[j * stride..][..32]`), the twelve 8-lane chains in registers (left to the
-/// compiler, three queries' arrays went through the stack on every key).
+/// `Arith::chains32`: each output element `out[n][e] = fma(p[n][j], v_j[e], out[n][e])` for each key
+/// `j` in order (`v_j = v[j * stride..][..32]`, widened 8 at a time), the `4N` 8-lane chains in
+/// registers (left to the compiler, three queries' arrays went through the stack on every key).
 #[inline]
-#[target_feature(enable = "avx2,fma")]
-fn chains3(p: [&[f32]; 3], v: &[f32], stride: usize, out: [&mut [f32; 32]; 3]) {
+#[target_feature(enable = "avx2,fma,f16c")]
+fn chains<E: KvElem, const N: usize>(
+    p: [&[f32]; N],
+    v: &[E],
+    stride: usize,
+    out: [&mut [f32; 32]; N],
+) {
     let n = p[0].len();
     assert!(p.iter().all(|p| p.len() == n));
     assert!(n == 0 || v.len() >= (n - 1) * stride + 32);
-    let mut acc = [[_mm256_setzero_ps(); 4]; 3];
+    let mut acc = [[_mm256_setzero_ps(); 4]; N];
     for (acc, out) in acc.iter_mut().zip(&out) {
         for (c, a) in acc.iter_mut().enumerate() {
             // SAFETY: an 8-float load of floats `8c..8c + 8` of a 32-float array.
@@ -83,19 +105,16 @@ fn chains3(p: [&[f32]; 3], v: &[f32], stride: usize, out: [&mut [f32; 32]; 3]) {
     for j in 0..n {
         // SAFETY: `j < n`, so `j * stride + 32 <= v.len()` (asserted above).
         let vj = unsafe { v.as_ptr().add(j * stride) };
-        // SAFETY: `j < n`, each `p` is `n` long (asserted above).
-        let pj = unsafe {
-            [
-                _mm256_set1_ps(*p[0].get_unchecked(j)),
-                _mm256_set1_ps(*p[1].get_unchecked(j)),
-                _mm256_set1_ps(*p[2].get_unchecked(j)),
-            ]
-        };
+        let mut pj = [_mm256_setzero_ps(); N];
+        for (pj, p) in pj.iter_mut().zip(&p) {
+            // SAFETY: `j < n`, each `p` is `n` long (asserted above).
+            *pj = _mm256_set1_ps(unsafe { *p.get_unchecked(j) });
+        }
         // One 8-float piece of the values at a time: 12 sums, 3 weights and the piece are the 16
         // registers (all four pieces loaded first spilled the sums).
         for c in 0..4 {
-            // SAFETY: floats `8c..8c + 8` of key `j`'s 32 (as above).
-            let x = unsafe { _mm256_loadu_ps(vj.add(8 * c)) };
+            // SAFETY: elements `8c..8c + 8` of key `j`'s 32 (as above).
+            let x = unsafe { E::load8(vj.add(8 * c)) };
             for (acc, pj) in acc.iter_mut().zip(pj) {
                 let a = &mut acc[c];
                 *a = _mm256_fmadd_ps(pj, x, *a);
@@ -113,14 +132,14 @@ fn chains3(p: [&[f32]; 3], v: &[f32], stride: usize, out: [&mut [f32; 32]; 3]) {
 /// `Arith::scores`: per key, lane `l` takes `q[e] * k[e]` for `e % 8 == l` by FMA in order (the tail
 /// zero-padded), then `((l0+l4) + (l2+l6)) + ((l1+l5) + (l3+l7))`, times `scale`.
 #[inline]
-#[target_feature(enable = "avx2,fma")]
-fn scores(q: &[f32], k: &[f32], stride: usize, scale: f32, s: &mut [f32]) {
+#[target_feature(enable = "avx2,fma,f16c")]
+fn scores<E: KvElem>(q: &[f32], k: &[E], stride: usize, scale: f32, s: &mut [f32]) {
     let scale4 = _mm_set1_ps(scale);
     let done = s.len() / 8 * 8;
     // Eight keys at a time (eight FMA chains in flight), then four.
     let mut eights = s.chunks_exact_mut(8);
     for (n, out) in (&mut eights).enumerate() {
-        let acc = dots::<8>(q, k, 8 * n, stride);
+        let acc = dots::<E, 8>(q, k, 8 * n, stride);
         let (lo, hi) = out.split_at_mut(4);
         store4(lo, fold4([acc[0], acc[1], acc[2], acc[3]]), scale4);
         store4(hi, fold4([acc[4], acc[5], acc[6], acc[7]]), scale4);
@@ -128,10 +147,14 @@ fn scores(q: &[f32], k: &[f32], stride: usize, scale: f32, s: &mut [f32]) {
     let rest = eights.into_remainder();
     let quad = rest.len() / 4 * 4;
     if quad == 4 {
-        store4(&mut rest[..4], fold4(dots::<4>(q, k, done, stride)), scale4);
+        store4(
+            &mut rest[..4],
+            fold4(dots::<E, 4>(q, k, done, stride)),
+            scale4,
+        );
     }
     for (i, out) in rest[quad..].iter_mut().enumerate() {
-        let a = dots::<1>(q, k, done + quad + i, stride)[0];
+        let a = dots::<E, 1>(q, k, done + quad + i, stride)[0];
         let b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps::<1>(a));
         let b = _mm_add_ps(b, _mm_movehl_ps(b, b)); // b0 + b2, b1 + b3
         let r = _mm_add_ss(b, _mm_movehdup_ps(b));
@@ -144,8 +167,8 @@ fn scores(q: &[f32], k: &[f32], stride: usize, scale: f32, s: &mut [f32]) {
 /// still its own chain in element order, folded as `scores` folds it. Head sizes that are not whole
 /// 8-lane chunks, and the last keys short of four, go through `scores`.
 #[inline]
-#[target_feature(enable = "avx2,fma")]
-fn scores3(q: [&[f32]; 3], k: &[f32], stride: usize, scale: f32, s: [&mut [f32]; 3]) {
+#[target_feature(enable = "avx2,fma,f16c")]
+fn scores3<E: KvElem>(q: [&[f32]; 3], k: &[E], stride: usize, scale: f32, s: [&mut [f32]; 3]) {
     let n = s[0].len();
     let hd = q[0].len();
     if !hd.is_multiple_of(8) || q.iter().any(|q| q.len() != hd) || s.iter().any(|s| s.len() != n) {
@@ -174,8 +197,8 @@ fn scores3(q: [&[f32]; 3], k: &[f32], stride: usize, scale: f32, s: [&mut [f32];
 /// The 8-lane accumulators of three queries against the four keys from `j` (key `i` at
 /// `k[i * stride..][..hd]`, `hd` a multiple of 8): each key's chain in element order, as `dots`.
 #[inline]
-#[target_feature(enable = "avx2,fma")]
-fn dots3x4(q: [&[f32]; 3], k: &[f32], j: usize, stride: usize) -> [[__m256; 4]; 3] {
+#[target_feature(enable = "avx2,fma,f16c")]
+fn dots3x4<E: KvElem>(q: [&[f32]; 3], k: &[E], j: usize, stride: usize) -> [[__m256; 4]; 3] {
     // Written out, not by `array::from_fn`, whose closures were not inlined here.
     let hd = q[0].len();
     let key = |i: usize| k[(j + i) * stride..][..hd].as_chunks::<8>().0;
@@ -196,7 +219,7 @@ fn dots3x4(q: [&[f32]; 3], k: &[f32], j: usize, stride: usize) -> [[__m256; 4]; 
             ]
         };
         for i in 0..4 {
-            let y = unsafe { _mm256_loadu_ps(keys[i][c].as_ptr()) };
+            let y = unsafe { E::load8(keys[i][c].as_ptr()) };
             for n in 0..3 {
                 acc[n][i] = _mm256_fmadd_ps(x[n], y, acc[n][i]);
             }
@@ -232,10 +255,10 @@ fn store4(out: &mut [f32], sum: __m128, scale4: __m128) {
 /// together so each load of `q` serves them all and their FMA chains overlap; each chain is still its
 /// own key's, in element order, the tail zero-padded as gemm's masked load does.
 #[inline]
-#[target_feature(enable = "avx2,fma")]
-fn dots<const N: usize>(q: &[f32], k: &[f32], j: usize, stride: usize) -> [__m256; N] {
+#[target_feature(enable = "avx2,fma,f16c")]
+fn dots<E: KvElem, const N: usize>(q: &[f32], k: &[E], j: usize, stride: usize) -> [__m256; N] {
     let hd = q.len();
-    let keys: [(&[[f32; 8]], &[f32]); N] =
+    let keys: [(&[[E; 8]], &[E]); N] =
         std::array::from_fn(|i| k[(j + i) * stride..][..hd].as_chunks::<8>());
     let (qc, qt) = q.as_chunks::<8>();
     let mut acc = [_mm256_setzero_ps(); N];
@@ -244,7 +267,7 @@ fn dots<const N: usize>(q: &[f32], k: &[f32], j: usize, stride: usize) -> [__m25
         let x = unsafe { _mm256_loadu_ps(x.as_ptr()) };
         for (a, (kc, _)) in acc.iter_mut().zip(&keys) {
             // SAFETY: as above (`kc` has as many chunks as `qc`).
-            *a = _mm256_fmadd_ps(x, unsafe { _mm256_loadu_ps(kc[c].as_ptr()) }, *a);
+            *a = _mm256_fmadd_ps(x, unsafe { E::load8(kc[c].as_ptr()) }, *a);
         }
     }
     if !qt.is_empty() {
@@ -254,7 +277,7 @@ fn dots<const N: usize>(q: &[f32], k: &[f32], j: usize, stride: usize) -> [__m25
         let x = unsafe { _mm256_maskload_ps(qt.as_ptr(), mask) };
         for (a, (_, kt)) in acc.iter_mut().zip(&keys) {
             // SAFETY: as above.
-            *a = _mm256_fmadd_ps(x, unsafe { _mm256_maskload_ps(kt.as_ptr(), mask) }, *a);
+            *a = _mm256_fmadd_ps(x, unsafe { E::load_part(kt.as_ptr(), kt.len()) }, *a);
         }
     }
     acc

@@ -6,6 +6,7 @@
 use super::arith::{Arith, Fused};
 use super::expf::{C0, C1, C2, INV_LN2_N, SHIFT, TAB, UNDERFLOW};
 use super::x86::Avx2;
+use crate::engine::forward::kv_cache::KvElem;
 use std::arch::x86_64::*;
 
 /// Proof that this CPU has AVX-512F besides AVX2 and FMA: only `detect` makes one.
@@ -37,12 +38,19 @@ impl Arith for Avx512 {
 
     /// `x86.rs`'s: each key's dot is eight lanes wide, so wider registers would change its order.
     #[inline(always)]
-    fn scores(self, q: &[f32], k: &[f32], stride: usize, scale: f32, s: &mut [f32]) {
+    fn scores<E: KvElem>(self, q: &[f32], k: &[E], stride: usize, scale: f32, s: &mut [f32]) {
         self.0.scores(q, k, stride, scale, s)
     }
 
     #[inline(always)]
-    fn scores3(self, q: [&[f32]; 3], k: &[f32], stride: usize, scale: f32, s: [&mut [f32]; 3]) {
+    fn scores3<E: KvElem>(
+        self,
+        q: [&[f32]; 3],
+        k: &[E],
+        stride: usize,
+        scale: f32,
+        s: [&mut [f32]; 3],
+    ) {
         self.0.scores3(q, k, stride, scale, s)
     }
 

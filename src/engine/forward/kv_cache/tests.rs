@@ -2,23 +2,44 @@
 //! reserved context that is not resident until written.
 
 use super::*;
+use half::f16;
 
-/// Appends keep earlier positions across growth, and a rewind then append overwrites in place.
+/// Appends keep earlier positions across growth, and a rewind then append overwrites in place; an
+/// `f16` cache holds each value rounded to `f16`, in half the bytes.
 #[test]
 fn append_grow_and_rewind() {
+    for precision in [KvPrecision::F32, KvPrecision::F16] {
+        append_grow_and_rewind_in(precision);
+    }
+}
+
+fn append_grow_and_rewind_in(precision: KvPrecision) {
     let (n_kv, hd) = (2, 4);
     let row = n_kv * hd;
-    let mut c = KvCache::new(1, n_kv, hd, 1024);
+    let mut c = KvCache::new(1, n_kv, hd, 1024).with_precision(precision);
     let rows = |from: usize, n: usize| -> Vec<f32> {
-        (from * row..(from + n) * row).map(|i| i as f32).collect()
+        (from * row..(from + n) * row)
+            .map(|i| i as f32 * 1.001)
+            .collect()
+    };
+    let stored = |x: f32| match precision {
+        KvPrecision::F32 => x,
+        KvPrecision::F16 => f16::from_f32(x).to_f32(),
     };
     // Position `j`'s kv head `g` as the view reads it, and as appended.
-    let key = |view: &KvView, j: usize, g: usize| view.k[view.at(j, g)..][..hd].to_vec();
-    let appended = |j: usize, g: usize| rows(j, 1)[g * hd..][..hd].to_vec();
+    let key = |view: &Stored, j: usize, g: usize| view.read(j, g, false, hd);
+    let appended = |j: usize, g: usize| {
+        rows(j, 1)[g * hd..][..hd]
+            .iter()
+            .map(|&x| stored(x))
+            .collect::<Vec<_>>()
+    };
+    let rounded = appended(299, 1) != rows(299, 1)[hd..];
+    assert_eq!(rounded, precision == KvPrecision::F16, "{precision:?}");
     c.append(0, 0, &rows(0, 200), &rows(0, 200)).unwrap();
     c.set_len(200);
     let view = c.append(0, 200, &rows(200, 100), &rows(200, 100)).unwrap();
-    assert_eq!(view.len, 300);
+    assert_eq!(view.len(), 300);
     for j in 0..300 {
         for g in 0..n_kv {
             assert_eq!(
@@ -33,9 +54,11 @@ fn append_grow_and_rewind() {
     let mut other = rows(10, 1);
     other[0] = -1.0;
     let view = c.append(0, 10, &other, &other).unwrap();
-    assert_eq!(view.len, 11);
-    assert_eq!(view.v[view.at(10, 0)], -1.0);
+    assert_eq!(view.len(), 11);
+    assert_eq!(view.read(10, 0, true, hd)[0], -1.0);
     assert_eq!(key(&view, 9, 1), appended(9, 1));
+    c.set_len(11);
+    assert_eq!(c.bytes(), 2 * 11 * row * precision.bytes());
     assert!(
         c.append(0, 1020, &rows(0, 5), &rows(0, 5)).is_err(),
         "past the context"
@@ -118,7 +141,11 @@ fn touched_pages_are_backed_and_keep_their_bytes() {
         len + page_size(),
         "the keys' 64 KB and the value row's one page"
     );
-    assert_eq!(c.view(0).k[..64], [7.0; 64], "the written keys are kept");
+    assert_eq!(
+        c.view(0).read(0, 0, false, 64),
+        [7.0; 64],
+        "the written keys are kept"
+    );
 }
 
 /// The cache reserves the whole context but costs only what it holds: SmolLM2's shape (30 layers,
@@ -144,7 +171,9 @@ fn the_reserved_context_is_not_resident_until_written() {
     );
     c.truncate(10);
     for layer in 0..layers {
-        let view = c.append(layer, 10, &rows[..row], &rows[..row]).unwrap();
+        let Stored::F32(view) = c.append(layer, 10, &rows[..row], &rows[..row]).unwrap() else {
+            panic!("an f32 cache")
+        };
         assert_eq!(view.len, 11);
         assert_eq!(view.k.len(), written * row, "the written front stays");
     }
