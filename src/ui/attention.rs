@@ -87,7 +87,7 @@ pub fn title(app: &App, width: usize) -> String {
 }
 
 /// The matrix, a line on what it hides, the legend, and what the newest row looks at most. The last
-/// line always shows; the matrix gives up rows first.
+/// line always shows; the matrix gives up rows down to three, then the legend goes, then the matrix.
 fn panel_lines(
     app: &App,
     win: &AttentionWindow,
@@ -108,11 +108,29 @@ fn panel_lines(
         .model
         .as_ref()
         .and_then(|m| m.window(grid::focus(app, win).0));
-    let legend = legend(probe.numbers, window, width, theme);
+    let mut legend = legend(probe.numbers, window, width, theme);
     let hidden_lines = usize::from(probe.hidden > 0 || probe.newer > 0);
-    let reserved = legend.len() + hidden_lines + 1;
-    let Some(g) = Grid::fit(win, width, height.saturating_sub(reserved), scroll) else {
-        return vec![top_attended(app, win, tokens, theme, width)];
+    // Short of rows, the legend gives way before the matrix: on a projector under a lesson's
+    // narration the attention lesson's induction head had shown its one line and blank rows.
+    let fit = |legend: usize| {
+        Grid::fit(
+            win,
+            width,
+            height.saturating_sub(legend + hidden_lines + 1),
+            scroll,
+        )
+    };
+    // The legend stays while the matrix keeps at least three query rows beside it (or all it
+    // would have without it).
+    let rows = |g: &Grid| g.len - g.first_row;
+    let g = match (fit(legend.len()), fit(0)) {
+        (Some(g), Some(bare)) if rows(&g) >= rows(&bare).min(3) => g,
+        (Some(g), None) => g,
+        (_, Some(bare)) => {
+            legend.clear();
+            bare
+        }
+        (None, None) => return vec![top_attended(app, win, tokens, theme, width)],
     };
     let mut lines = grid::key_labels(&g, tokens, theme);
     for r in g.first_row..g.len {

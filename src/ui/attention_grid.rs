@@ -225,12 +225,29 @@ pub fn query_row(
     )];
     for key in g.keys() {
         spans.push(match key {
-            None => Span::styled(GAP_MARK, theme.dim),
+            None => gap_cell(app, g, win, r, theme),
             Some(k) => cell(app, g, win, r, k, theme),
         });
     }
     Line::from(spans)
 }
+
+/// The gap column of query row `r`: where the row puts at least a quarter of its weight on the keys
+/// the gap stands for, that weight's dark shade (`▓` or `█`), so a row that looks mostly at a hidden
+/// key is not drawn as looking at nothing (at 80x24 the attention lesson's `paper` row had shown only
+/// blanks, its 97% on a hidden key); else the gap mark, which a light shade would hide among the
+/// cells beside it.
+fn gap_cell(app: &App, g: &Grid, win: &AttentionWindow, r: usize, theme: &Theme) -> Span<'static> {
+    let w = hidden_weight(app, g, win, r);
+    let (glyph, style) = theme.heat(w);
+    match glyph.chars().next() {
+        Some(c) if w >= GAP_SHADED => Span::styled(c.to_string(), style),
+        _ => Span::styled(GAP_MARK, theme.dim),
+    }
+}
+
+/// The hidden weight from which the gap column is shaded: the dark shades' first step.
+const GAP_SHADED: f32 = 0.25;
 
 /// Why the query of window row `r` cannot see absolute key `key`, as the cell's mark: [`MASK_MARK`]
 /// for a key after it (the model cannot look ahead), [`WINDOW_MARK`] for a key older than a

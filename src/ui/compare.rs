@@ -205,7 +205,9 @@ fn draw_table(
 ) {
     let w = area.width as usize;
     let kw = kl_width(w, reference);
-    let tw = token_width(w - kw.map_or(0, |k| 2 * k));
+    // The KL columns' text is `2k + 1` wide (a space after them): at 100 columns a row without that
+    // one had run a column past the panel, its `top` mark cut.
+    let tw = token_width(w - kw.map_or(0, |k| 2 * k + 1));
     let (na, nb) = names(reference);
     let [kl_ab, kl_ba] = kl_heads(reference);
     let kl_head = kw.map_or(String::new(), |k| format!("{kl_ab:>k$}{kl_ba:>k$} "));
@@ -225,7 +227,14 @@ fn draw_table(
     );
     let mut lines = vec![Line::styled(fit(&head, w), theme.title)];
     let rows = (area.height as usize).saturating_sub(1);
-    for s in c.steps.iter().skip(scroll).take(rows) {
+    // Where steps are left below, the last row says how many: the rows above it show one fewer.
+    let all_fit = c.steps.len() <= scroll + rows;
+    let shown = if all_fit {
+        rows
+    } else {
+        rows.saturating_sub(1)
+    };
+    for s in c.steps.iter().skip(scroll).take(shown) {
         let fork = Some(s.step) == c.fork_step;
         let mut spans = vec![Span::styled(
             format!("{}{:<3} ", if fork { "▸" } else { " " }, shown_step(s.step)),
@@ -255,11 +264,11 @@ fn draw_table(
         ));
         lines.push(Line::from(spans));
     }
-    if c.steps.len() > scroll + rows {
-        let more = c.steps.len() - scroll - rows;
-        if let Some(last) = lines.last_mut() {
-            *last = Line::styled(format!("↓ {more} more steps (↑/↓ scroll)"), theme.dim);
-        }
+    if !all_fit {
+        let more = c.steps.len() - scroll - shown;
+        let steps = if more == 1 { "step" } else { "steps" };
+        let text = format!("↓ {more} more {steps} (↑/↓ scroll)");
+        lines.push(Line::styled(text, theme.dim));
     }
     frame.render_widget(Paragraph::new(lines), area);
 }

@@ -4,6 +4,7 @@
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, key_for, Action, Mode};
 use crate::app::{App, Busy};
+use crate::fmt::fit;
 use crate::protocol::{SamplerSettings, Setting};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -98,7 +99,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         } else {
             theme.info
         };
-        Line::styled(format!(" {}", msg.text), style)
+        // Cut with a mark where it is longer than the line (the model's answer to a question).
+        Line::styled(fit(&format!(" {}", msg.text), area.width as usize), style)
     } else if app.mode == Mode::Normal {
         hints(
             area.width as usize,

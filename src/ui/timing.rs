@@ -28,13 +28,21 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if let Some((text, style)) = badge {
         block = block.title_top(Line::styled(text, style).right_aligned());
     }
-    let rebuilt = app.session.as_ref().and_then(rebuild).is_some();
-    let key = if rebuilt {
-        " ms · P prefill, 1 2 … steps, R re-read "
-    } else {
-        " ms · P = prefill, 1 2 … = steps "
+    let session = app.session.as_ref();
+    let inner = block.inner(area);
+    let (text, chart) = match session {
+        Some(s) => text_and_chart(app, s, (inner, wide), theme),
+        None => (Vec::new(), None),
     };
-    block = block.title_bottom(Line::styled(key, theme.dim));
+    // The chart's key, under the chart only.
+    if chart.is_some() {
+        let key = if session.and_then(rebuild).is_some() {
+            " ms · P prefill, 1 2 … steps, R re-read "
+        } else {
+            " ms · P = prefill, 1 2 … = steps "
+        };
+        block = block.title_bottom(Line::styled(key, theme.dim));
+    }
     if wide {
         let hint = format!(
             " {}: KV cache ",
@@ -42,29 +50,47 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         );
         block = block.title_bottom(Line::styled(hint, theme.dim).right_aligned());
     }
-    let inner = block.inner(area);
     frame.render_widget(block, area);
-    let Some(s) = app.session.as_ref() else {
-        return;
-    };
-    let mut rows = stats_lines(s, (wide, inner.width as usize), theme);
-    let always = |l: Line<'static>| (l, None);
-    rows.extend(
-        super::light::lines(app, s, wide, theme)
-            .into_iter()
-            .map(always),
-    );
-    rows.extend(
-        super::served::timing_lines(&s.last_pass, theme)
-            .into_iter()
-            .map(always),
-    );
-    let text = fitted(rows, inner.height as usize);
-    let [top, chart] =
+    let [top, below] =
         Layout::vertical([Constraint::Length(text.len() as u16), Constraint::Fill(1)]).areas(inner);
     frame.render_widget(Paragraph::new(text), top);
-    if chart.height >= 4 {
-        frame.render_widget(super::timing_chart::bar_chart(s, chart, theme), chart);
+    if let (Some(s), Some(())) = (session, chart) {
+        frame.render_widget(super::timing_chart::bar_chart(s, below, theme), below);
+    }
+}
+
+/// Rows a chart needs below the text: its label row and three of bars.
+const CHART_ROWS: usize = 4;
+
+/// The panel's text in `inner`, and whether the chart fits below it. Where it does not, the steps'
+/// times take one row of the text instead (`timing_chart::step_line`): the lessons point at how the
+/// steps' costs compare ("about the same", "the last passes took longer"), and at 80x24 the chart
+/// had never been drawn, its key under nothing.
+fn text_and_chart(
+    app: &App,
+    s: &SessionView,
+    (inner, wide): (Rect, bool),
+    theme: &Theme,
+) -> (Vec<Line<'static>>, Option<()>) {
+    let lines = |steps_row: bool| {
+        let mut rows = stats_lines(s, (wide, inner.width as usize, steps_row), theme);
+        let always = |l: Line<'static>| (l, None);
+        rows.extend(
+            super::light::lines(app, s, wide, theme)
+                .into_iter()
+                .map(always),
+        );
+        rows.extend(
+            super::served::timing_lines(&s.last_pass, theme)
+                .into_iter()
+                .map(always),
+        );
+        fitted(rows, inner.height as usize)
+    };
+    let text = lines(false);
+    match inner.height as usize >= text.len() + CHART_ROWS {
+        true => (text, Some(())),
+        false => (lines(true), None),
     }
 }
 
@@ -117,9 +143,13 @@ fn mean(xs: impl Iterator<Item = f64>) -> Option<(f64, usize)> {
     (n > 0).then(|| (sum / n as f64, n))
 }
 
-/// The panel's lines of text: reading and writing speed, the counters and the cache, a rebuilt
-/// cache, how much faster reading is, the abbreviations in words, and a warning when the cache is off.
-fn stats_lines(s: &SessionView, (wide, cols): (bool, usize), theme: &Theme) -> Vec<Row> {
+/// The panel's lines of text: reading and writing speed (and each step's, in one row, with
+/// `steps_row`), the counters and the cache, a rebuilt cache, how much faster reading is, the abbreviations in words, and a warning when the cache is off.
+fn stats_lines(
+    s: &SessionView,
+    (wide, cols, steps_row): (bool, usize, bool),
+    theme: &Theme,
+) -> Vec<Row> {
     let steps = step_times(s);
     let known = steps.iter().all(|t| t.kv.is_some());
     let on = mean(steps.iter().filter(|t| t.kv == Some(true)).map(|t| t.ms));
@@ -127,6 +157,9 @@ fn stats_lines(s: &SessionView, (wide, cols): (bool, usize), theme: &Theme) -> V
     let mut lines = labelled("read  ", &read_text(&s.prefill, wide, room), room, theme);
     let write = write_text(&steps, on, known, wide);
     lines.extend(labelled("write ", &write, room, theme));
+    if steps_row {
+        lines.extend(super::timing_chart::step_line(s, cols, theme));
+    }
     let mut rows: Vec<Row> = lines.into_iter().map(|l| (l, None)).collect();
     rows.extend(counter_lines(s, wide, theme));
     rows.extend(rebuild_line(s, wide, theme).map(|l| (l, None)));
@@ -329,58 +362,4 @@ fn ratio(s: &SessionView, on: Option<(f64, usize)>, known: bool, wide: bool) -> 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::{labelled, read_text, LABEL};
-    use crate::protocol::PrefillReport;
-
-    /// The narrow form keeps "tok/s" where it fits and gives way to "/s" where it does not; narrower
-    /// still, it breaks before the rate. The figures stay whole every way.
-    #[test]
-    fn the_prefill_line_fits_its_room() {
-        let p = PrefillReport {
-            tokens: 38,
-            ms: 27.7,
-            tok_per_s: 1374.0,
-            ttft_ms: 28.0,
-        };
-        assert_eq!(read_text(&p, false, 40), ["38 tok · 27.7 ms · 1374 tok/s"]);
-        assert_eq!(read_text(&p, false, 28), ["38 tok · 27.7 ms · 1374/s"]);
-        assert!(read_text(&p, true, 10)[0].starts_with("prefill 38 tok in 27.7 ms"));
-        let theme = crate::ui::theme::Theme::new(crate::app::ThemeKind::Default);
-        let rows: Vec<String> = labelled("read  ", &read_text(&p, false, 19), 19, &theme)
-            .iter()
-            .map(|l| l.to_string())
-            .collect();
-        assert_eq!(rows, ["read  38 tok · 27.7 ms", "      1374 tok/s"]);
-        assert!(rows.iter().all(|r| r.chars().count() <= 19 + LABEL));
-    }
-
-    /// The write line breaks between its figures and their counts, never inside one: at 60 columns it
-    /// had read "TPOT 9.30 ms (4 wit".
-    #[test]
-    fn the_write_line_breaks_between_its_figures() {
-        let step = |ms, kv| super::StepTime { ms, kv: Some(kv) };
-        let steps = [step(9.3, true), step(9.3, true), step(31.2, false)];
-        let on = super::mean(steps.iter().filter(|t| t.kv == Some(true)).map(|t| t.ms));
-        let theme = crate::ui::theme::Theme::new(crate::app::ThemeKind::Default);
-        let rows = |room| -> Vec<String> {
-            let pieces = super::write_text(&steps, on, true, false);
-            labelled("write ", &pieces, room, &theme)
-                .iter()
-                .map(|l| l.to_string())
-                .collect()
-        };
-        assert_eq!(
-            rows(60),
-            ["write TPOT 9.30 ms (2 with cache) · 31.2 ms (1 without)"]
-        );
-        assert_eq!(
-            rows(19),
-            [
-                "write TPOT 9.30 ms",
-                "      (2 with cache)",
-                "      31.2 ms (1 without)"
-            ]
-        );
-    }
-}
+mod tests;

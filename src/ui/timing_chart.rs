@@ -5,7 +5,7 @@ use super::theme::Theme;
 use super::timing::{rebuild, step_times};
 use crate::protocol::SessionView;
 use ratatui::layout::Rect;
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Bar, BarChart, BarGroup};
 
 /// Columns per bar, gap included.
@@ -22,13 +22,6 @@ pub(super) fn bar_chart(s: &SessionView, area: Rect, theme: &Theme) -> BarChart<
     let first = steps.len() - steps.len().min(room);
     // Tenths of a millisecond: BarChart wants integers.
     let tenths = |x: f64| (x * 10.0).round().max(1.0) as u64;
-    let value = |x: f64| {
-        if x >= 100.0 {
-            format!("{x:.0}")
-        } else {
-            format!("{x:.1}")
-        }
-    };
     // The tallest bar fills the rows above the label row; a bar's height in rows scales with it.
     let shown = steps[first..].iter().map(|t| t.ms);
     let top = shown
@@ -41,7 +34,7 @@ pub(super) fn bar_chart(s: &SessionView, area: Rect, theme: &Theme) -> BarChart<
         let tall = ms / top * rows >= 1.0;
         Bar::default()
             .value(tenths(ms))
-            .text_value(if tall { value(ms) } else { String::new() })
+            .text_value(if tall { one(ms) } else { String::new() })
             .label(Line::from(label))
             .style(style)
     };
@@ -64,4 +57,57 @@ pub(super) fn bar_chart(s: &SessionView, area: Rect, theme: &Theme) -> BarChart<
         .bar_gap(1)
         .value_style(theme.text.add_modifier(ratatui::style::Modifier::REVERSED))
         .label_style(theme.dim)
+}
+
+/// Eighths of a cell, lowest first: a step's time as the height of one character.
+const TICKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// The chart in one row, where the panel has no room for it (at 80x24 and on a projector under a
+/// lesson): the newest steps that fit in `width` columns, each as one character's height on a scale
+/// from zero (so steps that cost about the same look the same), then the first and last of them in
+/// ms, which say what the heights show: `steps 14-21 ▇▇▇▇▇██ 66.0→77.2 ms`. `None` before two steps.
+pub(super) fn step_line(s: &SessionView, width: usize, theme: &Theme) -> Option<Line<'static>> {
+    let steps = step_times(s);
+    let n = steps.len();
+    if n < 2 {
+        return None;
+    }
+    let numbers = |from: usize| format!("{}-{n} ", from + 1);
+    let tail = |a: f64, b: f64| format!(" {}→{} ms", one(a), one(b));
+    // Room for the widest numbers and times any choice of steps could print.
+    let widest = steps.iter().map(|t| t.ms).fold(0.0, f64::max);
+    let fixed = "steps ".len() + numbers(n - 1).len() + tail(widest, widest).chars().count();
+    let fit = width.saturating_sub(fixed).min(n);
+    if fit < 2 {
+        return None;
+    }
+    let shown = &steps[steps.len() - fit..];
+    let top = shown.iter().map(|t| t.ms).fold(1e-9, f64::max);
+    let mut spans = vec![
+        Span::styled("steps ", theme.dim),
+        Span::styled(numbers(steps.len() - fit), theme.dim),
+    ];
+    spans.extend(shown.iter().map(|t| {
+        let tick = ((t.ms / top * 8.0).ceil() as usize).clamp(1, 8) - 1;
+        let style = if t.kv == Some(false) {
+            theme.error
+        } else {
+            theme.bar
+        };
+        Span::styled(TICKS[tick].to_string(), style)
+    }));
+    spans.push(Span::styled(
+        tail(shown[0].ms, shown[fit - 1].ms),
+        theme.text,
+    ));
+    Some(Line::from(spans))
+}
+
+/// A time as the chart's bars print it: tenths below 100 ms.
+fn one(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
 }

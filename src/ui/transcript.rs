@@ -1,9 +1,13 @@
 //! The transcript panel: prompt and generated tokens with visible boundaries, coloured by probability.
 
+mod info;
+
+use info::info_line;
+
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::{App, TokenSpot};
-use crate::fmt::{quoted_token, visible, FORCED_MARK};
+use crate::fmt::{visible, FORCED_MARK};
 use crate::protocol::{SessionView, Source, TokenKind};
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -54,7 +58,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     while shown.len() < text_height {
         shown.push(Line::default());
     }
-    shown.push(info_line(app, theme));
+    shown.push(info_line(app, theme, inner.width as usize));
     frame.render_widget(Paragraph::new(shown), inner);
 }
 
@@ -340,43 +344,4 @@ fn split_to_width(text: &str, width: usize) -> Vec<String> {
     }
     out.push(cur);
     out
-}
-
-/// How surprised the model was by the newest generated token; before the first, what to press for it
-/// (while a guess is awaited the step is refused, so the line says to guess or reveal instead).
-fn info_line(app: &App, theme: &Theme) -> Line<'static> {
-    let Some(t) = app.last_generated() else {
-        let (answer, reveal) = (
-            hint_key(Mode::Normal, Action::OpenSearch),
-            hint_key(Mode::Normal, Action::ToggleHidden),
-        );
-        let text = if app.awaiting_guess() && app.question_is_token() {
-            format!("what comes first? {answer} to guess, or {reveal} reveals it")
-        } else if app.awaiting_guess() {
-            format!("the question first: {answer} to answer, or {reveal} reveals the answer")
-        } else {
-            let step = hint_key(Mode::Normal, Action::Step);
-            format!("press {step} to generate the first token")
-        };
-        return Line::styled(text, theme.dim);
-    };
-    let (label, style) = match t.source {
-        Source::Forced => (format!("{FORCED_MARK} forced"), theme.forced),
-        Source::Class => (format!("{FORCED_MARK} the class's choice"), theme.forced),
-        Source::Greedy => ("greedy".to_string(), theme.planned),
-        _ => ("sampled".to_string(), theme.planned),
-    };
-    Line::from(vec![
-        Span::styled(label, style),
-        Span::styled(format!(" {} ", quoted_token(&t.token)), theme.text),
-        Span::styled(
-            format!(
-                "p {}  rank #{}  −log p {:.2}",
-                crate::fmt::pct(t.prob),
-                t.rank + 1,
-                -t.logprob
-            ),
-            theme.prob(t.prob),
-        ),
-    ])
 }

@@ -60,6 +60,10 @@ fn every_builtin_lesson_passes_check() {
         }
         assert!(result.is_ok(), "{name}: {result:?}\n{text}");
         assert!(text.contains("checks hold"), "{text}");
+        if name == "repetition" {
+            // A loop's start, counted as the repetition panel beside it counts it: by steps.
+            assert!(text.contains(", since step "), "{text}");
+        }
     }
 }
 

@@ -92,6 +92,19 @@ fn attention_says_what_it_hides() {
         let want = nexttoken::fmt::pct(expect);
         assert!(hidden.contains(&want), "{hidden} should say {want}");
         assert!(text.contains("looks most at"), "{text}");
+        // The newest row's cell in the gap column: a dark shade where that weight is a quarter or
+        // more (a row looking at a hidden key is not drawn as looking at nothing), else the mark.
+        let column = |l: &String| l.chars().position(|c| c == '┆');
+        let gap = panel.iter().find_map(column).unwrap();
+        let newest = panel
+            .iter()
+            .find(|l| l.contains('▶') && !l.contains('%'))
+            .unwrap();
+        let cell = newest.chars().nth(gap).unwrap();
+        match expect >= 0.25 {
+            true => assert!("▓█".contains(cell), "{expect}: {newest}"),
+            false => assert_eq!(cell, '┆', "{expect}: {newest}"),
+        }
         insta::assert_snapshot!(format!("attention_hidden_{w}x{h}"), screen(&app));
     }
 }

@@ -424,3 +424,53 @@ fn the_sampler_panel_leaves_the_repetition_panel_in_view() {
         insta::assert_snapshot!(format!("sampler_beside_loops_{w}x{h}"), screen);
     }
 }
+
+/// A comparison longer than the table: the rows shown and the "↓ N more steps" line count every
+/// step (the line had taken the last row's place and said one fewer), and every row keeps its `top`
+/// mark inside the panel (at 100 columns, with the KL columns, a row had run one column past it).
+#[test]
+fn a_long_comparison_counts_the_steps_below_and_every_row_fits() {
+    for (w, h) in [(80, 24), (100, 30)] {
+        let mut c = comparison();
+        c.steps = (0..16)
+            .map(|i| AlignedStep {
+                step: i,
+                ..c.steps[i % 5].clone()
+            })
+            .collect();
+        let mut app = ready_app(w, h);
+        app.update(Msg::Engine(Event::Compared {
+            comparison: Box::new(c),
+            view: None,
+        }));
+        let screen = screen_text(&app);
+        let rows: Vec<&String> = screen
+            .iter()
+            .filter(|l| {
+                let rest = l.trim_start_matches('│').trim_start_matches(['▸', ' ']);
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                !digits.is_empty() && l.contains('⟨')
+            })
+            .collect();
+        let more = screen
+            .iter()
+            .find_map(|l| {
+                l.split("↓ ")
+                    .nth(1)?
+                    .split(" more step")
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or(0usize);
+        assert!(more > 0, "{w}x{h}: the table is shorter than 16 steps");
+        assert_eq!(rows.len() + more, 16, "{w}x{h}:\n{}", screen.join("\n"));
+        for row in rows {
+            let inside = row.trim_end().trim_end_matches('│').trim_end();
+            assert!(
+                inside.ends_with('=') || inside.ends_with('≠'),
+                "{w}x{h}: a row without its top mark: {row}"
+            );
+        }
+    }
+}

@@ -178,3 +178,112 @@ fn timing_explains_its_terms_and_short_bars_carry_no_number() {
         );
     }
 }
+
+/// Where the timing panel has no room for its chart (under a lesson at 80x24), each step's time
+/// takes one row: the newest steps as heights on a scale from zero and the first and last of them in
+/// ms, and the chart's key, which had stood on the border under nothing, is gone. The
+/// reading-vs-writing lesson points at exactly this: steps with the cache cost about the same, and
+/// without it the last passes take longer. With room (160x48), the chart and its key, and no row.
+#[test]
+fn a_timing_panel_too_short_for_its_chart_gives_the_steps_one_row() {
+    use nexttoken::app::SidePanel;
+    let steps = 29;
+    let mut view = long_path_app(80, 24, steps + 5, 16).session.unwrap();
+    view.decode_ms = [
+        vec![4.2; 8],
+        (0..21).map(|i| 66.0 + i as f64 * 0.5).collect(),
+    ]
+    .concat();
+    view.decode_kv = [vec![true; 8], vec![false; 21]].concat();
+    view.last_pass.kv_cache_on = false;
+    view.last_pass.tokens_fed = steps + 5;
+    for (w, h) in [(80, 24), (160, 48)] {
+        let lesson = nexttoken::lesson::builtin("reading-vs-writing")
+            .unwrap()
+            .unwrap();
+        let mut app = App::new(config(w, h)).with_lesson(lesson);
+        app.update(Msg::Engine(Event::Loaded(model_info())));
+        app.update(Msg::Engine(Event::Synced(view.clone())));
+        // Step 4, "The work grows with length", run: its narration above the panels.
+        let run = nexttoken::lesson::StepRun {
+            index: 3,
+            outcomes: vec![],
+            tui: vec![],
+            question: None,
+            answer: None,
+        };
+        let step = LessonStepView {
+            run,
+            replayed: 0,
+            earlier_failure: None,
+            view: view.clone(),
+        };
+        app.update(Msg::Engine(Event::LessonStep(Box::new(step))));
+        app.screen.side = SidePanel::Timing;
+        let s = screen(&app);
+        let row = s.lines().find(|l| l.contains("│steps "));
+        if w == 80 {
+            let row = row.unwrap_or_else(|| panic!("no row of steps:\n{s}"));
+            // The steps it shows, to the newest, their first and last times, and their heights:
+            // steps of 72-76 ms fill their cells on a scale from zero.
+            let (from, first) = (21, 66.0 + 20.0 * 0.5 - 8.0 * 0.5);
+            let want = format!("steps {from}-29 ████████");
+            assert!(row.contains(&want), "{want}: {row}");
+            assert!(row.contains(&format!("█ {first:.1}→76.0 ms")), "{row}");
+            assert!(!s.contains("P = prefill"), "a key under no chart:\n{s}");
+        } else {
+            assert!(row.is_none(), "{s}");
+            assert!(s.contains("P = prefill"), "{s}");
+        }
+    }
+}
+
+/// The transcript's last row leaves out a figure that does not fit, whole: in presenter mode at
+/// 80x24 "−log p 0.92" had been cut to "−log p 0", a number that reads as another. Wide, all three
+/// figures show.
+#[test]
+fn the_newest_tokens_figures_are_left_out_whole_never_cut() {
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut app = long_path_app(w, h, 30, 16);
+        app.presenter.on = true;
+        let screen = screen_text(&app);
+        let line = screen
+            .iter()
+            .find(|l| l.contains("sampled ⟨"))
+            .unwrap_or_else(|| panic!("{w}x{h}: no info line\n{}", screen.join("\n")));
+        assert!(line.contains("p 40.0%"), "{line}");
+        match w {
+            80 => assert!(!line.contains("−log"), "{line}"),
+            _ => assert!(line.contains("rank #1  −log p 0.92"), "{line}"),
+        }
+    }
+}
+
+/// A short attention panel (a projector's side panel under a lesson's narration) gives up its
+/// legend before its matrix: at 100x30 in presenter mode the attention lesson's induction-head step
+/// had shown only its "looks most at" line over blank rows.
+#[test]
+fn a_short_attention_panel_keeps_its_matrix_before_its_legend() {
+    use nexttoken::app::SidePanel;
+    // At 100x22 the side panel has seven rows inside: the key labels, three query rows, the hidden
+    // keys' line and "looks most at", no legend; with more rows, the legend too.
+    for (h, legend) in [(22, false), (30, true)] {
+        let mut app = long_path_app(100, h, 30, 16);
+        app.presenter.on = true;
+        app.presenter.side = Some(SidePanel::Attention);
+        let screen = screen_text(&app).join("\n");
+        let newest = screen
+            .lines()
+            .find(|l| l.contains("▶  year ▒▒"))
+            .unwrap_or_else(|| panic!("100x{h}: no matrix row\n{screen}"));
+        assert!(newest.contains('░'), "{newest}");
+        let rows = screen.lines().filter(|l| l.contains(" ▒▒")).count();
+        assert!(rows >= 3, "100x{h}: {rows} query rows\n{screen}");
+        assert!(screen.contains("looks most at"), "{screen}");
+        assert_eq!(
+            screen.contains("masked (future)"),
+            legend,
+            "100x{h}:\n{screen}"
+        );
+    }
+}

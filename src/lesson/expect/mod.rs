@@ -186,9 +186,12 @@ fn loop_checks(session: &Session, e: &Expect, out: &mut Checks) {
     }
     let cycle = tip_loop(session);
     let seen = match cycle {
+        // Counted as the repetition panel counts it ("since step 2"): generated steps, from 1.
         Some(c) => format!(
-            "loop of period {} ({:.1} repeats, since position {})",
-            c.period, c.repeats, c.since_position
+            "loop of period {} ({:.1} repeats, since step {})",
+            c.period,
+            c.repeats,
+            c.since_position.saturating_sub(session.prompt_len()) + 1
         ),
         None => "no loop".to_string(),
     };
