@@ -8,7 +8,7 @@
 use super::run::Runner;
 use crate::engine::session::Session;
 use crate::protocol::lesson::format::Lesson;
-use crate::protocol::lesson::report::StepRun;
+use crate::protocol::lesson::report::{StepRun, TuiAction};
 use crate::protocol::SamplerSettings;
 
 /// What identifies the session's state after a lesson step: any change by hand changes one of these.
@@ -73,16 +73,21 @@ impl Track {
     }
 
     /// Shows step `step` (0-based): runs it alone when the session is as the step before left it, else
-    /// replays the lesson up to it and runs it.
+    /// replays the lesson up to it and runs it. The run's screen actions start with the panels the
+    /// steps run on the way opened (the rest of a step skipped at its question, the steps replayed):
+    /// the attention lesson's last step, reached past the question before it, had shown the head of
+    /// two steps back under a narration about "the same head".
     pub fn goto(&mut self, session: &mut Session, step: usize) -> anyhow::Result<Reached> {
         let len = self.lesson().steps.len();
         if step >= len {
             anyhow::bail!("the lesson has {len} steps; there is no step {}", step + 1);
         }
         let untouched = self.mark.as_ref() == Some(&Mark::of(session));
+        // The panels the steps run on the way opened, for the screen to open before the step's own.
+        let mut panels = Vec::new();
         // A step left waiting at its question finishes first, when the session is as it left it.
         if untouched && self.runner.is_paused() && self.runner.next_step() == step {
-            self.runner.reveal(session);
+            panels.extend(self.runner.reveal(session).iter().flat_map(panels_of));
             self.mark = Some(Mark::of(session));
         }
         let follows = self.runner.next_step() == step
@@ -94,9 +99,12 @@ impl Track {
         if !follows {
             let runs = self.runner.replay_to(session, step)?;
             replayed = runs.len();
+            panels.extend(runs.iter().flat_map(panels_of));
             earlier_failure = runs.into_iter().find(|r| r.failure().is_some());
         }
-        let run = self.runner.run_step(session);
+        let mut run = self.runner.run_step(session);
+        panels.append(&mut run.tui);
+        run.tui = panels;
         self.mark = Some(Mark::of(session));
         Ok(Reached {
             run,
@@ -104,4 +112,12 @@ impl Track {
             earlier_failure,
         })
     }
+}
+
+/// A step's panel actions (its speculative rounds are its own, never shown again).
+fn panels_of(run: &StepRun) -> impl Iterator<Item = TuiAction> + '_ {
+    run.tui
+        .iter()
+        .filter(|a| matches!(a, TuiAction::Panel(_)))
+        .cloned()
 }

@@ -168,3 +168,26 @@ fn a_two_token_guess_is_the_product_of_forcing_its_tokens() {
     assert_eq!((g.top1.id, g.top1_prob), (top.token.id, top.prob));
     assert_eq!(g.greedy[0], g.top1);
 }
+
+/// A guess that is the model's top token but for its capitals ("paris" for ⟨␣Paris⟩) is scored as
+/// typed, a different token, and the reveal says why: the model's is ⟨␣Paris⟩, and capitals count.
+#[test]
+fn a_guess_wrong_only_in_its_capitals_says_case_counts() {
+    let (mut s, info) = support::real_session_info();
+    let mut app = App::new(common::config(120, 36));
+    app.predict.on = true;
+    let first = app.update(Msg::Engine(Event::Loaded(info)));
+    pump(&mut app, &mut s, first);
+    let mut cmds = common::key(&mut app, '/');
+    cmds.extend(common::typing(&mut app, "paris"));
+    pump(&mut app, &mut s, cmds);
+    let cmds = common::press(&mut app, Key::Enter);
+    pump(&mut app, &mut s, cmds);
+    let reveal = app.predict.last.as_ref().expect("revealed");
+    assert_ne!(reveal.guess.rank, 0, "⟨␣paris⟩ is another token");
+    let screen = common::screen_text(&app).join("\n");
+    assert!(
+        screen.contains("the model's top choice: ⟨␣Paris.⟩ 51.0% (capitals count)"),
+        "{screen}"
+    );
+}

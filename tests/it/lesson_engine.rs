@@ -175,3 +175,59 @@ fn which_commands_change_the_session() {
 fn tip_loop_of(v: &SessionView) -> Option<nexttoken::analysis::Cycle> {
     nexttoken::app::lab::tip_loop(v)
 }
+
+/// The panel a step opens after its question still opens when the class skips the question: the
+/// attention lesson's step 4 opens layer 18, head 5 once answered; going on to step 5 without an
+/// answer, its run starts with that panel, before its own actions (it had shown step 2's head under
+/// a narration about "the same head"). Going back to step 5 from the start replays the panels too.
+#[test]
+fn panels_of_the_steps_run_on_the_way_open_first() {
+    use nexttoken::protocol::lesson::report::TuiAction;
+    let mut s = session();
+    let mut track: Option<Track> = None;
+    let open = Command::OpenLesson(Box::new(lesson::load("attention").unwrap()));
+    lesson_step(events_in_lesson(&mut s, &mut track, open));
+    for step in 1..3 {
+        let goto = Command::LessonGoto { step };
+        lesson_step(events_in_lesson(&mut s, &mut track, goto));
+    }
+    let heads = |v: &LessonStepView| -> Vec<(Option<usize>, Option<usize>)> {
+        v.run
+            .tui
+            .iter()
+            .filter_map(|a| match a {
+                TuiAction::Panel(p) => Some((p.layer, p.head)),
+                _ => None,
+            })
+            .collect()
+    };
+    // Step 4 waits at its question: its panel is not open yet.
+    let asked = lesson_step(events_in_lesson(
+        &mut s,
+        &mut track,
+        Command::LessonGoto { step: 3 },
+    ));
+    assert!(asked.run.question.is_some());
+    assert!(heads(&asked).is_empty(), "{:?}", asked.run.tui);
+    let last = lesson_step(events_in_lesson(
+        &mut s,
+        &mut track,
+        Command::LessonGoto { step: 4 },
+    ));
+    assert_eq!(last.replayed, 0, "it followed on");
+    assert_eq!(heads(&last), [(Some(17), Some(4))], "layer 18, head 5");
+    // From the start: step 2's head, then step 4's.
+    let first = lesson_step(events_in_lesson(
+        &mut s,
+        &mut track,
+        Command::LessonGoto { step: 0 },
+    ));
+    assert!(first.run.failure().is_none());
+    let again = lesson_step(events_in_lesson(
+        &mut s,
+        &mut track,
+        Command::LessonGoto { step: 4 },
+    ));
+    assert!(again.replayed > 0);
+    assert_eq!(heads(&again), [(Some(16), Some(0)), (Some(17), Some(4))]);
+}
