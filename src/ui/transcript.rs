@@ -287,18 +287,18 @@ fn to_line(row: &[Piece]) -> Line<'static> {
     )
 }
 
-/// Wraps the chunks with textwrap's first-fit algorithm at token boundaries; a newline token ends a
-/// paragraph. Each row is the pieces it shows, left to right.
+/// Wraps the chunks with textwrap's first-fit algorithm at token boundaries between words (`words`);
+/// a newline token ends a paragraph. Each row is the pieces it shows, left to right.
 fn wrap(chunks: &[Chunk], width: usize) -> Vec<Vec<Piece>> {
     let width = width.max(1);
     let mut lines: Vec<Vec<Piece>> = vec![];
     let mut paragraph: Vec<Piece> = vec![];
     let flush = |paragraph: &mut Vec<Piece>, lines: &mut Vec<Vec<Piece>>| {
-        let breaks: Vec<usize> =
-            textwrap::wrap_algorithms::wrap_first_fit(paragraph, &[width as f64])
-                .iter()
-                .map(|row| row.len())
-                .collect();
+        let words = words(paragraph, width);
+        let breaks: Vec<usize> = textwrap::wrap_algorithms::wrap_first_fit(&words, &[width as f64])
+            .iter()
+            .map(|row| row.iter().map(|w| w.pieces).sum())
+            .collect();
         if breaks.is_empty() {
             lines.push(vec![]);
         }
@@ -327,6 +327,55 @@ fn wrap(chunks: &[Chunk], width: usize) -> Vec<Vec<Piece>> {
     lines
 }
 
+/// Pieces a line may not break between, wrapped as one: a word or a number made of several tokens
+/// ("3" "1" "1" million: at 100x30 a row had ended "approximately 3" over "11 million"), with
+/// the punctuation after it. A run wider than the line breaks between its tokens.
+#[derive(Debug)]
+struct Word {
+    width: usize,
+    pieces: usize,
+}
+
+impl textwrap::core::Fragment for Word {
+    fn width(&self) -> f64 {
+        self.width as f64
+    }
+    fn whitespace_width(&self) -> f64 {
+        0.0
+    }
+    fn penalty_width(&self) -> f64 {
+        0.0
+    }
+}
+
+/// `paragraph`'s pieces grouped into `Word`s: a piece joins the one before when that one ends in
+/// neither a space nor a line's end and it starts with a letter, a digit or closing punctuation.
+fn words(paragraph: &[Piece], width: usize) -> Vec<Word> {
+    let joins = |before: &Piece, next: &Piece| {
+        let end = before
+            .text
+            .chars()
+            .last()
+            .is_some_and(|c| !c.is_whitespace());
+        let start = next.text.chars().next();
+        end && start.is_some_and(|c| c.is_alphanumeric() || ".,;:!?)%'\"”’".contains(c))
+    };
+    let mut out: Vec<Word> = Vec::new();
+    for (i, p) in paragraph.iter().enumerate() {
+        match out.last_mut() {
+            Some(w) if i > 0 && joins(&paragraph[i - 1], p) && w.width + p.width <= width => {
+                w.width += p.width;
+                w.pieces += 1;
+            }
+            _ => out.push(Word {
+                width: p.width,
+                pieces: 1,
+            }),
+        }
+    }
+    out
+}
+
 /// Cuts a token wider than the line into line-sized pieces (by characters); others pass whole.
 fn split_to_width(text: &str, width: usize) -> Vec<String> {
     if text.width() <= width {
@@ -345,3 +394,6 @@ fn split_to_width(text: &str, width: usize) -> Vec<String> {
     out.push(cur);
     out
 }
+
+#[cfg(test)]
+mod tests;
