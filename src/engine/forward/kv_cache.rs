@@ -207,16 +207,15 @@ impl KvCache {
     }
 
     /// The same cache, empty, storing `precision`'s elements.
-    pub fn with_precision(self, precision: KvPrecision) -> Self {
-        Self {
-            precision,
-            ..Self::new(
-                self.layers.len(),
-                self.n_kv_head,
-                self.head_dim,
-                self.max_len,
-            )
-        }
+    pub fn with_precision(mut self, precision: KvPrecision) -> Self {
+        self.set_precision(precision);
+        self
+    }
+
+    /// Empties the cache (its storage freed) and stores `precision`'s elements from now on.
+    pub fn set_precision(&mut self, precision: KvPrecision) {
+        self.release();
+        self.precision = precision;
     }
 
     pub fn precision(&self) -> KvPrecision {

@@ -58,18 +58,15 @@ impl Model {
         self.layers.iter().map(Block::weight_bytes).sum::<usize>() + self.output.weight_bytes()
     }
 
-    /// Bytes of KV cache a one-token pass at position `pos` reads: every earlier key and value, in
-    /// the cache's element type.
+    /// Bytes of KV cache a one-token pass at position `pos` reads: every earlier key and value.
     pub fn kv_bytes_at(&self, pos: usize) -> usize {
         self.cache.bytes_at(pos)
     }
 
-    /// Stores keys and values as `precision`'s elements from now on, the cache emptied (its text is
-    /// read again by the next pass). `F32` (the default) keeps candle-transformers' bits; `F16` halves
-    /// the cache and what a deep decode step reads, for one more rounding.
+    /// Stores keys and values as `precision`'s elements (`F16`: half the bytes, one more rounding),
+    /// the cache emptied: for a model before its first pass (a session sets it as it opens).
     pub fn set_kv_precision(&mut self, precision: KvPrecision) {
-        let cache = std::mem::replace(&mut self.cache, KvCache::new(0, 0, 0, 0));
-        self.cache = cache.with_precision(precision);
+        self.cache.set_precision(precision);
     }
 
     /// Loads a llama, qwen2, qwen3 or gemma3 GGUF; every matrix keeps its stored quantisation.
