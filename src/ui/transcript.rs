@@ -267,18 +267,6 @@ struct Piece {
     token: Option<usize>,
 }
 
-impl textwrap::core::Fragment for Piece {
-    fn width(&self) -> f64 {
-        self.width as f64
-    }
-    fn whitespace_width(&self) -> f64 {
-        0.0
-    }
-    fn penalty_width(&self) -> f64 {
-        0.0
-    }
-}
-
 fn to_line(row: &[Piece]) -> Line<'static> {
     Line::from(
         row.iter()

@@ -569,3 +569,22 @@ pub fn boxed(screen: &[String], title: &str) -> Vec<String> {
     }
     out
 }
+
+/// The engine's reply that lesson step `index` (0-based) ran with no question and no screen
+/// actions, leaving the session at `view`.
+pub fn lesson_step_ran(index: usize, view: SessionView) -> Msg {
+    let run = nexttoken::lesson::StepRun {
+        index,
+        outcomes: vec![],
+        tui: vec![],
+        question: None,
+        answer: None,
+    };
+    let step = LessonStepView {
+        run,
+        replayed: 0,
+        earlier_failure: None,
+        view,
+    };
+    Msg::Engine(Event::LessonStep(Box::new(step)))
+}

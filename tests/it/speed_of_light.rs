@@ -169,8 +169,6 @@ fn a_step_under_its_floor_says_the_measure_ran_low() {
 /// cache's size and TTFT instead: it has six rows there, and those lines had been below them, cut.
 #[test]
 fn under_the_lesson_at_80x24_the_panel_keeps_the_lines_it_names() {
-    use nexttoken::lesson::StepRun;
-    use nexttoken::protocol::LessonStepView;
     let lesson = nexttoken::lesson::builtin("speed-of-light")
         .unwrap()
         .unwrap();
@@ -186,22 +184,7 @@ fn under_the_lesson_at_80x24_the_panel_keeps_the_lines_it_names() {
         Msg::Engine(Event::Stepped(step_after_is(0, Source::Sampled, true, 9.0))),
     );
     let view = app.session.clone().unwrap();
-    let run = StepRun {
-        index: 1,
-        outcomes: vec![],
-        tui: vec![],
-        question: None,
-        answer: None,
-    };
-    update(
-        &mut app,
-        Msg::Engine(Event::LessonStep(Box::new(LessonStepView {
-            run,
-            replayed: 0,
-            earlier_failure: None,
-            view,
-        }))),
-    );
+    update(&mut app, lesson_step_ran(1, view));
     app.screen.side = SidePanel::Timing;
     let screen = screen_text(&app);
     let text = screen.join("\n");

@@ -205,20 +205,7 @@ fn a_timing_panel_too_short_for_its_chart_gives_the_steps_one_row() {
         app.update(Msg::Engine(Event::Loaded(model_info())));
         app.update(Msg::Engine(Event::Synced(view.clone())));
         // Step 4, "The work grows with length", run: its narration above the panels.
-        let run = nexttoken::lesson::StepRun {
-            index: 3,
-            outcomes: vec![],
-            tui: vec![],
-            question: None,
-            answer: None,
-        };
-        let step = LessonStepView {
-            run,
-            replayed: 0,
-            earlier_failure: None,
-            view: view.clone(),
-        };
-        app.update(Msg::Engine(Event::LessonStep(Box::new(step))));
+        app.update(lesson_step_ran(3, view.clone()));
         app.screen.side = SidePanel::Timing;
         let s = screen(&app);
         let row = s.lines().find(|l| l.contains("│steps "));
