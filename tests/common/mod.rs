@@ -573,10 +573,19 @@ pub fn boxed(screen: &[String], title: &str) -> Vec<String> {
 /// The engine's reply that lesson step `index` (0-based) ran with no question and no screen
 /// actions, leaving the session at `view`.
 pub fn lesson_step_ran(index: usize, view: SessionView) -> Msg {
+    lesson_step_ran_with(index, vec![], view)
+}
+
+/// `lesson_step_ran`, the step's screen actions `tui`.
+pub fn lesson_step_ran_with(
+    index: usize,
+    tui: Vec<nexttoken::lesson::TuiAction>,
+    view: SessionView,
+) -> Msg {
     let run = nexttoken::lesson::StepRun {
         index,
         outcomes: vec![],
-        tui: vec![],
+        tui,
         question: None,
         answer: None,
     };

@@ -224,26 +224,13 @@ fn a_rewound_round_says_it_is_no_longer_the_paths_end() {
 
 /// Lesson step `index` as the engine reports it after running `rounds`, on the session after a round.
 fn lesson_step_with(index: usize, rounds: Vec<RoundReport>) -> Msg {
-    use nexttoken::lesson::{StepRun, TuiAction};
+    use nexttoken::lesson::TuiAction;
     let (_, view) = after_round();
     let tui = rounds
         .into_iter()
         .map(|r| TuiAction::Round(Box::new(r)))
         .collect();
-    let run = StepRun {
-        index,
-        outcomes: vec![],
-        tui,
-        question: None,
-        answer: None,
-    };
-    let step = LessonStepView {
-        run,
-        replayed: 0,
-        earlier_failure: None,
-        view,
-    };
-    Msg::Engine(Event::LessonStep(Box::new(step)))
+    lesson_step_ran_with(index, tui, view)
 }
 
 /// Rounds a lesson step ran reach the round panel and its tally, with the draft the session names.
