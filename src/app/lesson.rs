@@ -175,6 +175,11 @@ impl App {
         self.screen.last_choice = None;
         let mut compare = false;
         let revealing = run.answer.is_some();
+        if replayed > 0 {
+            // A replay's run carries every round of the text on screen: the tally starts again.
+            self.speculative.tally = Default::default();
+            self.speculative.last = None;
+        }
         let mut panels = Vec::new();
         for action in &run.tui {
             match action {

@@ -7,7 +7,7 @@
 
 use super::run::Runner;
 use crate::engine::session::Session;
-use crate::protocol::lesson::format::Lesson;
+use crate::protocol::lesson::format::{Action, Lesson};
 use crate::protocol::lesson::report::{StepRun, TuiAction};
 use crate::protocol::SamplerSettings;
 
@@ -50,6 +50,20 @@ pub struct Reached {
 }
 
 impl Track {
+    /// Adds step `index`'s screen actions `tui` to those `carried` on the way to a step: a step that starts a new
+    /// text (a prompt) first drops the speculative rounds of the text before it, so the round panel
+    /// tallies the rounds of the text on screen.
+    fn carry(&self, carried: &mut Vec<TuiAction>, (index, tui): (usize, &[TuiAction])) {
+        let actions = &self.lesson().steps[index].actions;
+        if actions
+            .iter()
+            .any(|a| matches!(a, Action::Prompt(_) | Action::Chat(_)))
+        {
+            carried.retain(|a| !matches!(a, TuiAction::Round(_)));
+        }
+        carried.extend(tui.iter().cloned());
+    }
+
     pub fn new(lesson: Lesson) -> Track {
         Track {
             runner: Runner::new(lesson),
@@ -73,21 +87,24 @@ impl Track {
     }
 
     /// Shows step `step` (0-based): runs it alone when the session is as the step before left it, else
-    /// replays the lesson up to it and runs it. The run's screen actions start with the panels the
-    /// steps run on the way opened (the rest of a step skipped at its question, the steps replayed):
-    /// the attention lesson's last step, reached past the question before it, had shown the head of
-    /// two steps back under a narration about "the same head".
+    /// replays the lesson up to it and runs it. The run's screen actions start with those of the
+    /// steps run on the way (the rest of a step skipped at its question, the steps replayed): the
+    /// attention lesson's last step, reached past the question before it, had shown the head of two
+    /// steps back under a narration about "the same head", and the speculative lesson's last step the
+    /// rounds of the text before. A replay's rounds are the whole tally of the text on screen.
     pub fn goto(&mut self, session: &mut Session, step: usize) -> anyhow::Result<Reached> {
         let len = self.lesson().steps.len();
         if step >= len {
             anyhow::bail!("the lesson has {len} steps; there is no step {}", step + 1);
         }
         let untouched = self.mark.as_ref() == Some(&Mark::of(session));
-        // The panels the steps run on the way opened, for the screen to open before the step's own.
-        let mut panels = Vec::new();
+        // What the steps run on the way left to the screen, for it to take before the step's own.
+        let mut carried = Vec::new();
         // A step left waiting at its question finishes first, when the session is as it left it.
         if untouched && self.runner.is_paused() && self.runner.next_step() == step {
-            panels.extend(self.runner.reveal(session).iter().flat_map(panels_of));
+            if let Some(done) = self.runner.reveal(session) {
+                self.carry(&mut carried, (done.index, &done.tui));
+            }
             self.mark = Some(Mark::of(session));
         }
         let follows = self.runner.next_step() == step
@@ -99,12 +116,13 @@ impl Track {
         if !follows {
             let runs = self.runner.replay_to(session, step)?;
             replayed = runs.len();
-            panels.extend(runs.iter().flat_map(panels_of));
+            runs.iter()
+                .for_each(|r| self.carry(&mut carried, (r.index, &r.tui)));
             earlier_failure = runs.into_iter().find(|r| r.failure().is_some());
         }
         let mut run = self.runner.run_step(session);
-        panels.append(&mut run.tui);
-        run.tui = panels;
+        self.carry(&mut carried, (run.index, &run.tui));
+        run.tui = carried;
         self.mark = Some(Mark::of(session));
         Ok(Reached {
             run,
@@ -112,12 +130,4 @@ impl Track {
             earlier_failure,
         })
     }
-}
-
-/// A step's panel actions (its speculative rounds are its own, never shown again).
-fn panels_of(run: &StepRun) -> impl Iterator<Item = TuiAction> + '_ {
-    run.tui
-        .iter()
-        .filter(|a| matches!(a, TuiAction::Panel(_)))
-        .cloned()
 }

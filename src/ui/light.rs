@@ -11,7 +11,12 @@ use crate::protocol::{MachineSpeed, SessionView};
 use ratatui::text::Line;
 
 /// The lines, or none for a served model (its passes run elsewhere: only the request time is known).
-pub fn lines(app: &App, s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<'static>> {
+pub fn lines(
+    app: &App,
+    s: &SessionView,
+    (wide, cols): (bool, usize),
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     if app.model.as_ref().is_some_and(|i| i.served.is_some()) {
         let text = match wide {
             true => "light: unknown: a served model's passes run on its server",
@@ -26,21 +31,23 @@ pub fn lines(app: &App, s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<
     let (w, kv) = m.step_bytes(position);
     let floor = m.step_floor_ms(position);
     let mb = |b: usize| b as f64 / 1e6;
-    let first = if wide {
-        format!(
-            "light: a step reads {:.1} MB (KV {:.1}) ≥ {} at {:.1} GB/s",
-            mb(w + kv),
-            mb(kv),
-            ms(floor),
-            m.bandwidth_gb_s
-        )
-    } else {
-        format!(
+    // The wide form where it fits, both led by the `step ≥` the lessons name (at 120x34 in presenter
+    // mode the wide form had been cut at "23", its GB/s lost).
+    let long = format!(
+        "step ≥ {}: reads {:.1} MB (KV {:.1}) at {:.1} GB/s",
+        ms(floor),
+        mb(w + kv),
+        mb(kv),
+        m.bandwidth_gb_s
+    );
+    let first = match wide && long.chars().count() <= cols {
+        true => long,
+        false => format!(
             "step ≥ {}: {:.0} MB at {:.0} GB/s",
             ms(floor),
             mb(w + kv),
             m.bandwidth_gb_s
-        )
+        ),
     };
     let mut out = vec![Line::styled(first, theme.info)];
     let newest = newest(app, s, m, floor, wide);
@@ -54,10 +61,13 @@ pub fn lines(app: &App, s: &SessionView, wide: bool, theme: &Theme) -> Vec<Line<
 fn newest(app: &App, s: &SessionView, m: &MachineSpeed, floor: f64, wide: bool) -> Vec<String> {
     let p = &s.prefill;
     let prefill = gflops(m.pass_flop(p.tokens, 0), p.ms);
-    let read = if wide {
-        format!("prefill {prefill:.1} of {:.0} GFLOP/s peak", m.peak_gflops)
-    } else {
-        format!("prefill at {:.0}% of peak", 100.0 * prefill / m.peak_gflops)
+    let pct = 100.0 * prefill / m.peak_gflops;
+    let read = match wide {
+        true => format!(
+            "prefill at {pct:.0}% of peak: {prefill:.1} of {:.0} GFLOP/s",
+            m.peak_gflops
+        ),
+        false => format!("prefill at {pct:.0}% of peak"),
     };
     let last = &s.last_pass;
     let stepped = s.tokens.len() > s.prompt_len;

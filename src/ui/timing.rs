@@ -72,14 +72,13 @@ fn text_and_chart(
     (inner, wide): (Rect, bool),
     theme: &Theme,
 ) -> (Vec<Line<'static>>, Option<()>) {
+    // The speed of light's lines give way before the steps' row, unless the lesson's step names them.
+    let light_rank = (!narration_names(app, "light")).then_some(3);
     let lines = |steps_row: bool| {
         let mut rows = stats_lines(s, (wide, inner.width as usize, steps_row), theme);
         let always = |l: Line<'static>| (l, None);
-        rows.extend(
-            super::light::lines(app, s, wide, theme)
-                .into_iter()
-                .map(always),
-        );
+        let light = super::light::lines(app, s, (wide, inner.width as usize), theme);
+        rows.extend(light.into_iter().map(|l| (l, light_rank)));
         rows.extend(
             super::served::timing_lines(&s.last_pass, theme)
                 .into_iter()
@@ -92,6 +91,15 @@ fn text_and_chart(
         true => (text, Some(())),
         false => (lines(true), None),
     }
+}
+
+/// Whether the lesson step on screen names `word` in its narration.
+fn narration_names(app: &App, word: &str) -> bool {
+    let Some(l) = app.lesson.as_ref() else {
+        return false;
+    };
+    let step = l.at.and_then(|at| l.lesson.steps.get(at));
+    step.is_some_and(|st| st.narration.contains(word))
 }
 
 /// A line of the panel, and when it gives way on a short panel: never (`None`), else the lowest
@@ -112,8 +120,9 @@ fn fitted(mut rows: Vec<Row>, room: usize) -> Vec<Line<'static>> {
     rows.into_iter().map(|(l, _)| l).collect()
 }
 
-/// The ranks `fitted` may leave out: the key (0), the cache's size (1), TTFT and passes (2).
-const SPARE_RANKS: u8 = 2;
+/// The ranks `fitted` may leave out: the key (0), the cache's size (1), TTFT and passes (2), the
+/// speed of light where the lesson does not name it (3), the steps' row (4).
+const SPARE_RANKS: u8 = 4;
 
 /// One decode step's time and, when the session says, whether it ran with the KV cache.
 pub(super) struct StepTime {
@@ -157,10 +166,11 @@ fn stats_lines(
     let mut lines = labelled("read  ", &read_text(&s.prefill, wide, room), room, theme);
     let write = write_text(&steps, on, known, wide);
     lines.extend(labelled("write ", &write, room, theme));
-    if steps_row {
-        lines.extend(super::timing_chart::step_line(s, cols, theme));
-    }
     let mut rows: Vec<Row> = lines.into_iter().map(|l| (l, None)).collect();
+    if steps_row {
+        let row = super::timing_chart::step_line(s, cols, theme);
+        rows.extend(row.map(|l| (l, Some(4))));
+    }
     rows.extend(counter_lines(s, wide, theme));
     rows.extend(rebuild_line(s, wide, theme).map(|l| (l, None)));
     if let Some(text) = ratio(s, on, known, wide) {

@@ -178,8 +178,8 @@ fn tip_loop_of(v: &SessionView) -> Option<nexttoken::analysis::Cycle> {
 
 /// The panel a step opens after its question still opens when the class skips the question: the
 /// attention lesson's step 4 opens layer 18, head 5 once answered; going on to step 5 without an
-/// answer, its run starts with that panel, before its own actions (it had shown step 2's head under
-/// a narration about "the same head"). Going back to step 5 from the start replays the panels too.
+/// answer, its run starts with that panel, before its own (step 5 had shown step 2's head under a
+/// narration about "the same head"). Going to step 5 from the start carries every step's panels.
 #[test]
 fn panels_of_the_steps_run_on_the_way_open_first() {
     use nexttoken::protocol::lesson::report::TuiAction;
@@ -215,7 +215,12 @@ fn panels_of_the_steps_run_on_the_way_open_first() {
         Command::LessonGoto { step: 4 },
     ));
     assert_eq!(last.replayed, 0, "it followed on");
-    assert_eq!(heads(&last), [(Some(17), Some(4))], "layer 18, head 5");
+    let copy = (Some(17), Some(4)); // layer 18, head 5
+    assert_eq!(
+        heads(&last),
+        [copy, copy],
+        "step 4's panel, then step 5's own"
+    );
     // From the start: step 2's head, then step 4's.
     let first = lesson_step(events_in_lesson(
         &mut s,
@@ -229,5 +234,56 @@ fn panels_of_the_steps_run_on_the_way_open_first() {
         Command::LessonGoto { step: 4 },
     ));
     assert!(again.replayed > 0);
-    assert_eq!(heads(&again), [(Some(16), Some(0)), (Some(17), Some(4))]);
+    let previous = (Some(16), Some(0)); // layer 17, head 1: steps 2 and 3
+    assert_eq!(heads(&again), [previous, previous, copy, copy]);
+}
+
+/// The speculative rounds of a step skipped at its question reach the screen with the next step, and
+/// only the text's own: step 4 asks, then writes 6 rounds on a new prompt; going on to step 5
+/// unanswered carries those 6 (the panel had still shown a counting round, "all kept", beside the
+/// giraffe). A replay carries every round of the text on screen, none of an earlier text.
+#[test]
+fn rounds_of_the_steps_run_on_the_way_reach_the_screen() {
+    use nexttoken::protocol::lesson::report::TuiAction;
+    let mut s = session();
+    let mut track: Option<Track> = None;
+    let open = Command::OpenLesson(Box::new(lesson::load("speculative-decoding").unwrap()));
+    lesson_step(events_in_lesson(&mut s, &mut track, open));
+    let rounds = |v: &LessonStepView| {
+        v.run
+            .tui
+            .iter()
+            .filter(|a| matches!(a, TuiAction::Round(_)))
+            .count()
+    };
+    let mut goto = |s: &mut Session, step| {
+        lesson_step(events_in_lesson(
+            s,
+            &mut track,
+            Command::LessonGoto { step },
+        ))
+    };
+    for step in 1..3 {
+        goto(&mut s, step);
+    }
+    let asked = goto(&mut s, 3);
+    assert!(asked.run.question.is_some());
+    assert_eq!(rounds(&asked), 0, "nothing written before the question");
+    let last = goto(&mut s, 4);
+    assert_eq!((last.replayed, rounds(&last)), (0, 6), "step 4's rounds");
+    // Back to step 2 ("One round", skipped at its question): replayed, its text's one round... and
+    // on to step 3, whose three rounds follow on.
+    let back = goto(&mut s, 1);
+    assert!(back.replayed > 0);
+    assert_eq!(rounds(&back), 0, "step 2 waits at its question");
+    let on = goto(&mut s, 2);
+    assert_eq!(
+        (on.replayed, rounds(&on)),
+        (0, 1 + 3),
+        "step 2's round, then step 3's"
+    );
+    // Step 5 from the start: the giraffe's 6 rounds, none of the counting text's 4.
+    goto(&mut s, 0);
+    let replayed = goto(&mut s, 4);
+    assert_eq!(rounds(&replayed), 6);
 }

@@ -99,7 +99,11 @@ fn the_timing_panel_sets_the_newest_step_against_the_bandwidth_floor() {
     let text = screen_text(&app).join("\n");
     // Prefill: 5 tokens of 2.69e8 FLOP and 15 keys of attention in 21.4 ms.
     let flop = 5.0 * 2.69e8 + 15.0 * 4.0 * 30.0 * 9.0 * 64.0;
-    let want = format!("prefill {:.1} of 40 GFLOP/s peak", flop / 0.0214 / 1e9);
+    let gflops = flop / 0.0214 / 1e9;
+    let want = format!(
+        "prefill at {:.0}% of peak: {gflops:.1} of 40 GFLOP/s",
+        100.0 * gflops / 40.0
+    );
     assert!(text.contains(&want), "{want}\n{text}");
     update(
         &mut app,
@@ -111,7 +115,7 @@ fn the_timing_panel_sets_the_newest_step_against_the_bandwidth_floor() {
     let floor = (96_400_000.0 + 5.0 * 46_080.0) / 20e9 * 1e3;
     for want in [
         format!(
-            "reads {:.1} MB (KV 0.2) ≥ {floor:.2} ms at 20.0 GB/s",
+            "step ≥ {floor:.2} ms: reads {:.1} MB (KV 0.2) at 20.0 GB/s",
             (96_400_000.0 + 5.0 * 46_080.0) / 1e6
         ),
         format!(
@@ -194,4 +198,40 @@ fn under_the_lesson_at_80x24_the_panel_keeps_the_lines_it_names() {
     }
     // It is short of rows: what gave way is gone whole, not cut at the panel's edge.
     assert!(!text.contains("TTFT 1st token"), "{text}");
+}
+
+/// Short of rows at 80x24, the timing panel keeps what the lesson's step names: under the
+/// speed-of-light lesson ("No step beats it") its light lines, the steps' row giving way; under
+/// reading-vs-writing ("The work grows with length", which names no light) the steps' row, the light
+/// lines giving way. The steps' row had pushed the speed-of-light lesson's `prefill at` line off the
+/// panel, cut with no mark.
+#[test]
+fn a_short_timing_panel_keeps_the_lines_the_step_names() {
+    // Steps with and without the cache (the write line takes two rows), the last with it: one
+    // row more than the panel holds.
+    let mut view = long_path_app(80, 24, 34, 16).session.unwrap();
+    view.decode_ms = [
+        vec![4.2; 8],
+        (0..21).map(|i| 66.0 + i as f64 * 0.5).collect(),
+    ]
+    .concat();
+    view.decode_kv = [vec![true; 8], vec![false; 20], vec![true]].concat();
+    for (lesson, index, keeps, loses) in [
+        ("speed-of-light", 2, "prefill at", "│steps "),
+        ("reading-vs-writing", 3, "│steps ", "prefill at"),
+    ] {
+        let lesson = nexttoken::lesson::builtin(lesson).unwrap().unwrap();
+        let mut app = nexttoken::app::App::new(config(80, 24)).with_lesson(lesson);
+        let info = ModelInfo {
+            machine: Some(machine()),
+            ..model_info()
+        };
+        update(&mut app, Msg::Engine(Event::Loaded(info)));
+        update(&mut app, Msg::Engine(Event::Synced(view.clone())));
+        update(&mut app, lesson_step_ran(index, view.clone()));
+        app.screen.side = SidePanel::Timing;
+        let text = screen_text(&app).join("\n");
+        assert!(text.contains(keeps), "{keeps}\n{text}");
+        assert!(!text.contains(loses), "{loses}\n{text}");
+    }
 }

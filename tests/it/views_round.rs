@@ -271,6 +271,26 @@ fn a_new_prompt_starts_the_rounds_tally_again() {
     assert!(!text.contains("so far 3 rounds"), "{text}");
 }
 
+/// A step reached by a replay carries every round of the text on screen: the tally starts again
+/// from them (going back to a lesson step had shown "so far 4 rounds" where the step ran one).
+#[test]
+fn a_replayed_step_tallies_its_text_from_the_start() {
+    let mut app = ready_app(160, 48);
+    update(
+        &mut app,
+        lesson_step_with(2, vec![round(), round(), round()]),
+    );
+    assert_eq!(app.speculative.tally.rounds, 3);
+    let Msg::Engine(Event::LessonStep(mut step)) = lesson_step_with(1, vec![round()]) else {
+        unreachable!()
+    };
+    step.replayed = 1;
+    update(&mut app, Msg::Engine(Event::LessonStep(step)));
+    assert_eq!(app.speculative.tally.rounds, 1);
+    let text = screen_text(&app).join("\n");
+    assert!(text.contains("Speculative round 1 "), "{text}");
+}
+
 /// Before the first round the panel states the rule that will judge the guesses: under greedy a guess
 /// is kept while it is the model's own top token (no chance in it), under sampling with min(1, p/q).
 #[test]
