@@ -119,6 +119,7 @@ fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Body {
             read: 0,
             passed: vec![],
             summary: None,
+            pinned: vec![],
         };
     };
     let narration_text = &state.lesson.steps[i].narration;
@@ -138,17 +139,18 @@ fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Body {
         Some(run) => check_lines(app, run, (width, theme), &mut lines),
         None => (Vec::new(), None),
     };
+    let mut pinned = Vec::new();
     if let Some(f) = &state.earlier_failure {
         let text = format!(
             "⚠ step {} did not go as the lesson says: what follows may differ from its text",
             f.index + 1
         );
-        lines.push(Line::styled(crate::fmt::fit(&text, width), theme.error));
+        pinned.push(Line::styled(crate::fmt::fit(&text, width), theme.error));
     }
     if state.explored {
         let back = crate::app::keymap::hint_key(Mode::Normal, Action::BackToLesson);
         let text = format!("✎ exploring on your own: {back} goes back to the lesson");
-        lines.push(Line::styled(crate::fmt::fit(&text, width), theme.key));
+        pinned.push(Line::styled(crate::fmt::fit(&text, width), theme.key));
     }
     Body {
         lines,
@@ -156,6 +158,7 @@ fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Body {
         read,
         passed,
         summary,
+        pinned,
     }
 }
 

@@ -16,6 +16,10 @@ pub(super) struct Body {
     /// panel is short of rows.
     pub(super) passed: Vec<usize>,
     pub(super) summary: Option<Line<'static>>,
+    /// Lines after all of them that always show, the others giving way: an earlier step off the
+    /// lesson's script, and "✎ exploring on your own" (at 80x24, after exploring by hand, the
+    /// narration and its checks had stood over a changed text with that line cut).
+    pub(super) pinned: Vec<Line<'static>>,
 }
 
 /// The panel's lines in `room` rows, and whether any was left out: all of them where they fit; else
@@ -37,6 +41,38 @@ pub(super) fn fitted(
         read,
         passed,
         summary,
+        pinned,
+    } = body;
+    if lines.len() + pinned.len() <= room {
+        lines.extend(pinned);
+        return (lines, false);
+    }
+    let (mut shown, cut) = unpinned(
+        Body {
+            lines,
+            narration,
+            read,
+            passed,
+            summary,
+            pinned: vec![],
+        },
+        (room.saturating_sub(pinned.len()), width),
+        asking,
+    );
+    shown.extend(pinned);
+    shown.truncate(room);
+    (shown, cut)
+}
+
+/// `fitted` for a body without pinned lines.
+fn unpinned(body: Body, (room, width): (usize, usize), asking: bool) -> (Vec<Line<'static>>, bool) {
+    let Body {
+        mut lines,
+        narration,
+        read,
+        passed,
+        summary,
+        ..
     } = body;
     if lines.len() <= room {
         return (lines, false);

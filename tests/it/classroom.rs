@@ -115,6 +115,33 @@ fn the_step_keys_ask_for_the_neighbouring_steps_and_stop_at_the_ends() {
     assert!(app.status.as_ref().unwrap().text.contains("last step"));
 }
 
+/// At 80x24, where the step's narration and checks fill the panel, exploring by hand still says so:
+/// the narration and its checks had stood over a changed text with the "✎" line cut off.
+#[test]
+fn exploring_is_said_even_where_the_narration_fills_the_panel() {
+    for (w, h) in [(80, 24), (64, 20)] {
+        let mut app = lesson_app(w, h);
+        let failed = check("a failed claim keeps its line", false);
+        app.update(step(
+            2,
+            vec![],
+            vec![check("one", true), failed.clone(), failed],
+        ));
+        key(&mut app, ' ');
+        app.update(Msg::Engine(Event::Stepped(step_after_is(
+            0,
+            Source::Sampled,
+            true,
+            12.0,
+        ))));
+        let screen = screen_text(&app).join("\n");
+        assert!(
+            screen.contains("✎ exploring on your own"),
+            "{w}x{h}:\n{screen}"
+        );
+    }
+}
+
 #[test]
 fn exploring_is_noticed_and_g_goes_back_to_the_lesson() {
     let mut app = lesson_app(100, 30);
