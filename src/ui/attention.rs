@@ -123,14 +123,18 @@ fn panel_lines(
     // The legend stays while the matrix keeps at least three query rows beside it (or all it
     // would have without it).
     let rows = |g: &Grid| g.len - g.first_row;
-    let g = match (fit(legend.len()), fit(0)) {
-        (Some(g), Some(bare)) if rows(&g) >= rows(&bare).min(3) => g,
-        (Some(g), None) => g,
-        (_, Some(bare)) => {
-            legend.clear();
-            bare
-        }
-        (None, None) => return vec![top_attended(app, win, tokens, theme, width)],
+    // The bare fit only where the legend's leaves fewer than three rows.
+    let g = match fit(legend.len()) {
+        Some(g) if rows(&g) >= 3 => g,
+        with => match (with, fit(0)) {
+            (Some(g), Some(bare)) if rows(&g) >= rows(&bare) => g,
+            (Some(g), None) => g,
+            (_, Some(bare)) => {
+                legend.clear();
+                bare
+            }
+            (None, None) => return vec![top_attended(app, win, tokens, theme, width)],
+        },
     };
     let mut lines = grid::key_labels(&g, tokens, theme);
     for r in g.first_row..g.len {

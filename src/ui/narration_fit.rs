@@ -31,34 +31,12 @@ pub(super) struct Body {
 /// as many as fit (at 80x24 the speed-of-light lesson's answer had been cut after its first two
 /// lines, its checks unseen); else the first `room`. `width`: the columns inside.
 pub(super) fn fitted(
-    body: Body,
+    mut body: Body,
     (room, width): (usize, usize),
     asking: bool,
 ) -> (Vec<Line<'static>>, bool) {
-    let Body {
-        mut lines,
-        narration,
-        read,
-        passed,
-        summary,
-        pinned,
-    } = body;
-    if lines.len() + pinned.len() <= room {
-        lines.extend(pinned);
-        return (lines, false);
-    }
-    let (mut shown, cut) = unpinned(
-        Body {
-            lines,
-            narration,
-            read,
-            passed,
-            summary,
-            pinned: vec![],
-        },
-        (room.saturating_sub(pinned.len()), width),
-        asking,
-    );
+    let pinned = std::mem::take(&mut body.pinned);
+    let (mut shown, cut) = unpinned(body, (room.saturating_sub(pinned.len()), width), asking);
     shown.extend(pinned);
     shown.truncate(room);
     (shown, cut)

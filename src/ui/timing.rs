@@ -32,10 +32,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let inner = block.inner(area);
     let (text, chart) = match session {
         Some(s) => text_and_chart(app, s, (inner, wide), theme),
-        None => (Vec::new(), None),
+        None => (Vec::new(), false),
     };
     // The chart's key, under the chart only.
-    if chart.is_some() {
+    if chart {
         let key = if session.and_then(rebuild).is_some() {
             " ms · P prefill, 1 2 … steps, R re-read "
         } else {
@@ -54,7 +54,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let [top, below] =
         Layout::vertical([Constraint::Length(text.len() as u16), Constraint::Fill(1)]).areas(inner);
     frame.render_widget(Paragraph::new(text), top);
-    if let (Some(s), Some(())) = (session, chart) {
+    if let (Some(s), true) = (session, chart) {
         frame.render_widget(super::timing_chart::bar_chart(s, below, theme), below);
     }
 }
@@ -71,7 +71,7 @@ fn text_and_chart(
     s: &SessionView,
     (inner, wide): (Rect, bool),
     theme: &Theme,
-) -> (Vec<Line<'static>>, Option<()>) {
+) -> (Vec<Line<'static>>, bool) {
     // The speed of light's lines give way before the steps' row, unless the lesson's step names them.
     let light_rank = (!narration_names(app, "light")).then_some(3);
     let lines = |steps_row: bool| {
@@ -88,8 +88,8 @@ fn text_and_chart(
     };
     let text = lines(false);
     match inner.height as usize >= text.len() + CHART_ROWS {
-        true => (text, Some(())),
-        false => (lines(true), None),
+        true => (text, true),
+        false => (lines(true), false),
     }
 }
 

@@ -21,6 +21,14 @@ fn lesson_step(events: Vec<Event>) -> LessonStepView {
     }
 }
 
+/// A session on the real model with built-in lesson `name` open at its first step.
+fn opened(name: &str) -> (Session, Option<Track>) {
+    let (mut s, mut track) = (session(), None);
+    let open = Command::OpenLesson(Box::new(lesson::load(name).unwrap()));
+    lesson_step(events_in_lesson(&mut s, &mut track, open));
+    (s, track)
+}
+
 /// The view without the cost of the last pass (a replay reads the prompt again).
 fn state(v: &SessionView) -> (Vec<u32>, Vec<u32>, usize) {
     (
@@ -183,10 +191,7 @@ fn tip_loop_of(v: &SessionView) -> Option<nexttoken::analysis::Cycle> {
 #[test]
 fn panels_of_the_steps_run_on_the_way_open_first() {
     use nexttoken::protocol::lesson::report::TuiAction;
-    let mut s = session();
-    let mut track: Option<Track> = None;
-    let open = Command::OpenLesson(Box::new(lesson::load("attention").unwrap()));
-    lesson_step(events_in_lesson(&mut s, &mut track, open));
+    let (mut s, mut track) = opened("attention");
     for step in 1..3 {
         let goto = Command::LessonGoto { step };
         lesson_step(events_in_lesson(&mut s, &mut track, goto));
@@ -245,10 +250,7 @@ fn panels_of_the_steps_run_on_the_way_open_first() {
 #[test]
 fn rounds_of_the_steps_run_on_the_way_reach_the_screen() {
     use nexttoken::protocol::lesson::report::TuiAction;
-    let mut s = session();
-    let mut track: Option<Track> = None;
-    let open = Command::OpenLesson(Box::new(lesson::load("speculative-decoding").unwrap()));
-    lesson_step(events_in_lesson(&mut s, &mut track, open));
+    let (mut s, mut track) = opened("speculative-decoding");
     let rounds = |v: &LessonStepView| {
         v.run
             .tui

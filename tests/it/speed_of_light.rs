@@ -235,3 +235,31 @@ fn a_short_timing_panel_keeps_the_lines_the_step_names() {
         assert!(!text.contains(loses), "{loses}\n{text}");
     }
 }
+
+/// On a projector's side panel (presenter mode at 120x34) the light line is the wide form only where
+/// it fits, else the narrow one, led by the `step ≥` the lessons name either way: the wide form had
+/// been cut at "at 23", its GB/s lost.
+#[test]
+fn the_light_line_is_never_cut() {
+    let mut app = prefilled_app();
+    update(
+        &mut app,
+        Msg::Engine(Event::Stepped(step_after_is(0, Source::Sampled, true, 9.0))),
+    );
+    update(
+        &mut app,
+        Msg::Resize {
+            width: 120,
+            height: 34,
+        },
+    );
+    app.presenter.on = true;
+    app.presenter.side = Some(SidePanel::Timing);
+    let text = screen_text(&app).join("\n");
+    let line = text
+        .lines()
+        .find(|l| l.contains("step ≥"))
+        .unwrap_or_else(|| panic!("no step ≥ line\n{text}"));
+    let inside = line.rsplit('│').nth(1).unwrap_or(line).trim_end();
+    assert!(inside.ends_with("GB/s"), "{line}");
+}
