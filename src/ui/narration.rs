@@ -4,7 +4,7 @@
 
 use super::narration_fit::{fitted, Body};
 use super::theme::Theme;
-use crate::app::keymap::{hint_key, pair_hint, Action, Mode};
+use crate::app::keymap::{hint_key, key_for, pair_hint, Action, Mode};
 use crate::app::lesson::LessonState;
 use crate::app::App;
 use crate::protocol::lesson::{Given, QuestionKind, Status};
@@ -36,11 +36,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let Some(state) = app.lesson.as_ref() else {
         return;
     };
-    let keys = pair_hint(
-        Mode::Normal,
-        [Action::PrevLessonStep, Action::NextLessonStep],
-    );
-    let keys = format!(" {keys}: lesson steps ");
+    let keys = format!(" {}: lesson steps ", step_keys(app.mode));
     let width = area.width.saturating_sub(2) as usize;
     let title = title(state, width);
     // The keys beside the title where both fit, else on the bottom border: the heading comes first.
@@ -64,6 +60,21 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ));
     }
     frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// The keys that step the lesson from the screen as it is: the mode's own, or, where a popup or a
+/// typed answer takes them (the sampler panel's ← → lower and raise a setting), its close key first.
+fn step_keys(mode: Mode) -> String {
+    let pair = [Action::PrevLessonStep, Action::NextLessonStep];
+    let own = pair_hint(mode, pair);
+    if !own.is_empty() {
+        return own;
+    }
+    let normal = pair_hint(Mode::Normal, pair);
+    match key_for(mode, Action::Close) {
+        Some(close) => format!("{close}, then {normal}"),
+        None => normal,
+    }
 }
 
 /// The panel's title in `cols` columns: the lesson, the step and its heading where they fit; else the

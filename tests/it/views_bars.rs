@@ -187,6 +187,58 @@ fn under_greedy_the_bars_show_the_models_own_distribution() {
     }
 }
 
+/// Under greedy the chain view ends with the stage greedy ranks by, then `greedy`, which keeps the top
+/// row alone: it had gone on through temp, top-k, top-p and min-p, cutting rows with ✂ that greedy
+/// never draws from (the class read "min-p cut London" of a pick no stage after the penalties made).
+/// The mass left after greedy is the pick's own probability.
+#[test]
+fn under_greedy_the_chain_ends_at_the_stage_greedy_ranks_by() {
+    let settings = SamplerSettings {
+        greedy: true,
+        ..SamplerSettings::default()
+    };
+    let mut app = loop_app(80, 24, settings);
+    let dist = app.session.as_ref().unwrap().next.clone();
+    assert!(
+        dist.stages.iter().any(|st| st.name == "min-p"),
+        "the engine reports every stage"
+    );
+    key(&mut app, 't');
+    let s = screen(&app);
+    let names = s.lines().find(|l| l.contains("stage →")).unwrap();
+    let cols: Vec<&str> = names
+        .split_whitespace()
+        .skip_while(|w| *w != "→")
+        .skip(1)
+        .filter(|w| *w != "│")
+        .collect();
+    assert_eq!(cols, ["raw", "pen", "greedy"], "{names}");
+    let kept = s.lines().find(|l| l.contains("kept")).unwrap();
+    assert!(kept.trim_end_matches(['│', ' ']).ends_with(" 1"), "{kept}");
+    let top = dist
+        .candidates
+        .iter()
+        .position(|c| c.token.id == dist.planned.id)
+        .unwrap();
+    let rows: Vec<&str> = s
+        .lines()
+        .skip_while(|l| !l.contains("kept"))
+        .skip(1)
+        .take_while(|l| !l.contains("mass left"))
+        .collect();
+    assert!(rows.len() > top + 1, "{s}");
+    assert!(rows[top].contains("100%"), "{}", rows[top]);
+    assert!(rows
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != top)
+        .all(|(_, r)| r.contains('✂')));
+    let mass = nexttoken::ui::chain::mass_left(&dist);
+    let ranked = nexttoken::ui::distribution::greedy_ranks(&dist).unwrap();
+    assert_eq!(mass.len(), 3);
+    assert_eq!(*mass.last().unwrap(), ranked.probs[top]);
+}
+
 /// Greedy under a repetition penalty: the bars are the penalised distribution greedy ranks by, the
 /// model's own beside them, the column says so, and the status bar names the penalty (it said only
 /// "greedy" before).

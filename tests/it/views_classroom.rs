@@ -537,3 +537,34 @@ fn every_builtin_step_without_a_question_fits_at_80x24() {
         }
     }
 }
+
+/// The narration's keys are those that step the lesson from the screen as it is: with the sampler
+/// panel open, ← → lower and raise a setting, and the title had still said "← →: lesson steps"
+/// (the dice lesson's last step opens that panel). It says to close the panel first, and → moves
+/// the setting, not the lesson.
+#[test]
+fn the_lesson_keys_say_to_close_a_popup_that_takes_them_first() {
+    let mut app = lesson_at("dice", 5, vec![], (80, 24), false);
+    let keys = |app: &App| {
+        let screen = screen_text(app);
+        let panel = top_panel(&screen).join("\n");
+        let at = panel
+            .find(": lesson steps")
+            .expect("the keys are on the panel");
+        panel[..at]
+            .rsplit(['─', '┐', '┘', '┌', '└'])
+            .next()
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    assert_eq!(keys(&app), "← →");
+    press(&mut app, Key::Char('s'));
+    assert_eq!(app.mode, nexttoken::app::keymap::Mode::Sampler);
+    assert_eq!(keys(&app), "esc, then ← →");
+    let step = app.lesson.as_ref().unwrap().at;
+    press(&mut app, Key::Right);
+    assert_eq!(app.lesson.as_ref().unwrap().at, step, "→ is the panel's");
+    press(&mut app, Key::Esc);
+    assert_eq!(keys(&app), "← →");
+}
