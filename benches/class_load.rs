@@ -211,6 +211,7 @@ impl Rig {
                 top_k_shown: TOP_K_SHOWN,
                 attention_window: ATTENTION_WINDOW,
                 kv_cache: true,
+                kv_precision: Default::default(),
                 twin: None,
                 server: None,
                 draft: None,

@@ -100,6 +100,11 @@ pub struct ModelArgs {
     /// On an error, print its whole chain and any captured backtrace.
     #[arg(long, global = true)]
     pub verbose: bool,
+    /// What the model's KV cache stores: `f32` keeps the bits of candle's models; `f16` (llama.cpp's
+    /// default) halves the cache and what a deep decode step reads, for one more rounding of every
+    /// key and value. A draft and model B keep `f32`; a served model, its server's.
+    #[arg(long, global = true, value_enum, default_value_t = KvCacheType::F32)]
+    pub kv: KvCacheType,
     #[command(flatten)]
     pub server: served::ServerArgs,
 }
@@ -284,11 +289,6 @@ pub struct BenchArgs {
     /// machine what a CPU with only AVX2 runs (the rest of the pass is the same code on both).
     #[arg(long, value_enum, default_value_t = KernelCap::Best)]
     pub isa: KernelCap,
-    /// The KV cache's element type for the prefill and decode tests: `f16` halves the cache and what
-    /// a deep decode step reads (llama.cpp's default), for one more rounding of every key and value;
-    /// `f32` keeps the bits of candle's models.
-    #[arg(long, value_enum, default_value_t = KvCacheType::F32)]
-    pub kv: KvCacheType,
     /// With --draft: also decode -n tokens greedily with speculative decoding, against plain steps
     /// in the same run.
     #[command(flatten)]
@@ -305,11 +305,21 @@ pub enum KernelCap {
     Scalar,
 }
 
-/// `bench --kv`: what the KV cache stores.
+/// `--kv`: what the KV cache stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum KvCacheType {
     F32,
     F16,
+}
+
+impl KvCacheType {
+    pub fn precision(self) -> crate::engine::forward::kv_cache::KvPrecision {
+        use crate::engine::forward::kv_cache::KvPrecision;
+        match self {
+            KvCacheType::F32 => KvPrecision::F32,
+            KvCacheType::F16 => KvPrecision::F16,
+        }
+    }
 }
 
 /// A name `fetch` knows, or the error listing the names it does.

@@ -2,7 +2,7 @@
 //! the KV cache, a session step's overhead over a bare forward, load time, peak RSS, and how far the fast
 //! matmul path's probabilities are from the exact quantised path.
 
-use crate::cli::{BenchArgs, KernelCap, KvCacheType, DEFAULT_PROMPT};
+use crate::cli::{BenchArgs, KernelCap, DEFAULT_PROMPT};
 use crate::engine::forward::kv_cache::KvPrecision;
 use crate::engine::forward::linear::MatmulPath;
 use crate::engine::forward::model::{ForwardOptions, Model};
@@ -144,16 +144,12 @@ pub fn peak_rss_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-pub fn measure_all(path: &Path, args: &BenchArgs) -> Result<Report> {
+pub fn measure_all(path: &Path, args: &BenchArgs, precision: KvPrecision) -> Result<Report> {
     // Before the model: the measuring buffer is freed before the model's memory exists.
     let bandwidth = crate::engine::machine::bandwidth_gb_s(crate::engine::threads());
     let t = Instant::now();
     let mut model = load_model(path, MatmulPath::Fast)?;
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
-    let precision = match args.kv {
-        KvCacheType::F32 => KvPrecision::F32,
-        KvCacheType::F16 => KvPrecision::F16,
-    };
     model.set_kv_precision(precision);
     let kv_cache = model.cache.precision().name().to_string();
     let context = model.config.context_length;
@@ -264,7 +260,7 @@ fn no_cache_rows(model: &mut Model, args: &BenchArgs) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-pub fn run(path: &Path, args: &BenchArgs) -> Result<()> {
+pub fn run(path: &Path, args: &BenchArgs, precision: KvPrecision) -> Result<()> {
     let cap = match args.isa {
         KernelCap::Best => None,
         KernelCap::Avx512 => Some(Isa::Avx512Vnni),
@@ -274,7 +270,7 @@ pub fn run(path: &Path, args: &BenchArgs) -> Result<()> {
     if let Some(isa) = cap {
         Isa::cap(isa).map_err(|e| anyhow::anyhow!("--isa {}: {e}", isa.name()))?;
     }
-    let r = measure_all(path, args)?;
+    let r = measure_all(path, args, precision)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(());

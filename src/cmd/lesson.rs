@@ -25,7 +25,10 @@ pub fn run_cli(model: &ModelArgs, args: &LessonArgs) -> Result<()> {
                 ..LoadOptions::default()
             };
             let settings = SamplerSettings::default();
-            let opts = SessionOptions::default();
+            let opts = SessionOptions {
+                kv_precision: model.kv.precision(),
+                ..SessionOptions::default()
+            };
             let (mut session, _) = load_session(&path, &load, settings, opts, &mut |_| {})?;
             check(&mut session, &lesson, &mut out)
         }

@@ -30,6 +30,9 @@ pub fn run(cli: Cli) -> Result<()> {
     // decode run at less than half speed here.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     crate::engine::set_threads(cli.model.threads.unwrap_or(cores));
+    if cli.model.server.server.is_some() && cli.model.kv != crate::cli::KvCacheType::F32 {
+        anyhow::bail!("--kv sets a local model's KV cache; a served model keeps its server's: drop --kv or --server");
+    }
     match &cli.command {
         Some(Cmd::Fetch { name, force }) => {
             let model = fetch::known(name).unwrap_or(&fetch::DEFAULT);
@@ -40,6 +43,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Cmd::Trace(args)) => {
             let opts = SessionOptions {
                 top_k_shown: args.top_k.max(1),
+                kv_precision: cli.model.kv.precision(),
                 ..SessionOptions::default()
             };
             let settings = args.sampler.settings()?;
@@ -55,29 +59,14 @@ pub fn run(cli: Cli) -> Result<()> {
                 anyhow::bail!("--model-b and --requant-b compare two local models: drop --server, or compare two paths of the served model (--force or --reference)");
             }
             let settings = args.sampler.settings()?;
-            let (mut session, _) = open_session(&cli, settings, SessionOptions::default())?;
+            let opts = SessionOptions {
+                kv_precision: cli.model.kv.precision(),
+                ..SessionOptions::default()
+            };
+            let (mut session, _) = open_session(&cli, settings, opts)?;
             compare::run(&mut session, args, &mut std::io::stdout().lock())
         }
-        Some(Cmd::Compare(args)) => {
-            let path = fetch::resolve_model(cli.model.model.as_deref())?;
-            let load = LoadOptions {
-                tokenizer_json: cli.model.tokenizer.as_deref(),
-                ..LoadOptions::default()
-            };
-            let settings = args.sampler.settings()?;
-            let opts = SessionOptions::default();
-            let (mut session, _) = load_session(&path, &load, settings, opts, &mut |_| {})?;
-            let stdout = std::io::stdout();
-            let spec = args.ab.spec()?;
-            match spec {
-                Some(spec) => {
-                    let mut twin = Twin::load(&path, &spec, load.matmul)?;
-                    let a = path.file_name().unwrap_or_default().to_string_lossy();
-                    compare_ab::run(&mut session, &mut twin, &a, args, &mut stdout.lock())
-                }
-                None => compare::run(&mut session, args, &mut stdout.lock()),
-            }
-        }
+        Some(Cmd::Compare(args)) => compare_local(&cli, args),
         Some(Cmd::Lesson(args)) => lesson::run_cli(&cli.model, args),
         Some(Cmd::Export(args)) => {
             let (path, bytes) = export::run(args)?;
@@ -86,7 +75,7 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Some(Cmd::Bench(args)) => {
             let path = fetch::resolve_model(cli.model.model.as_deref())?;
-            bench::run(&path, args)
+            bench::run(&path, args, cli.model.kv.precision())
         }
         None if cli.model.server.server.is_some() => {
             cli.sampler.settings()?;
@@ -97,6 +86,32 @@ pub fn run(cli: Cli) -> Result<()> {
             let path = checked_model(&cli)?;
             tui::run(&cli, path)
         }
+    }
+}
+
+/// `compare` on the local model: two paths of it, or model A against model B (`--model-b`,
+/// `--requant-b`).
+fn compare_local(cli: &Cli, args: &crate::cli::CompareArgs) -> Result<()> {
+    let path = fetch::resolve_model(cli.model.model.as_deref())?;
+    let load = LoadOptions {
+        tokenizer_json: cli.model.tokenizer.as_deref(),
+        ..LoadOptions::default()
+    };
+    let settings = args.sampler.settings()?;
+    let opts = SessionOptions {
+        kv_precision: cli.model.kv.precision(),
+        ..SessionOptions::default()
+    };
+    let (mut session, _) = load_session(&path, &load, settings, opts, &mut |_| {})?;
+    let stdout = std::io::stdout();
+    let spec = args.ab.spec()?;
+    match spec {
+        Some(spec) => {
+            let mut twin = Twin::load(&path, &spec, load.matmul)?;
+            let a = path.file_name().unwrap_or_default().to_string_lossy();
+            compare_ab::run(&mut session, &mut twin, &a, args, &mut stdout.lock())
+        }
+        None => compare::run(&mut session, args, &mut stdout.lock()),
     }
 }
 

@@ -28,6 +28,7 @@ pub fn run(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> Resu
         "tok_per_s": prefill.tok_per_s,
         "ttft_ms": prefill.ttft_ms,
         "kv_cache": !args.no_kv_cache,
+        "kv_type": session.local_model().map(|m| m.cache.precision().name()),
         "sampler": session.settings(),
         "attention": attention(session, args.attention),
         "server": session.served(),

@@ -114,6 +114,7 @@ fn spawn_engine(
             top_k_shown: TOP_K_SHOWN,
             attention_window: ATTENTION_WINDOW,
             kv_cache: true,
+            kv_precision: cli.model.kv.precision(),
             twin,
             server: cli.model.server.options()?,
             draft: cli.draft.spec().map(|d| (d, cli.draft.k())),

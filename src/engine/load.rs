@@ -66,6 +66,7 @@ pub fn load_session(
         windows: (0..c.n_layer).map(|l| c.window(l)).collect(),
         served: None,
         machine: None,
+        kv_f16: opts.kv_precision == super::forward::kv_cache::KvPrecision::F16,
     };
     let mut session = Session::new(model, vocab, chat_template, settings, opts);
     session.set_model_file(path, load.tokenizer_json);

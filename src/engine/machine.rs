@@ -132,7 +132,11 @@ pub fn measure(model: &mut Model, threads: usize) -> candle_core::Result<Machine
     let mut speed = MachineSpeed {
         bandwidth_gb_s: bandwidth_gb_s(threads),
         weight_bytes: model.weight_bytes_per_token(),
-        kv_bytes_per_position: 2 * c.n_layer * c.n_kv_head * c.head_dim * 4,
+        kv_bytes_per_position: 2
+            * c.n_layer
+            * c.n_kv_head
+            * c.head_dim
+            * model.cache.precision().bytes(),
         matmul_flop_per_token: model.matmul_flop_per_token(),
         attention_flop_per_key: model.attention_flop(1),
         peak_gflops: 0.0,

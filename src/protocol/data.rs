@@ -270,6 +270,10 @@ pub struct ModelInfo {
     /// This machine's speed of light for this model, measured at load (`None` for a served model).
     #[serde(default)]
     pub machine: Option<MachineSpeed>,
+    /// The local model's KV cache holds `f16` (`--kv f16`), not `f32`: half its bytes, and figures a
+    /// rounding away from the default's.
+    #[serde(default)]
+    pub kv_f16: bool,
 }
 
 /// What bounds a pass here: memory bandwidth for a one-token step (every weight and the KV cache at
@@ -280,7 +284,7 @@ pub struct MachineSpeed {
     pub bandwidth_gb_s: f64,
     /// Bytes of weights a one-token pass reads (every matrix, the output head).
     pub weight_bytes: usize,
-    /// Bytes of KV cache per cached position (keys and values, every layer, f32).
+    /// Bytes of KV cache per cached position (keys and values, every layer, at the cache's precision).
     pub kv_bytes_per_position: usize,
     /// FLOP of the matrices per token, and of attention per query per key.
     pub matmul_flop_per_token: f64,

@@ -75,7 +75,9 @@ fn text_and_chart(
     // The speed of light's lines give way before the steps' row, unless the lesson's step names them.
     let light_rank = (!narration_names(app, "light")).then_some(3);
     let lines = |steps_row: bool| {
-        let mut rows = stats_lines(s, (wide, inner.width as usize, steps_row), theme);
+        let kv_f16 = app.model.as_ref().is_some_and(|m| m.kv_f16);
+        let shape = (wide, inner.width as usize, steps_row);
+        let mut rows = stats_lines(s, shape, kv_f16, theme);
         let always = |l: Line<'static>| (l, None);
         let light = super::light::lines(app, s, (wide, inner.width as usize), theme);
         rows.extend(light.into_iter().map(|l| (l, light_rank)));
@@ -157,6 +159,7 @@ fn mean(xs: impl Iterator<Item = f64>) -> Option<(f64, usize)> {
 fn stats_lines(
     s: &SessionView,
     (wide, cols, steps_row): (bool, usize, bool),
+    kv_f16: bool,
     theme: &Theme,
 ) -> Vec<Row> {
     let steps = step_times(s);
@@ -171,7 +174,7 @@ fn stats_lines(
         let row = super::timing_chart::step_line(s, cols, theme);
         rows.extend(row.map(|l| (l, Some(4))));
     }
-    rows.extend(counter_lines(s, wide, theme));
+    rows.extend(counter_lines(s, wide, kv_f16, theme));
     rows.extend(rebuild_line(s, wide, theme).map(|l| (l, None)));
     if let Some(text) = ratio(s, on, known, wide) {
         rows.push((Line::styled(text, theme.info), None));
@@ -296,12 +299,13 @@ fn write_text(
     }
 }
 
-/// Draws the counters (TTFT, forward passes) and the KV cache's size: one line when wide, else two
-/// (the size the first to give way).
-fn counter_lines(s: &SessionView, wide: bool, theme: &Theme) -> Vec<Row> {
+/// Draws the counters (TTFT, forward passes) and the KV cache's size (`KV f16` where it holds f16,
+/// `--kv f16`): one line when wide, else two (the size the first to give way).
+fn counter_lines(s: &SessionView, wide: bool, kv_f16: bool, theme: &Theme) -> Vec<Row> {
     let pass = &s.last_pass;
     let kv = if pass.kv_cache_on {
-        format!("KV {} pos, {}", pass.kv_len, bytes(pass.kv_bytes))
+        let kind = if kv_f16 { " f16" } else { "" };
+        format!("KV{kind} {} pos, {}", pass.kv_len, bytes(pass.kv_bytes))
     } else {
         "KV cache off".to_string()
     };

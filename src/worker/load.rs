@@ -20,6 +20,7 @@ pub(super) fn load(
         top_k_shown: config.top_k_shown,
         attention_window: config.attention_window,
         kv_cache: config.kv_cache,
+        kv_precision: config.kv_precision,
         ..SessionOptions::default()
     };
     let load = LoadOptions {

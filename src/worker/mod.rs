@@ -34,6 +34,8 @@ pub struct EngineConfig {
     /// Positions in the attention window sent with each step.
     pub attention_window: usize,
     pub kv_cache: bool,
+    /// What the model's KV cache stores (`--kv`).
+    pub kv_precision: crate::engine::forward::kv_cache::KvPrecision,
     /// Model B for the A/B view (`--model-b`, `--requant-b`), loaded after model A.
     pub twin: Option<TwinSpec>,
     /// `--server`: step a served model instead of `model_path` (see `engine/served/`).

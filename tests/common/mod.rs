@@ -56,6 +56,7 @@ pub fn model_info() -> ModelInfo {
         windows: vec![],
         served: None,
         machine: None,
+        kv_f16: false,
     }
 }
 

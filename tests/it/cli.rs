@@ -48,6 +48,35 @@ fn a_truncated_model_is_one_short_message_even_with_rust_backtrace_set() {
     );
 }
 
+/// `--kv f16` reaches `trace` (its header names the cache's type; each step's cache holds half the
+/// bytes), and with `--server`, whose cache is the server's, it is refused with what to drop.
+#[test]
+fn kv_f16_halves_the_cache_and_is_refused_for_a_served_model() {
+    let lines = |extra: &[&str]| -> Vec<serde_json::Value> {
+        let mut args = vec!["trace", "--steps", "2", "--greedy"];
+        args.extend(extra);
+        let out = nexttoken(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let (half, full) = (lines(&["--kv", "f16"]), lines(&[]));
+    assert_eq!(half[0]["kv_type"], "f16");
+    assert_eq!(full[0]["kv_type"], "f32");
+    let bytes = |v: &serde_json::Value| v["kv_bytes"].as_u64().unwrap();
+    assert!(bytes(&half[1]) > 0 && 2 * bytes(&half[1]) == bytes(&full[1]));
+    let out = nexttoken(&["trace", "--server", "http://127.0.0.1:9", "--kv", "f16"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out)
+            .contains("--kv sets a local model's KV cache; a served model keeps its server's"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn temperature_zero_is_greedy() {
     let ids = |flag: &str| -> Vec<u64> {

@@ -263,3 +263,57 @@ fn the_light_line_is_never_cut() {
     let inside = line.rsplit('│').nth(1).unwrap_or(line).trim_end();
     assert!(inside.ends_with("GB/s"), "{line}");
 }
+
+/// `--kv f16`: the cache holds half the bytes, what a step reads from it (the speed of light's
+/// figure) is counted at 2 bytes a value, and the timing panel names the cache's type beside its size.
+#[test]
+fn an_f16_cache_halves_what_a_step_reads_from_it() {
+    use nexttoken::engine::forward::kv_cache::KvPrecision;
+    use nexttoken::engine::session::{Choice, SessionOptions};
+    let open = |kv_precision| {
+        let opts = SessionOptions {
+            kv_precision,
+            ..SessionOptions::default()
+        };
+        let path = support::real_model();
+        let settings = nexttoken::protocol::SamplerSettings::default();
+        nexttoken::engine::load::load_session(
+            &path,
+            &Default::default(),
+            settings,
+            opts,
+            &mut |_| {},
+        )
+        .unwrap()
+    };
+    let (mut half, info) = open(KvPrecision::F16);
+    assert!(info.kv_f16);
+    let (mut full, info32) = open(KvPrecision::F32);
+    assert!(!info32.kv_f16);
+    let m = half.measure_machine().unwrap().expect("a local model");
+    assert_eq!(m.kv_bytes_per_position, 2 * 30 * 3 * 64 * 2);
+    let mut kv_bytes = vec![];
+    for s in [&mut half, &mut full] {
+        s.prefill_text("The capital of France is", false).unwrap();
+        s.step(Choice::Sample).unwrap();
+        kv_bytes.push(s.view().unwrap().last_pass.kv_bytes);
+    }
+    assert!(
+        kv_bytes[0] > 0 && 2 * kv_bytes[0] == kv_bytes[1],
+        "{kv_bytes:?}"
+    );
+    // On screen: "KV f16 5 pos, …" where the default says "KV 5 pos, …".
+    for (f16, want) in [(true, "KV f16 5 pos"), (false, "KV 5 pos")] {
+        let mut app = nexttoken::app::App::new(config(160, 48));
+        let info = ModelInfo {
+            machine: Some(machine()),
+            kv_f16: f16,
+            ..model_info()
+        };
+        update(&mut app, Msg::Engine(Event::Loaded(info)));
+        update(&mut app, Msg::Engine(Event::Synced(prefilled())));
+        app.screen.side = SidePanel::Timing;
+        let text = screen_text(&app).join("\n");
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+}

@@ -223,6 +223,7 @@ fn quitting_while_a_long_prompt_is_read_stops_it_at_the_next_chunk() {
         top_k_shown: 5,
         attention_window: 8,
         kv_cache: true,
+        kv_precision: Default::default(),
         twin: None,
         server: None,
         draft: None,

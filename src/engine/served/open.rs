@@ -65,6 +65,7 @@ pub fn open_served_session(
         windows: Vec::new(),
         served: Some(served),
         machine: None,
+        kv_f16: false,
     };
     let template = client.chat_template.clone();
     let backend = Backend::Served(Box::new(ServedModel::new(client, config, learnt)));
