@@ -97,7 +97,8 @@ fn draw_candidates(frame: &mut Frame, area: Rect, app: &App, dist: &Distribution
         };
         frame.render_widget(Paragraph::new(chain::header(dist, width, theme)), header);
     }
-    let cols = Columns::fit(dist, width);
+    let rounds = rounds_draw_their_own(app, dist);
+    let cols = Columns::fit(dist, width, rounds);
     let n = dist.candidates.len().min(rows.height as usize);
     let mut lines: Vec<Line> = (0..n)
         .map(|i| {
@@ -115,7 +116,7 @@ fn draw_candidates(frame: &mut Frame, area: Rect, app: &App, dist: &Distribution
     } else {
         column_key(dist, &cols, theme)
     };
-    let mut foot = vec![pick_line(dist, width, theme)];
+    let mut foot = vec![pick_line(dist, width, rounds, theme)];
     if n < rows.height as usize {
         lines.push(key);
     } else {
@@ -148,12 +149,14 @@ struct Columns {
 }
 
 impl Columns {
-    fn fit(dist: &Distribution, width: usize) -> Columns {
+    /// `rounds`: the next press runs a speculative round, which draws its own token: the mark says
+    /// `◀ plain` (what a plain step would draw), not `◀ next`.
+    fn fit(dist: &Distribution, width: usize, rounds: bool) -> Columns {
         let mut token = crate::fmt::widest_token(&dist.candidates).clamp(6, 16);
         let fixed = LEAD_W + NUM_W + 1 + NUM_W;
         let room = |token: usize, mark: &str| width.saturating_sub(fixed + token + mark.width());
         // Room for the bar first: the short mark, then a narrower token column.
-        let mut mark = " ◀ next";
+        let mut mark = if rounds { " ◀ plain" } else { " ◀ next" };
         if room(token, mark) < 6 {
             mark = " ◀";
         }
@@ -166,6 +169,13 @@ impl Columns {
             mark,
         }
     }
+}
+
+/// Whether the next step press runs a speculative round under a sampler that draws: the round keeps
+/// the draft's guesses with probability min(1, p/q) and draws from the rest, so its first token need
+/// not be the plain step's draw shown here (greedy's is: the top row either way).
+fn rounds_draw_their_own(app: &App, dist: &Distribution) -> bool {
+    app.speculative.on && app.draft().is_some() && dist.draw.is_some()
 }
 
 /// The stage that cut candidate `i` (its first stage with probability 0), if any. Greedy cuts
@@ -302,7 +312,7 @@ fn column_key(dist: &Distribution, cols: &Columns, theme: &Theme) -> Line<'stati
 }
 
 /// What the sampler picks: the greedy top row, or where the random draw landed.
-fn pick_line(dist: &Distribution, width: usize, theme: &Theme) -> Line<'static> {
+fn pick_line(dist: &Distribution, width: usize, rounds: bool, theme: &Theme) -> Line<'static> {
     let planned = quoted_token(&dist.planned);
     let (lead, after) = match &dist.draw {
         None => {
@@ -322,15 +332,25 @@ fn pick_line(dist: &Distribution, width: usize, theme: &Theme) -> Line<'static> 
         Some(d) => {
             let kept = dist.stages.last().map(|s| s.kept).unwrap_or(0);
             let after = format!(" (#{} of {kept}, {})", d.rank + 1, pct(dist.planned_prob));
-            // u is the draw's random number: said in words where the line has room.
-            let long = format!("draw, random u={:.3} → ", d.u);
-            let room = long.width() + after.width() + planned.width();
-            let lead = if room <= width {
-                long
-            } else {
-                format!("draw u={:.3} → ", d.u)
+            // u is the draw's random number: said in words where the line has room. Under rounds,
+            // the draw is a plain step's, which the next press does not take.
+            let forms = match rounds {
+                false => vec![
+                    format!("draw, random u={:.3} → ", d.u),
+                    format!("draw u={:.3} → ", d.u),
+                ],
+                true => vec![
+                    format!("a plain step would draw u={:.3} → ", d.u),
+                    format!("plain draw u={:.3} → ", d.u),
+                    format!("plain u={:.3} → ", d.u),
+                ],
             };
-            (lead, after)
+            let fits = |lead: &String| lead.width() + after.width() + planned.width() <= width;
+            let lead = forms
+                .iter()
+                .find(|l| fits(l))
+                .unwrap_or(&forms[forms.len() - 1]);
+            (lead.clone(), after)
         }
     };
     let token_w = width.saturating_sub(lead.width() + after.width()).max(3);

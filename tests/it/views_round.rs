@@ -412,3 +412,53 @@ fn a_round_too_tall_for_its_panel_says_more_is_below() {
     update(&mut app, lesson_step_with(4, vec![r]));
     assert!(!screen_text(&app).join("\n").contains("taller: more"));
 }
+
+/// While rounds are on under a sampler that draws, a press runs a round, which keeps the draft's
+/// guesses with probability min(1, p/q) and draws from the rest: its token need not be the plain
+/// step's draw. The next-token panel had still marked that draw "◀ next" (a class saw "◀ next ⟨-⟩"
+/// and the round wrote "↵"), and the intro said the draft never changes the output. The mark says
+/// `◀ plain` and the pick line what a plain step would draw; the intro says the odds are the model's.
+#[test]
+fn under_rounds_the_plain_draw_is_not_called_next() {
+    for (w, h) in [(80, 24), (100, 30)] {
+        let mut app = app_with_draft(w, h);
+        assert!(
+            app.session.as_ref().unwrap().next.draw.is_some(),
+            "a sampler that draws"
+        );
+        let pick = |app: &App| {
+            let text = screen_text(app).join("\n");
+            let line = text
+                .lines()
+                .find(|l| l.contains(" u=0."))
+                .unwrap()
+                .to_string();
+            (text, line)
+        };
+        let (_, before) = pick(&app);
+        assert!(!before.contains("plain"), "{before}");
+        key(&mut app, 'd');
+        assert!(app.speculative.on);
+        let (text, line) = pick(&app);
+        assert!(!text.contains("◀ next"), "{w}x{h}:\n{text}");
+        // At 80 columns the mark gives way to the bar ("◀" alone); the pick line still says "plain".
+        assert!(text.contains("◀ plain") || w == 80, "{w}x{h}:\n{text}");
+        assert!(
+            line.contains("plain") && line.contains("⟨␣Paris⟩"),
+            "{w}x{h}: {line}"
+        );
+        // The round panel's intro, its lines joined.
+        let intro: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.split("││").nth(1))
+            .map(|l| l.trim_end_matches('│').trim())
+            .collect();
+        let intro = intro.join(" ");
+        assert!(!intro.contains("never the output"), "{w}x{h}: {intro}");
+        assert!(
+            intro.contains("not the plain step's draw"),
+            "{w}x{h}: {intro}"
+        );
+        assert!(intro.contains("never the odds"), "{w}x{h}: {intro}");
+    }
+}

@@ -74,10 +74,17 @@ fn intro(d: &DraftInfo, app: &App, width: usize, theme: &Theme) -> Vec<Line<'sta
     } else {
         "Press d, then space for a round."
     };
+    // Greedy's rounds write plain greedy's text; a sampler's draw their own tokens with the model's
+    // odds, so the same seed may write another text than plain steps do.
+    let same = if app.sampler.settings.is_greedy() {
+        "The text is plain greedy's: the draft changes the cost, never the output."
+    } else {
+        "Each token still comes with the model's own odds, though not the plain step's draw \
+         (the same seed may write another text): the draft changes the cost, never the odds."
+    };
     let text = format!(
         "The draft, {}, guesses the next {} tokens one by one; the model checks them all in \
-         one pass and {rule}. The text is the model's own either way: \
-         the draft changes the cost, never the output. {how}",
+         one pass and {rule}. {same} {how}",
         d.in_words(),
         d.k
     );
