@@ -82,10 +82,25 @@ pub struct SavedNode {
     pub chosen_from: Option<SavedChoice>,
 }
 
+/// The pass that wrote a token at its step: its time, whether the KV cache was on, and whether it was
+/// a speculative round's (then `ms` is the round's time shared among the tokens it wrote).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SavedPass {
     pub ms: f64,
     pub kv_cache: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub round: bool,
+}
+
+impl SavedPass {
+    /// A plain step's pass (not a round's).
+    pub fn step(ms: f64, kv_cache: bool) -> SavedPass {
+        SavedPass {
+            ms,
+            kv_cache,
+            round: false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

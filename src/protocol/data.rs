@@ -218,6 +218,10 @@ pub struct SessionView {
     pub decode_ms: Vec<f64>,
     /// Whether the KV cache was on for each of those passes.
     pub decode_kv: Vec<bool>,
+    /// Whether each of those tokens came from a speculative round: then its `decode_ms` is the round's
+    /// time shared among the tokens it wrote, not one decode step's.
+    #[serde(default)]
+    pub decode_round: Vec<bool>,
     pub branches: Vec<BranchInfo>,
     pub settings: SamplerSettings,
     /// The prompt as it was typed, and whether it went through the chat template, when the session

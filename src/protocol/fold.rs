@@ -14,6 +14,8 @@ impl SessionView {
         self.decode_ms.push(report.pass.ms);
         self.decode_kv.truncate(steps_before);
         self.decode_kv.push(report.pass.kv_cache_on);
+        self.decode_round.truncate(steps_before);
+        self.decode_round.push(false);
         self.next = Distribution::clone(&report.next);
         self.attention = report.attention.clone();
         self.last_pass = report.pass.clone();

@@ -4,7 +4,7 @@ use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::App;
 use crate::fmt::{bytes, ms};
-use crate::protocol::{PassReport, PrefillReport, SessionView};
+use crate::protocol::{PrefillReport, SessionView};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
@@ -36,10 +36,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     };
     // The chart's key, under the chart only.
     if chart {
-        let key = if session.and_then(rebuild).is_some() {
-            " ms · P prefill, 1 2 … steps, R re-read "
-        } else {
-            " ms · P = prefill, 1 2 … = steps "
+        let rounds = session.is_some_and(|s| s.decode_round.contains(&true));
+        let key = match (session.and_then(rebuild).is_some(), rounds) {
+            (true, true) => " ms · P prefill, 1 2 steps, 3* round, R re-read ",
+            (true, false) => " ms · P prefill, 1 2 … steps, R re-read ",
+            (false, true) => " ms · P prefill, 1 2 … steps, 3* a round's share ",
+            (false, false) => " ms · P = prefill, 1 2 … = steps ",
         };
         block = block.title_bottom(Line::styled(key, theme.dim));
     }
@@ -126,34 +128,6 @@ fn fitted(mut rows: Vec<Row>, room: usize) -> Vec<Line<'static>> {
 /// speed of light where the lesson does not name it (3), the steps' row (4).
 const SPARE_RANKS: u8 = 4;
 
-/// One decode step's time and, when the session says, whether it ran with the KV cache.
-pub(super) struct StepTime {
-    pub(super) ms: f64,
-    pub(super) kv: Option<bool>,
-}
-
-/// Each step's time with its cache state. `SessionView` records only the time per step, so the state
-/// is unknown (`None`) and the panel never claims a TPOT is cache-on only.
-pub(super) fn step_times(s: &SessionView) -> Vec<StepTime> {
-    s.decode_ms
-        .iter()
-        .zip(&s.decode_kv)
-        .map(|(&ms, &kv)| StepTime { ms, kv: Some(kv) })
-        .collect()
-}
-
-/// A pass after the prompt that fed several tokens with the cache on: turning the cache back on (or
-/// switching branch) re-reads the path in one pass. That is a prefill, not a write step.
-pub(super) fn rebuild(s: &SessionView) -> Option<&PassReport> {
-    let p = &s.last_pass;
-    (p.kv_cache_on && p.tokens_fed > 1 && s.tokens.len() > s.prompt_len).then_some(p)
-}
-
-fn mean(xs: impl Iterator<Item = f64>) -> Option<(f64, usize)> {
-    let (sum, n) = xs.fold((0.0, 0), |(s, n), x| (s + x, n + 1));
-    (n > 0).then(|| (sum / n as f64, n))
-}
-
 /// The panel's lines of text: reading and writing speed (and each step's, in one row, with
 /// `steps_row`), the counters and the cache, a rebuilt cache, how much faster reading is, the abbreviations in words, and a warning when the cache is off.
 fn stats_lines(
@@ -164,7 +138,15 @@ fn stats_lines(
 ) -> Vec<Row> {
     let steps = step_times(s);
     let known = steps.iter().all(|t| t.kv.is_some());
-    let on = mean(steps.iter().filter(|t| t.kv == Some(true)).map(|t| t.ms));
+    // TPOT is one decode step's time: a round's tokens are counted apart (`write_text`).
+    let plain = |t: &&StepTime| !t.round;
+    let on = mean(
+        steps
+            .iter()
+            .filter(plain)
+            .filter(|t| t.kv == Some(true))
+            .map(|t| t.ms),
+    );
     let room = cols.saturating_sub(LABEL);
     let mut lines = labelled("read  ", &read_text(&s.prefill, wide, room), room, theme);
     let write = write_text(&steps, on, known, wide);
@@ -274,7 +256,13 @@ fn write_text(
     known: bool,
     wide: bool,
 ) -> Vec<String> {
-    let off = mean(steps.iter().filter(|t| t.kv == Some(false)).map(|t| t.ms));
+    let off = mean(
+        steps
+            .iter()
+            .filter(|t| t.kv == Some(false) && !t.round)
+            .map(|t| t.ms),
+    );
+    let rounds = steps.iter().filter(|t| t.round).count();
     let all = mean(steps.iter().map(|t| t.ms));
     match (all, known) {
         (None, _) => vec!["no steps yet".to_string()],
@@ -287,6 +275,15 @@ fn write_text(
             if let Some((t, n)) = off {
                 let sep = if pieces.is_empty() { "" } else { " · " };
                 pieces.extend([format!("{sep}{}", ms(t)), format!(" ({n} without)")]);
+            }
+            // A round's tokens share its time: not one step's, so not in TPOT.
+            if rounds > 0 {
+                let sep = if pieces.is_empty() {
+                    "no plain step yet · "
+                } else {
+                    " · "
+                };
+                pieces.push(format!("{sep}{rounds} from rounds"));
             }
             pieces
         }
@@ -374,6 +371,10 @@ fn ratio(s: &SessionView, on: Option<(f64, usize)>, known: bool, wide: bool) -> 
         format!("reading {ratio:.1}× faster per token")
     })
 }
+
+mod steps;
+use steps::mean;
+pub(super) use steps::{rebuild, step_times, StepTime};
 
 #[cfg(test)]
 mod tests;

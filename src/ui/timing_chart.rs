@@ -30,23 +30,30 @@ pub(super) fn bar_chart(s: &SessionView, area: Rect, theme: &Theme) -> BarChart<
         .fold(0.0f64, f64::max)
         .max(1e-9);
     let rows = area.height.saturating_sub(1) as f64;
+    // At least an eighth of a row: a bar far shorter than the tallest (a 15 ms prefill beside 1.3 s
+    // rounds) had drawn nothing at all, and read as no time.
+    let least = (tenths(top) as f64 / (rows * 8.0).max(1.0)).ceil() as u64;
     let bar = |ms: f64, label: String, style| {
         let tall = ms / top * rows >= 1.0;
         Bar::default()
-            .value(tenths(ms))
+            .value(tenths(ms).max(least))
             .text_value(if tall { one(ms) } else { String::new() })
             .label(Line::from(label))
             .style(style)
     };
     let mut bars = vec![bar(s.prefill.ms, "P".into(), theme.planned)];
     for (i, t) in steps.iter().enumerate().skip(first) {
-        // A step known to have run without the cache is drawn as a warning.
+        // A step known to have run without the cache is drawn as a warning; a round's token (its
+        // share of the round's time) apart from one step's.
         let style = if t.kv == Some(false) {
             theme.error
+        } else if t.round {
+            theme.ghost
         } else {
             theme.bar
         };
-        bars.push(bar(t.ms, format!("{}", i + 1), style));
+        let mark = if t.round { "*" } else { "" };
+        bars.push(bar(t.ms, format!("{}{mark}", i + 1), style));
     }
     if let Some(r) = rebuilt {
         bars.push(bar(r.ms, "R".into(), theme.planned));

@@ -315,6 +315,7 @@ pub fn prefilled() -> SessionView {
         },
         decode_ms: vec![],
         decode_kv: vec![],
+        decode_round: vec![],
         branches: vec![],
         settings,
         typed_prompt: None,

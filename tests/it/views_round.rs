@@ -87,6 +87,7 @@ fn after_round() -> (RoundSteps, SessionView) {
         .extend(steps.iter().map(|s| s.committed.clone()));
     view.decode_ms = vec![19.25, 19.25];
     view.decode_kv = vec![true, true];
+    view.decode_round = vec![true, true];
     view.draft = Some(draft_info());
     let pass = view.last_pass.clone();
     (
@@ -461,4 +462,32 @@ fn under_rounds_the_plain_draw_is_not_called_next() {
         );
         assert!(intro.contains("never the odds"), "{w}x{h}: {intro}");
     }
+}
+
+/// TPOT is one decode step's time: a round's tokens share the round's time, and the timing panel had
+/// averaged them in ("TPOT 415 ms" beside plain steps of 4.6 ms, "reading 139.8× faster"). They are
+/// counted apart ("· 2 from rounds"), the ratio is against plain steps, and the chart marks their
+/// bars `*`, its key saying so.
+#[test]
+fn a_rounds_tokens_are_not_in_tpot() {
+    let mut app = app_after_round(160, 48);
+    update(
+        &mut app,
+        Msg::Engine(Event::Stepped(later_step(7, " It", 0.3, true, 9.0))),
+    );
+    let s = app.session.as_ref().unwrap();
+    assert_eq!(s.decode_round, [true, true, false]);
+    app.screen.side = SidePanel::Timing;
+    let text = screen_text(&app).join("\n");
+    assert!(
+        text.contains("TPOT 9.00 ms (1 with cache) · 2 from rounds"),
+        "{text}"
+    );
+    let per_read = s.prefill.ms / s.prefill.tokens as f64;
+    let want = format!("reading is {:.1}× faster", 9.0 / per_read);
+    assert!(text.contains(&want), "{want}\n{text}");
+    let labels = text.lines().find(|l| l.contains(" P ")).unwrap();
+    assert!(labels.contains("1*") && labels.contains("2*"), "{labels}");
+    assert!(!labels.contains("3*"), "{labels}");
+    assert!(text.contains("a round's share"), "{text}");
 }

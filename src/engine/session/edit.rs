@@ -4,6 +4,7 @@
 
 use super::{ChainOutput, Choice, Node, Result, Session, SessionError, StepReport};
 use crate::engine::sampler;
+use crate::engine::session_file::SavedPass;
 use crate::protocol::{Distribution, PrefillReport, Source, TokenRecord};
 use std::sync::Arc;
 use std::time::Instant;
@@ -192,7 +193,7 @@ impl Session {
         };
         let node = self.place(token, source, &out, &logits, &chosen_from)?;
         let pass = self.feed_to_later(self.path.len())?;
-        self.nodes[node].pass = Some((pass.ms, pass.kv_cache_on));
+        self.nodes[node].pass = Some(SavedPass::step(pass.ms, pass.kv_cache_on));
         if pass.tokens_fed == 1 && pass.kv_cache_on && !self.model.is_served() {
             self.plain_step = Some((pass.ms, self.path.len()));
         }

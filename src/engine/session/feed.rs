@@ -6,6 +6,7 @@ use super::{ChainMemo, ChainOutput, Node, Result, Session, SessionError};
 use crate::engine::forward::model::{ForwardOptions, Model};
 use crate::engine::forward::quant::decode_plan::with_small_rows_threads;
 use crate::engine::sampler::{self, DryBreakers};
+use crate::engine::session_file::SavedPass;
 use crate::protocol::{PassReport, TokenRecord};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -132,7 +133,7 @@ impl Session {
             node.attn = Arc::new(row);
             node.attn_cols = cols;
             node.attn_first = Arc::new(first);
-            node.pass.get_or_insert((ms, on));
+            node.pass.get_or_insert(SavedPass::step(ms, on));
         }
     }
 

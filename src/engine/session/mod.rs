@@ -32,6 +32,7 @@ use super::backend::Backend;
 use super::forward::kv_cache::KvPrecision;
 use super::forward::model::{AttentionRows, Model};
 use super::sampler::{ChainOutput, DryBreakers};
+use super::session_file::SavedPass;
 use super::tokenizer::Vocab;
 use crate::protocol::*;
 use std::collections::VecDeque;
@@ -104,7 +105,7 @@ struct Node {
     attn_first: Arc<Vec<f32>>,
     /// The pass that fed this token at its step: (ms, whether the KV cache was on). Recorded once: a
     /// later re-feed (cache off, branch switch, cache rebuild) does not rewrite history.
-    pass: Option<(f64, bool)>,
+    pass: Option<SavedPass>,
     /// The distribution this token was chosen from, as its step described it (the chain, the draw):
     /// what "the last draw" shows. `None` for prompt tokens and tokens loaded from a file.
     chosen: Option<Arc<crate::protocol::Distribution>>,
@@ -113,7 +114,7 @@ struct Node {
 pub type Result<T> = std::result::Result<T, SessionError>;
 
 /// An existing node an edit changed: its id, record and step pass before the change.
-type Undo = (usize, TokenRecord, Option<(f64, bool)>);
+type Undo = (usize, TokenRecord, Option<SavedPass>);
 
 /// The last sampler chain run: which tip, under which settings, over which logits.
 struct ChainMemo {

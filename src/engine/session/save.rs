@@ -5,8 +5,8 @@
 use super::{Node, Session, SessionError, ATTENTION_KEEP};
 use crate::engine::sampler;
 use crate::engine::session_file::{
-    SavedCandidate, SavedChoice, SavedModel, SavedNode, SavedPass, SavedSession,
-    SessionFileError as Error, FORMAT, VERSION,
+    SavedCandidate, SavedChoice, SavedModel, SavedNode, SavedSession, SessionFileError as Error,
+    FORMAT, VERSION,
 };
 use crate::protocol::Source;
 use std::collections::HashMap;
@@ -103,7 +103,7 @@ impl Session {
                 token: n.token,
                 parent: n.parent,
                 record: n.record.clone(),
-                pass: n.pass.map(|(ms, kv_cache)| SavedPass { ms, kv_cache }),
+                pass: n.pass,
                 chosen_from: self.chosen_from(id),
             })
             .collect();
@@ -264,7 +264,7 @@ impl Session {
         self.chain_memo = None;
         for n in &saved.nodes {
             let mut node = Node::new(n.token, n.parent, n.record.clone());
-            node.pass = n.pass.map(|p| (p.ms, p.kv_cache));
+            node.pass = n.pass;
             self.nodes.push(node);
             if let Some(p) = n.parent {
                 self.nodes[p].children.push(n.id);

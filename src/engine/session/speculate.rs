@@ -15,6 +15,7 @@ use crate::engine::draft::{Draft, Proposals, MAX_DRAFT_K};
 use crate::engine::forward::model::{AttentionRows, ForwardOptions};
 use crate::engine::sampler::sparse::{accept_prob, draw, prob_in, residual};
 use crate::engine::sampler::{self, ChainOutput};
+use crate::engine::session_file::SavedPass;
 use crate::protocol::*;
 use std::sync::Arc;
 
@@ -156,7 +157,11 @@ impl Session {
         let share = report.ms() / steps.len() as f64;
         for s in &steps {
             let node = self.path[s.committed.position];
-            self.nodes[node].pass = Some((share, self.opts.kv_cache));
+            self.nodes[node].pass = Some(SavedPass {
+                ms: share,
+                kv_cache: self.opts.kv_cache,
+                round: true,
+            });
         }
         Ok(RoundSteps {
             report,

@@ -3,6 +3,7 @@
 use super::SessionError;
 use super::{ChainOutput, Result, Session, ATTENTION_KEEP};
 use crate::engine::sampler;
+use crate::engine::session_file::SavedPass;
 use crate::protocol::*;
 use std::sync::Arc;
 
@@ -167,11 +168,11 @@ impl Session {
         }
     }
 
-    /// Each generated token's step pass: (ms, KV cache on).
-    fn generated_passes(&self) -> impl Iterator<Item = (f64, bool)> + '_ {
+    /// Each generated token's step pass.
+    fn generated_passes(&self) -> impl Iterator<Item = SavedPass> + '_ {
         self.path[self.prompt_len..]
             .iter()
-            .map(|&n| self.nodes[n].pass.unwrap_or((0.0, true)))
+            .map(|&n| self.nodes[n].pass.unwrap_or(SavedPass::step(0.0, true)))
     }
 
     /// Everything the UI shows, for a full refresh.
@@ -188,8 +189,9 @@ impl Session {
             attention: self.window(),
             last_pass: self.last_pass.clone(),
             prefill: self.prefill.clone(),
-            decode_ms: self.generated_passes().map(|(ms, _)| ms).collect(),
-            decode_kv: self.generated_passes().map(|(_, kv)| kv).collect(),
+            decode_ms: self.generated_passes().map(|p| p.ms).collect(),
+            decode_kv: self.generated_passes().map(|p| p.kv_cache).collect(),
+            decode_round: self.generated_passes().map(|p| p.round).collect(),
             branches: self.branches(),
             settings: self.settings.clone(),
             typed_prompt: self.typed_prompt(),

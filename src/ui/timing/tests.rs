@@ -29,7 +29,11 @@ fn the_prefill_line_fits_its_room() {
 /// had read "TPOT 9.30 ms (4 wit".
 #[test]
 fn the_write_line_breaks_between_its_figures() {
-    let step = |ms, kv| super::StepTime { ms, kv: Some(kv) };
+    let step = |ms, kv| super::StepTime {
+        ms,
+        kv: Some(kv),
+        round: false,
+    };
     let steps = [step(9.3, true), step(9.3, true), step(31.2, false)];
     let on = super::mean(steps.iter().filter(|t| t.kv == Some(true)).map(|t| t.ms));
     let theme = crate::ui::theme::Theme::new(crate::app::ThemeKind::Default);
