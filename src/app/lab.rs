@@ -72,7 +72,20 @@ impl App {
                 let b = b.id;
                 self.ask_compare(a, b)
             }
-            _ => vec![],
+            // After a rewind the path on screen ends inside the tree, not at a branch's end.
+            (None, Some(_)) => {
+                let enter = hint_key(Mode::Branches, Action::Submit);
+                let x = hint_key(Mode::Branches, Action::CompareBranch);
+                self.say(format!(
+                    "the path on screen is not a whole branch (it was rewound): {enter} switches to \
+                     a branch, then {x} compares it with another"
+                ));
+                vec![]
+            }
+            (_, None) => {
+                self.say("no branch to compare: force another token first (enter or 1-9)");
+                vec![]
+            }
         }
     }
 

@@ -43,8 +43,7 @@ impl App {
             }
             _ => {
                 // Only rows on screen can be selected (the engine may send more than fit).
-                let rows = self.screen.map.candidate_rows.height as usize;
-                let len = self.candidates().len().min(rows);
+                let len = self.candidates_on_screen().len();
                 (&mut self.selection.candidate, len)
             }
         };

@@ -101,7 +101,7 @@ pub fn search(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         }
         lines.push(Line::styled(head, theme.title));
     }
-    let shown = app.candidates();
+    let shown = app.candidates_on_screen();
     for (i, h) in app.search_hits().into_iter().enumerate() {
         let sel = i == app.input.selected;
         let style = if sel { theme.selected } else { theme.text };

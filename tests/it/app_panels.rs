@@ -194,6 +194,33 @@ fn app_with_work(len: usize) -> nexttoken::app::App {
     app_with_branches(80, 24, &[len])
 }
 
+/// `x` in the branch list compares the chosen branch with the path on screen; after a rewind that
+/// path is no branch's whole text, and `x` had done nothing at all, under a panel offering it. It says
+/// why, and how to compare: switch to a branch first.
+#[test]
+fn x_after_a_rewind_says_to_switch_to_a_branch_first() {
+    let mut app = app_with_branches(80, 24, &[3, 2]);
+    let mut view = app.session.clone().unwrap();
+    for b in &mut view.branches {
+        b.current = false;
+    }
+    app.update(Msg::Engine(Event::Synced(view)));
+    key(&mut app, 'b');
+    assert_eq!(app.mode, Mode::Branches);
+    key(&mut app, 'j');
+    assert!(key(&mut app, 'x').is_empty());
+    let said = app.status.as_ref().expect("a message").text.clone();
+    assert!(
+        said.contains("not a whole branch") && said.contains("enter switches to a branch"),
+        "{said}"
+    );
+    // On a branch, x asks for the comparison.
+    let mut view = app.session.clone().unwrap();
+    view.branches[0].current = true;
+    app.update(Msg::Engine(Event::Synced(view)));
+    assert!(matches!(key(&mut app, 'x')[..], [Command::Compare { .. }]));
+}
+
 /// A ready app whose tree holds one branch per entry of `lens`, that many generated tokens long.
 fn app_with_branches(width: u16, height: u16, lens: &[usize]) -> nexttoken::app::App {
     let mut app = ready_app(width, height);

@@ -210,6 +210,37 @@ fn search_hits_show_their_rank_and_sort_by_probability() {
     );
 }
 
+/// A search hit's "list" column is its row in the next-token panel, counted among the rows the panel
+/// shows: the engine sent 30 candidates, the panel had room for 16, and a hit read "list #17 ... its
+/// row among the 30 shown", a row no one could see or select.
+#[test]
+fn a_hits_list_row_counts_only_the_rows_on_screen() {
+    let mut app = ready_app(100, 30);
+    let mut view = app.session.clone().unwrap();
+    let first = view.next.candidates[0].clone();
+    view.next.candidates = (0..30)
+        .map(|i| nexttoken::protocol::Candidate {
+            token: tv(20_000 + i, &format!(" w{i}")),
+            rank: i as usize,
+            ..first.clone()
+        })
+        .collect();
+    app.update(Msg::Engine(Event::Synced(view)));
+    let rows = app.candidates_on_screen().len();
+    assert!((5..30).contains(&rows), "{rows} rows fit");
+    key(&mut app, '/');
+    typing(&mut app, "w");
+    app.update(Msg::Engine(Event::SearchResults {
+        query: "w".into(),
+        hits: vec![hit(20_001, " w1", 0.01, 1), hit(20_025, " w25", 0.001, 25)],
+    }));
+    let text = screen_text(&app).join("\n");
+    let line = |s: &str| text.lines().find(|l| l.contains(s)).unwrap().to_string();
+    assert!(line("⟨␣w1⟩").contains("#2"), "{text}");
+    assert!(line("⟨␣w25⟩").contains("—"), "not on screen: {text}");
+    assert!(text.contains(&format!("among the {rows} shown")), "{text}");
+}
+
 /// The screen cell of the first character of `needle` in the transcript panel.
 fn cell_of(app: &App, needle: &str) -> (u16, u16) {
     let rows = screen_text(app);
