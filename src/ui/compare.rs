@@ -257,11 +257,13 @@ fn draw_table(
             }
             None => spans.push(Span::styled(format!("{:>6}   ", "—"), theme.dim)),
         }
-        let same = if s.same_top1 { " =" } else { " ≠" };
-        spans.push(Span::styled(
-            same,
-            if s.same_top1 { theme.dim } else { theme.forced },
-        ));
+        // Once a path has ended there is nothing to compare its top token with: "—", not "≠".
+        let (same, style) = match (s.a.is_some() && s.b.is_some(), s.same_top1) {
+            (false, _) => (" —", theme.dim),
+            (true, true) => (" =", theme.dim),
+            (true, false) => (" ≠", theme.forced),
+        };
+        spans.push(Span::styled(same, style));
         lines.push(Line::from(spans));
     }
     if !all_fit {

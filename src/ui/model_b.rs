@@ -53,7 +53,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Constraint::Length(strip),
     ])
     .areas(inner);
-    let mut head_lines = vec![headline(ab, theme)];
+    let mut head_lines = vec![headline(ab, head.width as usize, theme)];
     if ab.by_text {
         head_lines.push(b_reads(ab, head.width as usize, theme));
     }
@@ -106,8 +106,10 @@ fn titles(ab: &AbView, width: usize) -> (String, String) {
     (" B ".into(), String::new())
 }
 
-/// What the two models would pick next, and whether they agree; or why B could not be read.
-fn headline<'a>(ab: &AbView, theme: &Theme) -> Line<'a> {
+/// What the two models would pick next, and whether they agree; or why B could not be read. In
+/// `width` columns the figures give way whole, never cut ("B ⟨␣The⟩ 13." had read as 13%): a shared
+/// top token said once, then the percentages dropped; differing ones, the percentages, then A's.
+fn headline<'a>(ab: &AbView, width: usize, theme: &Theme) -> Line<'a> {
     if let Some(e) = &ab.error {
         return Line::styled(e.clone(), theme.error);
     }
@@ -119,19 +121,22 @@ fn headline<'a>(ab: &AbView, theme: &Theme) -> Line<'a> {
     } else {
         Span::styled(" top-1 differs ", theme.warn_badge)
     };
-    Line::from(vec![
-        verdict,
-        Span::styled(
-            format!(
-                "  A {} {} · B {} {}",
-                quoted_token(&tip.a_top),
-                pct(tip.a_top_prob),
-                quoted_token(&tip.b_top),
-                pct(tip.b_top_prob)
-            ),
-            theme.text,
-        ),
-    ])
+    let (a, b) = (quoted_token(&tip.a_top), quoted_token(&tip.b_top));
+    let (pa, pb) = (pct(tip.a_top_prob), pct(tip.b_top_prob));
+    let mut forms = vec![format!("  A {a} {pa} · B {b} {pb}")];
+    if tip.same_top1 {
+        forms.push(format!("  {a}: A {pa} · B {pb}"));
+        forms.push(format!("  A {pa} · B {pb}"));
+    } else {
+        // A's top is the next-token panel's first row; B's is the news.
+        forms.extend([format!("  A {a} · B {b}"), format!("  B {b}")]);
+    }
+    let room = width.saturating_sub(verdict.width());
+    let figures = forms
+        .into_iter()
+        .find(|f| f.width() <= room)
+        .unwrap_or_default();
+    Line::from(vec![verdict, Span::styled(figures, theme.text)])
 }
 
 /// With B's own vocabulary: how B's tokenizer splits the text so far, its newest tokens that fit.

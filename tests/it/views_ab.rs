@@ -295,3 +295,42 @@ fn a_requantised_b_that_fell_back_says_so_and_its_note_fits() {
         }
     }
 }
+
+/// The headline's figures give way whole: at 80x24 it had read "A ⟨␣Paris⟩ 78.0%" with B's top
+/// token cut off, and at 100x30 "B ⟨␣The⟩ 13." (13.6%). Where all do not fit the two top tokens stay
+/// (they differ), or a shared top token is said once with both percentages.
+#[test]
+fn the_headline_never_cuts_a_figure() {
+    let head = |app: &App| {
+        let screen = screen_text(app);
+        let line = screen
+            .iter()
+            .find(|l| l.contains("top-1 differs") || l.contains("same top-1"))
+            .unwrap()
+            .clone();
+        line.rsplit("││")
+            .next()
+            .unwrap()
+            .trim_end_matches('│')
+            .trim()
+            .to_string()
+    };
+    let app = ab_app(80, 24);
+    assert_eq!(head(&app), "top-1 differs   B ⟨␣capital⟩");
+    let app = ab_app(100, 30);
+    assert_eq!(head(&app), "top-1 differs   A ⟨␣Paris⟩ · B ⟨␣capital⟩");
+    // The same top token: said once, both percentages whole; at 80 columns the percentages alone.
+    for (w, h, want) in [
+        (100, 30, "same top-1   ⟨␣Paris⟩: A 78.0% · B 13.6%"),
+        (80, 24, "same top-1   A 78.0% · B 13.6%"),
+    ] {
+        let mut app = ab_app(w, h);
+        let mut view = app.session.clone().unwrap();
+        let ab = view.ab.as_mut().unwrap();
+        ab.steps[0].b_top = tv(7042, " Paris");
+        ab.steps[0].b_top_prob = 0.136;
+        ab.steps[0].same_top1 = true;
+        app.update(Msg::Engine(Event::Synced(view)));
+        assert_eq!(head(&app), want);
+    }
+}

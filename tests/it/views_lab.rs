@@ -91,6 +91,37 @@ fn compared(w: u16, h: u16, reference: bool) -> nexttoken::app::App {
     app
 }
 
+/// Where one path has ended there is no top token to compare: the last column says "—", as the
+/// divergence does, not "≠" (which had claimed the tops differ at steps B never reached).
+#[test]
+fn a_step_past_one_paths_end_is_neither_same_nor_different() {
+    let mut app = ready_app(100, 30);
+    let mut c = comparison();
+    let last = c.steps.last_mut().unwrap();
+    last.b = None;
+    last.kl_ab = None;
+    last.kl_ba = None;
+    last.js = None;
+    last.same_top1 = false;
+    c.steps[1].same_top1 = false;
+    app.update(Msg::Engine(Event::Compared {
+        comparison: Box::new(c),
+        view: None,
+    }));
+    let screen = screen_text(&app);
+    let row = |step: &str| {
+        screen
+            .iter()
+            .find(|l| l.contains(&format!("│ {step}  ")) || l.contains(&format!("│{step}  ")))
+            .unwrap_or_else(|| panic!("no step {step}: {}", screen.join("\n")))
+            .trim_end_matches([' ', '│'])
+            .to_string()
+    };
+    assert!(row("5").ends_with('—'), "{}", row("5"));
+    assert!(row("2").ends_with('≠'), "{}", row("2"));
+    assert!(row("3").ends_with('='), "{}", row("3"));
+}
+
 #[test]
 fn the_compare_view_opens_on_a_comparison_and_shows_both_paths() {
     for (w, h) in [(80, 24), (160, 48)] {
