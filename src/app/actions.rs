@@ -217,6 +217,9 @@ impl App {
             Action::OpenPrompt => self.open_text(Mode::Prompt, self.prompt.text.clone()),
             Action::OpenReference => self.open_text(Mode::Reference, String::new()),
             Action::Close => {
+                if self.mode == Mode::Compare && self.lab.reference {
+                    self.say_free_run_kept();
+                }
                 self.mode = Mode::Normal;
                 self.input.editor = Default::default();
                 self.input.hits.clear();

@@ -89,6 +89,25 @@ impl App {
         }
     }
 
+    /// Closing the comparison of a reference against free running: the free run stays on screen (the
+    /// engine leaves it current), its tokens after the text the class had; the status line says so,
+    /// and how to go back, or the text would seem to have grown by itself.
+    pub(super) fn say_free_run_kept(&mut self) {
+        let Some(c) = &self.lab.comparison else {
+            return;
+        };
+        let n = c.a.tokens;
+        let tokens = if n == 1 { "token" } else { "tokens" };
+        let (rewind, branches) = (
+            hint_key(Mode::Normal, Action::RewindToFork),
+            hint_key(Mode::Normal, Action::OpenBranches),
+        );
+        self.say(format!(
+            "on screen now: the free run's {n} {tokens}; the reference is a branch \
+             ({rewind} goes back to where they began, {branches} lists both)"
+        ));
+    }
+
     fn ask_compare(&mut self, a: usize, b: usize) -> Vec<Command> {
         self.lab.reference = false;
         self.request(Command::Compare { a, b }, "comparing the paths")

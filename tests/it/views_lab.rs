@@ -505,3 +505,24 @@ fn a_long_comparison_counts_the_steps_below_and_every_row_fits() {
         }
     }
 }
+
+/// A reference compared with free running leaves the free run on screen (the engine's documented
+/// choice): closing the view had said nothing, and the class's text seemed to have grown by itself.
+/// The status line says what is on screen and how to go back.
+#[test]
+fn closing_a_reference_comparison_says_the_free_run_is_on_screen() {
+    let mut app = compared(100, 30, true);
+    assert_eq!(app.mode, Mode::Compare);
+    press(&mut app, Key::Esc);
+    assert_eq!(app.mode, Mode::Normal);
+    let said = app.status.as_ref().expect("a message").text.clone();
+    assert!(
+        said.contains("the free run's 5 tokens") && said.contains("U goes back"),
+        "{said}"
+    );
+    assert!(screen_text(&app).join("\n").contains("the free run's 5 tokens"));
+    // Closing a comparison of two branches says nothing of the kind.
+    let mut app = compared(100, 30, false);
+    press(&mut app, Key::Esc);
+    assert!(app.status.as_ref().is_none_or(|s| !s.text.contains("free run")));
+}
