@@ -195,6 +195,9 @@ impl App {
 
     /// Folds an inspection in: each part that came replaces the one on hand.
     pub(super) fn on_inspected(&mut self, ins: Inspection) {
+        if let Some(s) = self.session.as_mut() {
+            s.last_pass.forward_passes = s.last_pass.forward_passes.max(ins.forward_passes);
+        }
         let path = self.path_ids();
         if let Some(lens) = ins.lens {
             self.inspect.lens = Some(lens);

@@ -45,4 +45,8 @@ pub struct HeadMap {
 pub struct Inspection {
     pub lens: Option<LogitLens>,
     pub heads: Option<HeadMap>,
+    /// Forward passes since load, the inspection's own included: the status bar's count moves with
+    /// the pass it ran, not a step later.
+    #[serde(default)]
+    pub forward_passes: u64,
 }

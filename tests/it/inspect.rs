@@ -77,6 +77,9 @@ fn the_lens_last_layer_is_the_models_distribution_on_the_tiny_model() {
     let before = s.view().unwrap();
     let i = s.inspect(true, true, None).unwrap();
     assert_eq!(s.view().unwrap(), before, "inspecting changes nothing");
+    // Its one pass is counted, and said with it: the status bar's count moves now, not a step later.
+    assert_eq!(i.forward_passes, before.last_pass.forward_passes + 1);
+    assert_eq!(i.forward_passes, s.forward_passes());
     let lens = i.lens.unwrap();
     let d = s.distribution().unwrap();
     assert_eq!(lens.chosen.id, d.planned.id);

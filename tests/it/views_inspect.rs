@@ -132,6 +132,7 @@ fn inspected(lens_: bool, heads: bool) -> Msg {
     Msg::Engine(Event::Inspected(Box::new(Inspection {
         lens: lens_.then(lens),
         heads: heads.then(head_map),
+        forward_passes: 0,
     })))
 }
 
@@ -498,4 +499,24 @@ fn the_lens_header_agrees_with_its_rows() {
         assert!(row(18).contains("│      #3"), "{}", row(18));
         assert!(!screen.contains("never #1"), "{w}x{h}:\n{screen}");
     }
+}
+
+/// The lens's pass counts among the passes at once: the status bar had read "passes 35" after `L`
+/// and jumped by two at the next step.
+#[test]
+fn the_status_bar_counts_the_lens_pass_when_it_runs() {
+    let mut app = ready_app(100, 30);
+    let before = app.forward_passes();
+    key(&mut app, 'L');
+    app.update(Msg::Engine(Event::Inspected(Box::new(Inspection {
+        lens: Some(lens()),
+        heads: None,
+        forward_passes: before + 1,
+    }))));
+    assert_eq!(app.forward_passes(), before + 1);
+    let status = screen_text(&app).join("\n");
+    assert!(
+        status.contains(&format!("passes {}", before + 1)),
+        "{status}"
+    );
 }

@@ -520,9 +520,14 @@ fn closing_a_reference_comparison_says_the_free_run_is_on_screen() {
         said.contains("the free run's 5 tokens") && said.contains("U goes back"),
         "{said}"
     );
-    assert!(screen_text(&app).join("\n").contains("the free run's 5 tokens"));
+    assert!(screen_text(&app)
+        .join("\n")
+        .contains("the free run's 5 tokens"));
     // Closing a comparison of two branches says nothing of the kind.
     let mut app = compared(100, 30, false);
     press(&mut app, Key::Esc);
-    assert!(app.status.as_ref().is_none_or(|s| !s.text.contains("free run")));
+    assert!(app
+        .status
+        .as_ref()
+        .is_none_or(|s| !s.text.contains("free run")));
 }

@@ -88,6 +88,10 @@ impl Session {
                     .collect(),
             }
         });
-        Ok(Inspection { lens, heads })
+        Ok(Inspection {
+            lens,
+            heads,
+            forward_passes: self.forward_passes(),
+        })
     }
 }
