@@ -191,6 +191,16 @@ pub fn cut_by(dist: &Distribution, i: usize) -> Option<&str> {
     Some(stage.map_or("the sampler", |st| st.name.as_str()))
 }
 
+/// Whether the penalties (repeat, frequency, presence, DRY) took candidate `i` to less than half the
+/// model's own probability: then a later stage's cut is theirs as much as its own.
+fn penalised(dist: &Distribution, i: usize) -> bool {
+    let p = |name: &str| {
+        let st = dist.stages.iter().find(|st| st.name == name)?;
+        st.probs.get(i).copied()
+    };
+    matches!((p("raw"), p("penalties")), (Some(raw), Some(pen)) if pen < 0.5 * raw)
+}
+
 /// The solid bar and first number of row `i`: what the sampler draws from; under greedy, which draws
 /// nothing, the distribution it ranks by (the model's own, after any penalties, at temperature 1), so
 /// the bars still say how sure the model is. Greedy takes the top row of it.
@@ -256,14 +266,25 @@ fn bar_row(
     match cut {
         Some(stage) => {
             // "cut" under the numbers, "by top-p" under the bars; moved left if the bars are narrow.
+            // A row the penalties pushed down says so: top-p cut a 28% token only because a
+            // repeat penalty had taken it to 1%.
             let region = NUM_W + 1 + cols.bar;
-            let aligned = format!("{} by {stage}", pad_left("cut", NUM_W));
-            let text = if aligned.width() <= region {
-                aligned
+            let why = if penalised(dist, i) {
+                ", penalised"
             } else {
-                format!(" cut by {stage}")
+                ""
             };
-            spans.push(Span::styled(pad(&text, region), theme.dim));
+            let forms = [
+                format!("{} by {stage}{why}", pad_left("cut", NUM_W)),
+                format!(" cut by {stage}{why}"),
+                format!("{} by {stage}", pad_left("cut", NUM_W)),
+                format!(" cut by {stage}"),
+            ];
+            let text = forms
+                .iter()
+                .find(|t| t.width() <= region)
+                .unwrap_or(&forms[3]);
+            spans.push(Span::styled(pad(text, region), theme.dim));
         }
         None => {
             let p = bar_prob(dist, i);

@@ -406,3 +406,30 @@ fn the_chain_shows_the_mass_left_which_only_falls() {
     );
     assert!(!line.contains("97.0%"), "{line}");
 }
+
+/// A row the penalties took below half the model's own probability, then cut by a later stage, says
+/// so: with a repeat penalty a 28% token read only "cut by top-p", ranked under tokens of 2%, and the
+/// reason was the penalty, seen only in the chain view.
+#[test]
+fn a_cut_row_the_penalties_pushed_down_says_penalised() {
+    let mut app = ready_app(100, 30);
+    let mut view = app.session.clone().unwrap();
+    let d = &mut view.next;
+    let cut = (0..d.candidates.len())
+        .find(|&i| nexttoken::ui::distribution::cut_by(d, i).is_some())
+        .expect("a cut row");
+    let pen = d.stages.iter_mut().find(|s| s.name == "penalties").unwrap();
+    pen.probs[cut] *= 0.1;
+    let (text, other) = (d.candidates[cut].token.text.clone(), cut + 1);
+    app.update(Msg::Engine(Event::Synced(view)));
+    let s = screen(&app);
+    let row = |t: &str| {
+        let q = nexttoken::fmt::quoted(t);
+        s.lines().find(|l| l.contains(&q)).unwrap().to_string()
+    };
+    assert!(row(&text).contains("penalised"), "{s}");
+    let next = &app.session.as_ref().unwrap().next.candidates[other]
+        .token
+        .text;
+    assert!(!row(next).contains("penalised"), "{s}");
+}
