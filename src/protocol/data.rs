@@ -201,6 +201,10 @@ pub struct BranchInfo {
     /// How many of its generated tokens the class chose (class mode, `C`).
     #[serde(default)]
     pub class_choices: usize,
+    /// Its own first token (at the fork) was chosen by hand (forced, or the class's): the list marks it
+    /// ⚑ as the transcript does.
+    #[serde(default)]
+    pub forced_at_fork: bool,
 }
 
 /// The whole visible state of the session after a change that is not a single step (prefill, rewind,

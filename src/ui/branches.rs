@@ -142,6 +142,9 @@ fn fork_lines(b: &BranchInfo, w: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut pieces = vec![(format!("…{before}"), theme.dim)];
     if !b.current {
         pieces.push((FORK_MARK.to_string(), theme.key));
+        if b.forced_at_fork {
+            pieces.push((crate::fmt::FORCED_MARK.to_string(), theme.forced));
+        }
         pieces.push((b.after_fork.clone(), theme.text));
     }
     wrap(&pieces, width, theme)

@@ -117,6 +117,7 @@ fn branch_list_switches_branch() {
         after_fork: " Paris.".into(),
         current,
         class_choices: 0,
+        forced_at_fork: false,
     };
     view.branches = vec![branch(0, true), branch(1, false)];
     app.update(Msg::Engine(Event::Synced(view)));
@@ -238,6 +239,7 @@ fn app_with_branches(width: u16, height: u16, lens: &[usize]) -> nexttoken::app:
             after_fork: String::new(),
             current: i == 0,
             class_choices: 0,
+            forced_at_fork: false,
         })
         .collect();
     app.update(Msg::Engine(Event::Synced(view)));
@@ -413,6 +415,7 @@ fn rewind_to_the_last_fork() {
         after_fork: String::new(),
         current,
         class_choices: 0,
+        forced_at_fork: false,
     };
     view.branches = vec![b(1, 6, false), b(2, 7, false), b(3, 9, true)];
     app.update(Msg::Engine(Event::Synced(view)));

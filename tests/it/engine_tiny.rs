@@ -270,8 +270,12 @@ fn forcing_marks_the_token_and_branches_can_be_switched() {
     assert_eq!(branches.iter().filter(|b| b.current).count(), 1);
     let old = branches.iter().find(|b| !b.current).unwrap();
     assert_eq!(old.fork_position, PROMPT.len() + 1);
+    assert!(!old.forced_at_fork, "the sampler chose its first own token");
     s.switch_branch(old.id).unwrap();
     assert_eq!(&s.tokens()[PROMPT.len()..], &a[..]);
+    // Seen from the old path, the forced branch's first own token is marked as chosen by hand.
+    let left = s.branches().into_iter().find(|b| !b.current).unwrap();
+    assert!(left.forced_at_fork);
     assert_eq!(s.distribution().unwrap(), original_next);
     assert!(matches!(
         s.switch_branch(10_000),

@@ -216,6 +216,7 @@ fn x_compares_the_path_on_screen_with_the_path_left_last() {
         after_fork: String::new(),
         current,
         class_choices: 0,
+        forced_at_fork: false,
     };
     view.branches = vec![info(9, 5, false), info(14, 7, false), info(20, 8, true)];
     app.update(Msg::Engine(Event::Synced(view)));

@@ -29,6 +29,7 @@ fn branch(
         after_fork: text[1].into(),
         current,
         class_choices: 0,
+        forced_at_fork: false,
     }
 }
 
@@ -273,4 +274,24 @@ fn a_short_attention_panel_keeps_its_matrix_before_its_legend() {
             "100x{h}:\n{screen}"
         );
     }
+}
+
+/// A branch whose own first token was forced shows ⚑ after the fork mark, as the transcript and the
+/// compare view mark it (the list had shown "…France is Paris▸," for a forced ",").
+#[test]
+fn the_branch_list_marks_a_forced_first_token() {
+    let mut app = ready_app(100, 30);
+    let mut view = app.session.clone().unwrap();
+    let mut forced = branch(1, 2, 6, -2.0, ["France is Paris", ","], false);
+    forced.forced_at_fork = true;
+    view.branches = vec![
+        branch(0, 2, 6, -1.0, ["France is Paris", "."], true),
+        forced,
+        branch(2, 2, 6, -1.5, ["France is Paris", "!"], false),
+    ];
+    app.update(Msg::Engine(Event::Synced(view)));
+    key(&mut app, 'b');
+    let s = screen(&app);
+    assert!(s.contains("Paris▸⚑,"), "{s}");
+    assert!(s.contains("Paris▸!") && !s.contains("▸⚑!"), "{s}");
 }

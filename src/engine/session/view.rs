@@ -126,6 +126,9 @@ impl Session {
                         .iter()
                         .filter(|&&n| self.nodes[n].record.source == Source::Class)
                         .count(),
+                    forced_at_fork: path
+                        .get(fork)
+                        .is_some_and(|&n| self.nodes[n].record.source.by_hand()),
                 }
             })
             .collect()
