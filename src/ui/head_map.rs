@@ -144,17 +144,18 @@ fn shown_line(app: &App, map: &HeadMap, w: usize, theme: &Theme) -> Line<'static
         ])
     } else {
         let next = hint_key(Mode::HeadMap, Action::NextScore);
-        Line::styled(
-            fit(
-                &format!(
-                    "at {after} (position {}), shaded by the {} score ({next}: next score)",
-                    map.position,
-                    app.inspect.score.name()
-                ),
-                w,
-            ),
-            theme.text,
-        )
+        let (at, score) = (map.position, app.inspect.score.name());
+        // Whole clauses give way, never a word cut ("(tab: next sc…" at 80 columns).
+        let forms = [
+            format!("at {after} (position {at}), shaded by the {score} score ({next}: next score)"),
+            format!("shaded by the {score} score ({next}: next score) at {after}"),
+            format!("shaded by the {score} score ({next}: next)"),
+        ];
+        let line = forms
+            .iter()
+            .find(|f| unicode_width::UnicodeWidthStr::width(f.as_str()) <= w)
+            .unwrap_or(&forms[2]);
+        Line::styled(fit(line, w), theme.text)
     }
 }
 

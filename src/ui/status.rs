@@ -193,6 +193,13 @@ fn text_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) -> Line<'s
         frame.set_cursor_position((x as u16, area.y + 1));
     }
     let pad = " ".repeat(usize::from(shown.width() <= col));
+    // The preview takes what is left, cut with "…": the keys that submit and cancel stay whole (at
+    // 100 columns a long preview had left "enter ok · esc can").
+    let used = 1 + label.width() + shown.width() + pad.len() + hints.width();
+    let preview = match (area.width as usize).saturating_sub(used) {
+        0 => String::new(),
+        room => fit(&preview, room),
+    };
     Line::from(vec![
         Span::styled(format!(" {label}"), theme.key),
         Span::styled(format!("{shown}{pad}"), theme.text),

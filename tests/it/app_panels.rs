@@ -493,6 +493,21 @@ fn the_text_box_shows_line_breaks_and_how_forced_text_tokenises() {
     }));
     let s = screen_text(&app).join("\n");
     assert!(s.contains("→ 2 tokens: ⟨Ly⟩⟨on⟩"), "{s}");
+    // A preview longer than the line is cut with "…"; the keys stay whole.
+    let text = " go outside and play in the garden with the dog";
+    typing(&mut app, text);
+    let many: Vec<_> = text
+        .split(' ')
+        .skip(1)
+        .map(|w| tv(900, &format!(" {w}")))
+        .collect();
+    app.update(Msg::Engine(Event::Tokenized {
+        text: format!("Lyon{text}"),
+        tokens: many,
+    }));
+    let last = screen_text(&app).pop().unwrap();
+    assert!(last.trim_end().ends_with("enter ok · esc cancel"), "{last}");
+    assert!(last.contains("→ 10") && last.contains('…'), "{last}");
 }
 
 #[test]

@@ -415,6 +415,15 @@ fn the_head_map_at_each_size() {
         for want in ["Head map", "▶head 8", "head 1", "blank <0.08 ░ <0.3"] {
             assert!(screen.contains(want), "{w}x{h}: no {want:?} in\n{screen}");
         }
+        // The line under the title drops whole clauses, never cuts one ("(tab: next sc…").
+        let line = screen
+            .lines()
+            .find(|l| l.contains("shaded by the"))
+            .unwrap();
+        assert!(
+            line.contains("next score)") || line.contains("next)"),
+            "{w}x{h}: {line}"
+        );
         insta::assert_snapshot!(format!("head_map_{w}x{h}"), screen);
     }
 }
@@ -519,4 +528,22 @@ fn the_status_bar_counts_the_lens_pass_when_it_runs() {
         status.contains(&format!("passes {}", before + 1)),
         "{status}"
     );
+}
+
+/// The head map's line under its title gives way by whole clauses: with a longer token at the
+/// position it looks at, 80 columns had cut it to "(tab: next sc…".
+#[test]
+fn the_head_maps_first_line_never_cuts_a_clause() {
+    let mut app = map_app(80, 24);
+    let mut view = app.session.clone().unwrap();
+    view.tokens[TIP].token = tv(4242, " Constantinople");
+    app.update(Msg::Engine(Event::Synced(view)));
+    app.update(inspected(false, true));
+    let screen = screen_text(&app).join("\n");
+    let line = screen
+        .lines()
+        .find(|l| l.contains("shaded by the"))
+        .unwrap();
+    assert!(!line.contains('…'), "{line}");
+    assert!(line.contains("(tab: next score)"), "{line}");
 }
