@@ -318,14 +318,6 @@ impl App {
             .unwrap_or(&[])
     }
 
-    /// The candidates the next-token panel has rows for (the engine may send more than fit): what can be
-    /// selected, and what a search hit's "list" row counts among.
-    pub fn candidates_on_screen(&self) -> &[Candidate] {
-        let all = self.candidates();
-        let rows = self.screen.map.candidate_rows.height as usize;
-        &all[..all.len().min(rows)]
-    }
-
     /// Generated tokens so far on the current path: the step counter.
     pub fn step_count(&self) -> usize {
         self.session

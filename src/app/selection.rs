@@ -6,6 +6,14 @@ use super::sampler_panel::FIELDS;
 use super::{App, HeadSel};
 
 impl App {
+    /// The candidates the next-token panel has rows for (the engine may send more than fit): what can be
+    /// selected, and what a search hit's "list" row counts among.
+    pub fn candidates_on_screen(&self) -> &[crate::protocol::Candidate] {
+        let all = self.candidates();
+        let rows = self.screen.map.candidate_rows.height as usize;
+        &all[..all.len().min(rows)]
+    }
+
     pub(super) fn move_selection(&mut self, up: bool) {
         if self.mode == Mode::Help {
             let max = self.screen.map.help_max_scroll;
