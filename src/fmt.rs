@@ -94,6 +94,13 @@ pub fn fit(s: &str, width: usize) -> String {
     out
 }
 
+/// The first of `forms` (longest first) that fits `width` columns, else the last: a line that gives
+/// way by whole clauses, never a word cut.
+pub fn first_fitting(forms: &[String], width: usize) -> String {
+    let fits = forms.iter().find(|f| f.width() <= width);
+    fits.or(forms.last()).cloned().unwrap_or_default()
+}
+
 /// `s` cut or padded with spaces to exactly `width` columns.
 pub fn pad(s: &str, width: usize) -> String {
     let s = fit(s, width);

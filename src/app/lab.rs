@@ -47,10 +47,7 @@ impl App {
         match (current, left) {
             (Some(a), Some(b)) => self.ask_compare(a, b),
             _ => {
-                let force = hint_key(Mode::Normal, Action::Accept);
-                self.say(format!(
-                    "one path so far: force another token ({force} or 1-9), then x compares the two"
-                ));
+                self.say_one_path();
                 vec![]
             }
         }
@@ -83,10 +80,18 @@ impl App {
                 vec![]
             }
             (_, None) => {
-                self.say("no branch to compare: force another token first (enter or 1-9)");
+                self.say_one_path();
                 vec![]
             }
         }
+    }
+
+    /// There is no second path to compare with yet: how to make one.
+    fn say_one_path(&mut self) {
+        let force = hint_key(Mode::Normal, Action::Accept);
+        self.say(format!(
+            "one path so far: force another token ({force} or 1-9), then x compares the two"
+        ));
     }
 
     /// Closing the comparison of a reference against free running: the free run stays on screen (the

@@ -4,7 +4,6 @@
 use crate::cli::{LessonArgs, LessonCmd, ModelArgs};
 use crate::engine::fetch;
 use crate::engine::load::{load_session, LoadOptions};
-use crate::engine::session::SessionOptions;
 use crate::lesson::check::check;
 use crate::lesson::{builtin, load, BUILTINS};
 use crate::protocol::SamplerSettings;
@@ -25,10 +24,7 @@ pub fn run_cli(model: &ModelArgs, args: &LessonArgs) -> Result<()> {
                 ..LoadOptions::default()
             };
             let settings = SamplerSettings::default();
-            let opts = SessionOptions {
-                kv_precision: model.kv.precision(),
-                ..SessionOptions::default()
-            };
+            let opts = super::session_options(model);
             let (mut session, _) = load_session(&path, &load, settings, opts, &mut |_| {})?;
             check(&mut session, &lesson, &mut out)
         }

@@ -43,8 +43,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Cmd::Trace(args)) => {
             let opts = SessionOptions {
                 top_k_shown: args.top_k.max(1),
-                kv_precision: cli.model.kv.precision(),
-                ..SessionOptions::default()
+                ..session_options(&cli.model)
             };
             let settings = args.sampler.settings()?;
             let (mut session, _) = open_session(&cli, settings, opts)?;
@@ -59,11 +58,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 anyhow::bail!("--model-b and --requant-b compare two local models: drop --server, or compare two paths of the served model (--force or --reference)");
             }
             let settings = args.sampler.settings()?;
-            let opts = SessionOptions {
-                kv_precision: cli.model.kv.precision(),
-                ..SessionOptions::default()
-            };
-            let (mut session, _) = open_session(&cli, settings, opts)?;
+            let (mut session, _) = open_session(&cli, settings, session_options(&cli.model))?;
             compare::run(&mut session, args, &mut std::io::stdout().lock())
         }
         Some(Cmd::Compare(args)) => compare_local(&cli, args),
@@ -89,6 +84,14 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// A command's session options: the defaults, with what the model flags set (`--kv`).
+fn session_options(model: &crate::cli::ModelArgs) -> SessionOptions {
+    SessionOptions {
+        kv_precision: model.kv.precision(),
+        ..SessionOptions::default()
+    }
+}
+
 /// `compare` on the local model: two paths of it, or model A against model B (`--model-b`,
 /// `--requant-b`).
 fn compare_local(cli: &Cli, args: &crate::cli::CompareArgs) -> Result<()> {
@@ -98,10 +101,7 @@ fn compare_local(cli: &Cli, args: &crate::cli::CompareArgs) -> Result<()> {
         ..LoadOptions::default()
     };
     let settings = args.sampler.settings()?;
-    let opts = SessionOptions {
-        kv_precision: cli.model.kv.precision(),
-        ..SessionOptions::default()
-    };
+    let opts = session_options(&cli.model);
     let (mut session, _) = load_session(&path, &load, settings, opts, &mut |_| {})?;
     let stdout = std::io::stdout();
     let spec = args.ab.spec()?;

@@ -128,15 +128,10 @@ fn peak_gflops(model: &mut Model, flop: f64) -> candle_core::Result<f64> {
 
 /// Both figures for `model` on this machine, with what a step reads.
 pub fn measure(model: &mut Model, threads: usize) -> candle_core::Result<MachineSpeed> {
-    let c = &model.config;
     let mut speed = MachineSpeed {
         bandwidth_gb_s: bandwidth_gb_s(threads),
         weight_bytes: model.weight_bytes_per_token(),
-        kv_bytes_per_position: 2
-            * c.n_layer
-            * c.n_kv_head
-            * c.head_dim
-            * model.cache.precision().bytes(),
+        kv_bytes_per_position: model.kv_bytes_at(1),
         matmul_flop_per_token: model.matmul_flop_per_token(),
         attention_flop_per_key: model.attention_flop(1),
         peak_gflops: 0.0,

@@ -280,11 +280,8 @@ fn bar_row(
                 format!("{} by {stage}", pad_left("cut", NUM_W)),
                 format!(" cut by {stage}"),
             ];
-            let text = forms
-                .iter()
-                .find(|t| t.width() <= region)
-                .unwrap_or(&forms[3]);
-            spans.push(Span::styled(pad(text, region), theme.dim));
+            let text = crate::fmt::first_fitting(&forms, region);
+            spans.push(Span::styled(pad(&text, region), theme.dim));
         }
         None => {
             let p = bar_prob(dist, i);
@@ -366,12 +363,8 @@ fn pick_line(dist: &Distribution, width: usize, rounds: bool, theme: &Theme) -> 
                     format!("plain u={:.3} → ", d.u),
                 ],
             };
-            let fits = |lead: &String| lead.width() + after.width() + planned.width() <= width;
-            let lead = forms
-                .iter()
-                .find(|l| fits(l))
-                .unwrap_or(&forms[forms.len() - 1]);
-            (lead.clone(), after)
+            let room = width.saturating_sub(after.width() + planned.width());
+            (crate::fmt::first_fitting(&forms, room), after)
         }
     };
     let token_w = width.saturating_sub(lead.width() + after.width()).max(3);

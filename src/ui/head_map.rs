@@ -151,11 +151,7 @@ fn shown_line(app: &App, map: &HeadMap, w: usize, theme: &Theme) -> Line<'static
             format!("shaded by the {score} score ({next}: next score) at {after}"),
             format!("shaded by the {score} score ({next}: next)"),
         ];
-        let line = forms
-            .iter()
-            .find(|f| unicode_width::UnicodeWidthStr::width(f.as_str()) <= w)
-            .unwrap_or(&forms[2]);
-        Line::styled(fit(line, w), theme.text)
+        Line::styled(fit(&crate::fmt::first_fitting(&forms, w), w), theme.text)
     }
 }
 

@@ -131,11 +131,9 @@ fn headline<'a>(ab: &AbView, width: usize, theme: &Theme) -> Line<'a> {
         // A's top is the next-token panel's first row; B's is the news.
         forms.extend([format!("  A {a} · B {b}"), format!("  B {b}")]);
     }
-    let room = width.saturating_sub(verdict.width());
-    let figures = forms
-        .into_iter()
-        .find(|f| f.width() <= room)
-        .unwrap_or_default();
+    // None at all where not even the shortest fits.
+    forms.push(String::new());
+    let figures = crate::fmt::first_fitting(&forms, width.saturating_sub(verdict.width()));
     Line::from(vec![verdict, Span::styled(figures, theme.text)])
 }
 
@@ -302,10 +300,7 @@ fn strip_lines<'a>(ab: &AbView, width: u16, theme: &Theme) -> Vec<Line<'a>> {
         format!("JS ▁ 0 to █ {JS_MAX:.2} nats; ✗ top-1 differs"),
         format!("JS ▁0–█{JS_MAX:.2}; ✗ differs"),
     ];
-    let label = forms
-        .iter()
-        .find(|f| f.width() <= w)
-        .unwrap_or(&forms[forms.len() - 1]);
+    let label = crate::fmt::first_fitting(&forms, w);
     let levels: String = steps.iter().map(|s| level(s.js)).collect();
     let flips: Vec<Span> = steps
         .iter()
@@ -315,7 +310,7 @@ fn strip_lines<'a>(ab: &AbView, width: u16, theme: &Theme) -> Vec<Line<'a>> {
         })
         .collect();
     vec![
-        Line::styled(fit(label, w), theme.dim),
+        Line::styled(fit(&label, w), theme.dim),
         Line::styled(levels, theme.bar),
         Line::from(flips),
     ]

@@ -70,13 +70,7 @@ pub fn footer(ab: &AbView, width: usize) -> Option<String> {
         ));
         forms.push(format!(" {} {asked} · {to} {fell} ", ab.label));
     }
-    let last = forms.last().cloned().unwrap_or_default();
-    Some(
-        forms
-            .into_iter()
-            .find(|f| f.width() <= width)
-            .unwrap_or(last),
-    )
+    Some(crate::fmt::first_fitting(&forms, width))
 }
 
 /// What B is, in a few words for a list header: its label ("q2_k", a file's name), or for a B whose

@@ -491,3 +491,33 @@ fn a_rounds_tokens_are_not_in_tpot() {
     assert!(!labels.contains("3*"), "{labels}");
     assert!(text.contains("a round's share"), "{text}");
 }
+
+/// A chart bar far shorter than the tallest keeps an eighth of a row: a 15 ms prefill beside rounds'
+/// shares of 1.3 s had drawn nothing over its "P", which read as no time at all.
+#[test]
+fn a_tiny_bar_still_shows() {
+    let mut app = app_with_draft(160, 48);
+    key(&mut app, 'd');
+    let (r, mut view) = after_round();
+    view.decode_ms = vec![1300.0, 1300.0];
+    view.prefill.ms = 15.0;
+    let rounded = Event::Rounded {
+        round: Box::new(r),
+        view: Box::new(view),
+    };
+    update(&mut app, Msg::Engine(rounded));
+    app.screen.side = SidePanel::Timing;
+    let screen = screen_text(&app);
+    let labels = screen.iter().position(|l| l.contains(" P    1*")).unwrap();
+    let col = screen[labels].find(" P ").unwrap() + 1;
+    let above: String = screen[labels - 1]
+        .chars()
+        .skip(screen[labels][..col].chars().count())
+        .take(4)
+        .collect();
+    assert!(
+        above.chars().any(|c| "▁▂▃▄▅▆▇█".contains(c)),
+        "{above:?}\n{}",
+        screen.join("\n")
+    );
+}

@@ -103,8 +103,9 @@ struct Node {
     /// This position's weight on key 0, `[layer][head]` (the attention sink, kept when it is older than
     /// the last `attn_cols` keys).
     attn_first: Arc<Vec<f32>>,
-    /// The pass that fed this token at its step: (ms, whether the KV cache was on). Recorded once: a
-    /// later re-feed (cache off, branch switch, cache rebuild) does not rewrite history.
+    /// The pass that fed this token at its step (its ms, whether the KV cache was on, whether a round
+    /// wrote it). Recorded once: a later re-feed (cache off, branch switch, cache rebuild) does not
+    /// rewrite history.
     pass: Option<SavedPass>,
     /// The distribution this token was chosen from, as its step described it (the chain, the draw):
     /// what "the last draw" shows. `None` for prompt tokens and tokens loaded from a file.

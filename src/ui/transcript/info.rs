@@ -37,12 +37,7 @@ pub(super) fn info_line(app: &App, theme: &Theme, width: usize) -> Line<'static>
                 format!("{step}: the first token"),
             ]
         };
-        let last = forms[forms.len() - 1].clone();
-        let text = forms
-            .into_iter()
-            .find(|f| f.width() <= width)
-            .unwrap_or(last);
-        return Line::styled(text, theme.dim);
+        return Line::styled(crate::fmt::first_fitting(&forms, width), theme.dim);
     };
     let (label, style) = match t.source {
         Source::Forced => (format!("{FORCED_MARK} forced"), theme.forced),
