@@ -133,7 +133,7 @@ fn panel_lines(
                 legend.clear();
                 bare
             }
-            (None, None) => return vec![top_attended(app, win, tokens, theme, width)],
+            (None, None) => return vec![top_attended(app, win, None, tokens, theme, width)],
         },
     };
     let mut lines = grid::key_labels(&g, tokens, theme);
@@ -147,7 +147,7 @@ fn panel_lines(
     if lines.len() + 2 <= height {
         lines.push(Line::default());
     }
-    lines.push(top_attended(app, win, tokens, theme, width));
+    lines.push(top_attended(app, win, Some(&g), tokens, theme, width));
     lines
 }
 
@@ -201,7 +201,8 @@ fn hidden_line(
             format!("{mark}{n} {} hidden: {w} of row ▶", keys(n)),
         ]
     } else {
-        // Scrolled back: the end of the window is said, with the key that goes back to the newest.
+        // Scrolled back: the end of the window is said, with the key that goes back to the newest,
+        // and what ▶ gives the keys on either side of the drawn ones.
         let end = if g.newer < g.max_scroll {
             String::new()
         } else if win.start > 1 {
@@ -213,15 +214,19 @@ fn hidden_line(
             " · back to the first key".to_string()
         };
         let end_short = if end.is_empty() { "" } else { " · end" };
+        let row = g.len - 1;
+        let wo = pct(grid::older_weight(app, g, win, row));
+        let wn = pct(grid::newer_weight(app, g, win, row).unwrap_or(0.0));
+        let m = g.newer;
         vec![
             format!(
-                "{mark}{n} older, {} newer {} not drawn get {w} of ▶'s attention{end} · {newer_key} newer",
-                g.newer,
-                keys(g.newer)
+                "{mark}{n} older {} get {wo}, {m} newer {} {GAP_MARK} get {wn} of ▶'s attention{end} · {newer_key} newer",
+                keys(n),
+                keys(m)
             ),
-            format!("{mark}{n} older, {} newer not drawn: {w}{end}", g.newer),
-            format!("{n} older, {} newer hidden: {w}{end_short}", g.newer),
-            format!("{n}+{} hidden{end_short}", g.newer),
+            format!("{mark}{n} older {wo}, {m} newer {GAP_MARK} {wn} of ▶'s{end}"),
+            format!("{n} older {wo}, {m} newer {wn}{end_short}"),
+            format!("{n}+{m} hidden{end_short}"),
         ]
     };
     let text = forms
@@ -277,10 +282,12 @@ fn legend(numbers: bool, window: Option<usize>, width: usize, theme: &Theme) -> 
 }
 
 /// "▶ ⟨␣is⟩ looks most at ⟨The⟩ 41% · …" for the newest row, over every key whose weight is known: the
-/// window's and the first key's.
+/// window's and the first key's. A key the matrix `g` has no column for says so ("(not drawn)", or `┆`
+/// when short of room), so a class does not look for a column that is not there.
 fn top_attended(
     app: &App,
     win: &AttentionWindow,
+    g: Option<&Grid>,
     tokens: &[TokenRecord],
     theme: &Theme,
     width: usize,
@@ -300,26 +307,40 @@ fn top_attended(
             .get(pos)
             .map_or(String::new(), |t| quoted_token(&t.token))
     };
+    let item = |k: usize, w: f32, long: bool| {
+        let mark = match (g.is_some_and(|g| !g.draws(k)), long) {
+            (false, _) => "",
+            (true, true) => " (not drawn)",
+            (true, false) => " ┆",
+        };
+        format!("{} {}{mark}", text_of(k), pct(w))
+    };
     // Whole items only: as many of the top three as the width allows.
-    let first = weights
-        .first()
-        .map_or(0, |&(k, w)| text_of(k).width() + pct(w).width() + 2);
-    let mut text = format!(" ▶ {} looks most at", text_of(win.start + row));
-    if text.width() + first > width {
-        // The ▶ marks the row; its token can go.
-        text = " ▶ looks most at".into();
-    }
-    for (i, &(k, w)) in weights.iter().take(3).enumerate() {
-        let item = format!(
-            "{}{} {}",
-            if i == 0 { " " } else { " · " },
-            text_of(k),
-            pct(w)
-        );
-        if i > 0 && text.width() + item.width() > width {
-            break;
+    let line = |long: bool| {
+        let first = weights
+            .first()
+            .map_or(0, |&(k, w)| item(k, w, long).width() + 1);
+        let mut text = format!(" ▶ {} looks most at", text_of(win.start + row));
+        if text.width() + first > width {
+            // The ▶ marks the row; its token can go.
+            text = " ▶ looks most at".into();
         }
-        text.push_str(&item);
-    }
+        let mut items = 0;
+        for (i, &(k, w)) in weights.iter().take(3).enumerate() {
+            let it = format!("{}{}", if i == 0 { " " } else { " · " }, item(k, w, long));
+            if i > 0 && text.width() + it.width() > width {
+                break;
+            }
+            text.push_str(&it);
+            items += 1;
+        }
+        (text, items)
+    };
+    let ((long, n_long), (short, n_short)) = (line(true), line(false));
+    let text = if n_long >= n_short && long.width() <= width {
+        long
+    } else {
+        short
+    };
     Line::styled(fit(&text, width), theme.newest)
 }

@@ -65,11 +65,28 @@ impl Grid {
             let first_abs = start + len - n;
             (n, true, usize::from(first_abs > 1))
         };
-        let cols_total = n_cols + usize::from(sink);
         if n_cols == 0 {
             return None;
         }
-        let cell = ((avail - gap) / cols_total).clamp(2, 7);
+        // Scrolling back moves the window's columns to older keys; key 0 stays in its own column, and
+        // the newer keys left out get a gap column of their own on the right, which may cost a key
+        // column. The scroll's range is the scrolled layout's, so every press moves one key.
+        let lowest = usize::from(sink && start == 0);
+        let sink_w = 2 * usize::from(sink);
+        let scrolled_cols = n_cols - usize::from(n_cols * 2 + sink_w + gap + 1 > avail);
+        let max_scroll = match (len - n_cols).saturating_sub(lowest) {
+            0 => 0,
+            _ => (len - scrolled_cols).saturating_sub(lowest),
+        };
+        let newer = scroll.min(max_scroll);
+        let (n_cols, right) = match newer {
+            0 => (n_cols, 0),
+            _ => (scrolled_cols, 1),
+        };
+        if n_cols == 0 {
+            return None;
+        }
+        let cell = ((avail - gap - right) / (n_cols + usize::from(sink))).clamp(2, 7);
         let vertical_rows = match cell {
             c if c >= 5 => 0,
             _ if rows >= 16 => 3,
@@ -79,10 +96,6 @@ impl Grid {
         if n_rows == 0 {
             return None;
         }
-        // Scrolling back moves the window's columns to older keys; key 0 stays in its own column.
-        let lowest = usize::from(sink && start == 0);
-        let max_scroll = (len - n_cols).saturating_sub(lowest);
-        let newer = scroll.min(max_scroll);
         let first_col = len - n_cols - newer;
         Some(Grid {
             label_w,
@@ -110,18 +123,41 @@ impl Grid {
         self.sink && self.hidden > 0
     }
 
-    /// Absolute positions of the drawn key columns, left to right, `None` at the gap marker.
-    fn keys(&self) -> Vec<Option<usize>> {
-        let mut keys = vec![];
+    /// The drawn columns, left to right.
+    pub fn columns(&self) -> Vec<Column> {
+        let mut cols = vec![];
         if self.sink {
-            keys.push(Some(0));
+            cols.push(Column::Key(0));
         }
         if self.gap() {
-            keys.push(None);
+            cols.push(Column::Older);
         }
-        keys.extend((self.first_col..self.len - self.newer).map(|c| Some(self.start + c)));
-        keys
+        let last = self.len - self.newer;
+        cols.extend((self.first_col..last).map(|c| Column::Key(self.start + c)));
+        if self.newer > 0 {
+            cols.push(Column::Newer);
+        }
+        cols
     }
+
+    /// Absolute positions of the newer keys left out (scrolled past on the right).
+    pub fn newer_keys(&self) -> std::ops::Range<usize> {
+        self.start + self.len - self.newer..self.start + self.len
+    }
+
+    /// Whether absolute key `key` has a column of its own.
+    pub fn draws(&self, key: usize) -> bool {
+        self.columns().contains(&Column::Key(key))
+    }
+}
+
+/// A column of the matrix: a key, or a gap standing for the keys left out before the window's drawn
+/// columns (older) or after them (newer, when the keys are scrolled back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Column {
+    Key(usize),
+    Older,
+    Newer,
 }
 
 /// The layer and the head (or the mean of heads, `None`) the panel shows.
@@ -159,13 +195,35 @@ pub fn weight(app: &App, win: &AttentionWindow, row: usize, key: usize) -> f32 {
 /// The weight window row `row` puts on the keys the grid leaves out (neither drawn nor masked).
 pub fn hidden_weight(app: &App, g: &Grid, win: &AttentionWindow, row: usize) -> f32 {
     let drawn: f32 = g
-        .keys()
+        .columns()
         .into_iter()
-        .flatten()
+        .filter_map(|c| match c {
+            Column::Key(k) => Some(k),
+            _ => None,
+        })
         .filter(|&k| k <= win.start + row)
         .map(|k| weight(app, win, row, k))
         .sum();
     (1.0 - drawn).max(0.0)
+}
+
+/// The weight window row `row` puts on the newer keys left out (those it can see); `None` when it can
+/// see none of them (they are all in its future).
+pub fn newer_weight(app: &App, g: &Grid, win: &AttentionWindow, row: usize) -> Option<f32> {
+    let pos = win.start + row;
+    let keys = g.newer_keys();
+    (keys.start <= pos).then(|| {
+        (keys.start..keys.end.min(pos + 1))
+            .map(|k| weight(app, win, row, k))
+            .sum()
+    })
+}
+
+/// The weight window row `row` puts on the older keys left out: what the drawn and the newer hidden
+/// keys leave of its whole (the window carries no weights for keys before it but key 0).
+pub fn older_weight(app: &App, g: &Grid, win: &AttentionWindow, row: usize) -> f32 {
+    let newer = newer_weight(app, g, win, row).unwrap_or(0.0);
+    (hidden_weight(app, g, win, row) - newer).max(0.0)
 }
 
 /// A token's label: its visible text without surrounding spaces, `␣` for a blank token.
@@ -184,8 +242,8 @@ pub fn key_labels(g: &Grid, tokens: &[TokenRecord], theme: &Theme) -> Vec<Line<'
     (0..rows)
         .map(|r| {
             let mut spans = vec![Span::raw(" ".repeat(g.label_w))];
-            for key in g.keys() {
-                let Some(key) = key else {
+            for col in g.columns() {
+                let Column::Key(key) = col else {
                     spans.push(Span::styled(GAP_MARK, theme.dim));
                     continue;
                 };
@@ -223,22 +281,25 @@ pub fn query_row(
         lab,
         if newest { theme.newest } else { theme.text },
     )];
-    for key in g.keys() {
-        spans.push(match key {
-            None => gap_cell(app, g, win, r, theme),
-            Some(k) => cell(app, g, win, r, k, theme),
+    for col in g.columns() {
+        spans.push(match col {
+            Column::Older => gap_cell(older_weight(app, g, win, r), theme),
+            Column::Newer => match newer_weight(app, g, win, r) {
+                Some(w) => gap_cell(w, theme),
+                None => Span::styled(MASK_MARK, theme.blocked),
+            },
+            Column::Key(k) => cell(app, g, win, r, k, theme),
         });
     }
     Line::from(spans)
 }
 
-/// The gap column of query row `r`: where the row puts at least a quarter of its weight on the keys
-/// the gap stands for, that weight's dark shade (`▓` or `█`), so a row that looks mostly at a hidden
-/// key is not drawn as looking at nothing (at 80x24 the attention lesson's `paper` row had shown only
-/// blanks, its 97% on a hidden key); else the gap mark, which a light shade would hide among the
-/// cells beside it.
-fn gap_cell(app: &App, g: &Grid, win: &AttentionWindow, r: usize, theme: &Theme) -> Span<'static> {
-    let w = hidden_weight(app, g, win, r);
+/// A gap column's cell for a row that puts weight `w` on the keys the gap stands for: where that is at
+/// least a quarter, its dark shade (`▓` or `█`), so a row that looks mostly at a hidden key is not
+/// drawn as looking at nothing (at 80x24 the attention lesson's `paper` row had shown only blanks, its
+/// 97% on a hidden key); else the gap mark, which a light shade would hide among the cells beside it.
+/// A row that cannot see any of the newer keys a right-hand gap stands for shows the mask's `·`.
+fn gap_cell(w: f32, theme: &Theme) -> Span<'static> {
     let (glyph, style) = theme.heat(w);
     match glyph.chars().next() {
         Some(c) if w >= GAP_SHADED => Span::styled(c.to_string(), style),

@@ -263,3 +263,65 @@ fn a_sliding_window_layer_marks_the_keys_outside_its_window() {
         assert_eq!(newest(&app, '×'), 0);
     }
 }
+
+#[test]
+fn scrolled_back_keys_show_what_the_newer_gap_holds_and_name_no_missing_column() {
+    // A window of 32 keys: more than the columns at 80x24 and 100x30, so the keys scroll (at 160x48
+    // they all fit).
+    for (w, h) in [(80, 24), (100, 30)] {
+        let mut app = long_path_app(w, h, 40, 32);
+        // Layer 2's previous-token head: the newest row looks mostly at the key before it.
+        app.focus.layer = 1;
+        app.focus.head = nexttoken::app::HeadSel::Head(1);
+        let looks = |app: &App| {
+            let panel = attention_panel(app);
+            panel
+                .iter()
+                .find(|l| l.contains("looks most at"))
+                .cloned()
+                .unwrap()
+        };
+        let before = looks(&app);
+        assert!(
+            !before.contains("not drawn") && !before.contains('┆'),
+            "{before}"
+        );
+        for _ in 0..3 {
+            key(&mut app, '<');
+        }
+        assert_eq!(app.focus.key_scroll, 3, "{w}x{h}");
+        let panel = attention_panel(&app);
+        let text = panel.join("\n");
+        let win = app.session.as_ref().unwrap().attention.clone();
+        let row = win.len - 1;
+        // The newer keys the scroll left out have a gap column on the right, on every row: the
+        // newest row's cell holds their weight (dark where it is a quarter or more); a row older
+        // than all of them cannot see them and shows the mask.
+        let gap = panel[1].chars().collect::<Vec<_>>();
+        let gap = gap.iter().rposition(|&c| c == '┆').expect(&text);
+        let newest = panel
+            .iter()
+            .position(|l| l.contains('▶') && !l.contains("looks most"))
+            .unwrap();
+        let newer: f32 = (win.len - 3..win.len).map(|c| win.get(1, 1, row, c)).sum();
+        assert!(
+            newer > 0.5,
+            "the previous token is among the newer keys: {newer}"
+        );
+        let cell = |i: usize| panel[i].chars().nth(gap).unwrap();
+        assert!("▓█".contains(cell(newest)), "{newer}: {text}");
+        assert_eq!(cell(newest - 3), '·', "{text}");
+        assert_eq!(cell(newest - 2), '┆', "{text}");
+        // The line under the matrix gives the newer keys' weight apart from the older ones'.
+        let hidden = panel.iter().find(|l| l.contains("3 newer")).expect(&text);
+        let want = nexttoken::fmt::pct(newer);
+        assert!(hidden.contains(&want), "{hidden} should say {want}");
+        // "Looks most at" names the previous token, which has no column now: it says so.
+        let after = looks(&app);
+        assert!(
+            after.contains("(not drawn)") || after.contains(" ┆"),
+            "{after}"
+        );
+        insta::assert_snapshot!(format!("attention_scrolled_{w}x{h}"), screen(&app));
+    }
+}
