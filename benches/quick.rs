@@ -437,6 +437,7 @@ fn light() {
     use nexttoken::engine::forward::model::Model;
     use nexttoken::engine::gguf::GgufFile;
     let mut g = GgufFile::open(&common::model_path()).unwrap();
+    let file_bytes = g.file_bytes;
     let mut model = Model::load(&mut g, MatmulPath::Fast).unwrap();
     let threads = nexttoken::engine::forward::quant::threads();
     let bytes = model.weight_bytes_per_token() + model.kv_bytes_at(8);
@@ -444,7 +445,7 @@ fn light() {
     let (mut bws, mut steps, mut effs) = (vec![], vec![], vec![]);
     for round in 0..40 {
         // The best of its reads over 300 ms (`machine.rs`), just before the steps.
-        let bw = nexttoken::engine::machine::bandwidth_gb_s_again(threads);
+        let bw = nexttoken::engine::machine::bandwidth_gb_s_again(threads, file_bytes);
         model.cache.clear();
         let mut best = f64::MAX;
         for i in 0..16 {

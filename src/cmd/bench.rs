@@ -146,7 +146,8 @@ pub fn peak_rss_mib() -> f64 {
 
 pub fn measure_all(path: &Path, args: &BenchArgs, precision: KvPrecision) -> Result<Report> {
     // Before the model: the measuring buffer is freed before the model's memory exists.
-    let bandwidth = crate::engine::machine::bandwidth_gb_s(crate::engine::threads());
+    let model_bytes = crate::engine::machine::file_bytes(path);
+    let bandwidth = crate::engine::machine::bandwidth_gb_s(crate::engine::threads(), model_bytes);
     let t = Instant::now();
     let mut model = load_model(path, MatmulPath::Fast)?;
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -163,7 +164,8 @@ pub fn measure_all(path: &Path, args: &BenchArgs, precision: KvPrecision) -> Res
     }
     let mut rows = prefill_rows(&mut model, args)?;
     // This machine's limits, measured in the same run: the bandwidth and the kernels' peak.
-    let machine = crate::engine::machine::measure(&mut model, crate::engine::threads())?;
+    let machine =
+        crate::engine::machine::measure(&mut model, crate::engine::threads(), model_bytes)?;
     rows.extend(decode_rows(&mut model, args, bandwidth)?);
     rows.extend(no_cache_rows(&mut model, args)?);
     // The engine's own peak: what the checks below load (a session, the exact path) is not counted.

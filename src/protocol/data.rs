@@ -288,8 +288,12 @@ pub struct ModelInfo {
 /// its depth stream from memory), arithmetic for a prefill. Measured once at load (`engine/machine.rs`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MachineSpeed {
-    /// Streaming read bandwidth, GB/s.
+    /// Streaming read bandwidth, GB/s, of a buffer the size of the model.
     pub bandwidth_gb_s: f64,
+    /// That buffer fits in the CPU's last-level cache, so the figure is the cache's, as a step's
+    /// weights come from it too (some servers' L3 holds hundreds of MiB); a laptop's reads memory.
+    #[serde(default)]
+    pub from_cache: bool,
     /// Bytes of weights a one-token pass reads (every matrix, the output head).
     pub weight_bytes: usize,
     /// Bytes of KV cache per cached position (keys and values, every layer, at the cache's precision).

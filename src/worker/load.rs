@@ -39,7 +39,8 @@ pub(super) fn load(
         }
         // Before the model: the measuring buffer is freed before the model's memory exists.
         progress("measuring this machine's memory bandwidth");
-        crate::engine::machine::bandwidth_gb_s(crate::engine::threads());
+        let bytes = crate::engine::machine::file_bytes(&config.model_path);
+        crate::engine::machine::bandwidth_gb_s(crate::engine::threads(), bytes);
         load_session(
             &config.model_path,
             &load,

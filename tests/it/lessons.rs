@@ -510,6 +510,7 @@ fn a_step_faster_than_a_stale_light_is_measured_again() {
     let mut saved = s.to_saved().unwrap();
     saved.machine = Some(nexttoken::protocol::MachineSpeed {
         bandwidth_gb_s: 0.5,
+        from_cache: false,
         weight_bytes: 0,
         kv_bytes_per_position: 0,
         matmul_flop_per_token: 0.0,

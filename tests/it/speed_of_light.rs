@@ -61,6 +61,7 @@ fn the_engine_counts_a_steps_bytes_and_flop_from_the_models_tensors() {
 fn machine() -> MachineSpeed {
     MachineSpeed {
         bandwidth_gb_s: 20.0,
+        from_cache: false,
         weight_bytes: 96_400_000,
         kv_bytes_per_position: 46_080,
         matmul_flop_per_token: 2.69e8,
@@ -146,6 +147,41 @@ fn the_timing_panel_sets_the_newest_step_against_the_bandwidth_floor() {
     );
     let text = screen_text(&app).join("\n");
     assert!(text.contains("┌ Reading vs writing ─"), "{text}");
+}
+
+/// Where the model fits in the CPU's last-level cache the probe read a buffer its size from there, and
+/// the light line says where the bandwidth came from where it has room (at 80x24 the panel's 34
+/// columns keep the short line whole instead).
+#[test]
+fn a_bandwidth_read_from_the_cache_says_so() {
+    let mut app = prefilled_app();
+    app.model
+        .as_mut()
+        .unwrap()
+        .machine
+        .as_mut()
+        .unwrap()
+        .from_cache = true;
+    update(
+        &mut app,
+        Msg::Engine(Event::Stepped(step_after_is(0, Source::Sampled, true, 9.0))),
+    );
+    app.screen.side = SidePanel::Timing;
+    let text = screen_text(&app).join("\n");
+    assert!(text.contains("at 20.0 GB/s from cache"), "{text}");
+    let text = at_80x24(&mut app);
+    let line = text.lines().find(|l| l.contains("step ≥")).unwrap();
+    let inside = line.rsplit('│').nth(1).unwrap_or(line).trim_end();
+    assert!(inside.ends_with(" GB/s"), "{line}");
+    app.model
+        .as_mut()
+        .unwrap()
+        .machine
+        .as_mut()
+        .unwrap()
+        .from_cache = false;
+    let text = screen_text(&app).join("\n");
+    assert!(!text.contains("GB/s from cache"), "{text}");
 }
 
 /// A step faster than its floor means the bandwidth was measured low (a busy spell, or weights still

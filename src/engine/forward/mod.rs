@@ -16,7 +16,7 @@ pub mod kv_cache;
 pub mod linear;
 pub mod model;
 mod pass;
-mod prefetch;
+pub(crate) mod prefetch;
 pub mod quant;
 mod rows;
 mod spare_rows;

@@ -15,8 +15,9 @@ impl Session {
     /// first prompt is read.
     pub fn measure_machine(&mut self) -> Result<Option<MachineSpeed>> {
         let threads = crate::engine::threads();
+        let bytes = self.model_file_bytes();
         let speed = match self.model.local_mut() {
-            Some(m) => Some(crate::engine::machine::measure(m, threads)?),
+            Some(m) => Some(crate::engine::machine::measure(m, threads, bytes)?),
             None => None,
         };
         self.fed = 0;

@@ -67,6 +67,12 @@ impl Session {
         }
     }
 
+    /// The bytes of the model's file (0 without one): what the speed of light's probe reads as many of.
+    pub fn model_file_bytes(&self) -> u64 {
+        let file = self.save.model_file.as_deref();
+        file.map_or(0, crate::engine::machine::file_bytes)
+    }
+
     /// The model file's sha256 (hashed once, ~0.3 s for 96 MB).
     pub fn model_sha256(&self) -> Result<String> {
         let path = self.save.model_file.as_ref().ok_or(Error::NoModelFile)?;
@@ -85,7 +91,7 @@ impl Session {
         }
         let model_file = self.save.model_file.as_ref().ok_or(Error::NoModelFile)?;
         let sha256 = self.model_sha256()?;
-        let bytes = std::fs::metadata(model_file).map(|m| m.len()).unwrap_or(0);
+        let bytes = self.model_file_bytes();
         let prompt_ids: Vec<u32> = self.nodes[..self.prompt_len]
             .iter()
             .map(|n| n.token)

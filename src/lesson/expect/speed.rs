@@ -72,16 +72,18 @@ fn against_light(session: &mut Session) -> Result<(String, bool), String> {
         .local_model()
         .ok_or("a served model: nothing to measure here")?;
     let bytes = model.weight_bytes_per_token() + model.kv_bytes_at(view.tokens.len() - 1);
+    let model_bytes = session.model_file_bytes();
     // Measured at load in the TUI; the headless checker measures it here, once per check.
     let bandwidth = match session.machine() {
         Some(m) => m.bandwidth_gb_s,
-        None => crate::engine::machine::bandwidth_gb_s(crate::engine::threads()),
+        None => crate::engine::machine::bandwidth_gb_s(crate::engine::threads(), model_bytes),
     };
     let efficiency_at = |gb_s: f64| bytes as f64 / (gb_s * 1e9) * 1e3 / pass.ms;
     // A step faster than light means the measure fell in a busy spell: measure once more.
     let (bandwidth, again) = match efficiency_at(bandwidth) {
         e if e > LIGHT_NOISE => {
-            let fresh = crate::engine::machine::bandwidth_gb_s_again(crate::engine::threads());
+            let fresh =
+                crate::engine::machine::bandwidth_gb_s_again(crate::engine::threads(), model_bytes);
             (
                 bandwidth.max(fresh),
                 format!(" (measured again: the first read {bandwidth:.1})"),
