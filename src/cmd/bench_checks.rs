@@ -39,16 +39,20 @@ pub(super) fn step_overhead(path: &Path, reps: usize, kv: KvPrecision) -> Result
     )?;
     let (mut bare_ms, mut step_ms) = (Vec::new(), Vec::new());
     s.prefill_text(DEFAULT_PROMPT, false)?;
-    // A warm-up as long as the model's decode-thread trial (which alternates its thread counts, and so
-    // would give the bare passes one count and the steps the other), then the timed pairs.
-    let warm_up = 16;
-    for i in 0..warm_up + 40 * reps.max(1) {
+    // No pair is timed while the model's decode plans are on trial (their steps take each plan in
+    // runs, so a bare pass and its step could run on different plans): that is the first steps, and
+    // again every few hundred (`quant/decode_plan.rs`).
+    let trial = |s: &crate::engine::session::Session| {
+        s.local_model().is_some_and(|m| m.decode_trial_running())
+    };
+    while bare_ms.len() < 40 * reps.max(1) {
         // The token the model itself would pick, so the walk stays ordinary text for any model.
         let token = s.distribution()?.planned.id;
+        let timed = !trial(&s);
         let bare = s.time_bare_forward(token)?;
         let t = Instant::now();
         s.step(Choice::Force(token))?;
-        if i >= warm_up {
+        if timed && !trial(&s) {
             bare_ms.push(bare);
             step_ms.push(t.elapsed().as_secs_f64() * 1e3);
         }

@@ -184,7 +184,7 @@ pub fn measure(
 }
 
 /// Runs the decode steps' trial of their plans (threads, prefetch: `quant/decode_plan.rs`) now, on
-/// one-token passes of their own (about 32): otherwise the first steps a class watches take each plan
+/// one-token passes of their own (about 48): otherwise the first steps a class watches take each plan
 /// in turn, and the timing panel's step time jumps between them for no reason on screen. The cache is
 /// empty afterwards.
 fn settle_decode_threads(model: &mut Model) -> candle_core::Result<()> {

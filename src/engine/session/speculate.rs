@@ -104,11 +104,15 @@ impl Session {
         if self.fed < len || !self.opts.kv_cache {
             self.feed()?;
         }
-        // The fastest of four bare passes: in a trial the passes take each of the (at most four)
-        // decode plans in turn (`quant/decode_plan.rs`), and a pass on a plan that loses is no plain
-        // step.
+        // The fastest of four bare passes after any trial of the decode plans, whose passes take each
+        // plan in turn (`quant/decode_plan.rs`): a pass on a plan that loses is no plain step.
         let tip = self.nodes[*self.path.last().expect("checked")].token;
-        let mut ms = f64::INFINITY;
+        let trial = |s: &Self| s.model.local().is_some_and(|m| m.decode_trial_running());
+        let (mut ms, mut n) = (f64::INFINITY, 0);
+        while trial(self) && n < 64 {
+            self.time_bare_forward(tip)?;
+            n += 1;
+        }
         for _ in 0..4 {
             ms = ms.min(self.time_bare_forward(tip)?);
         }
