@@ -132,7 +132,7 @@ impl DecodePlan {
         let Some(i) = self.plans.iter().position(|p| *p == plan) else {
             return;
         };
-        let first_of_run = self.trial_step % RUN == 0;
+        let first_of_run = self.trial_step.is_multiple_of(RUN);
         self.trial_step += 1;
         if first_of_run {
             return;
