@@ -154,14 +154,17 @@ fn the_timing_panel_sets_the_newest_step_against_the_bandwidth_floor() {
 /// columns keep the short line whole instead).
 #[test]
 fn a_bandwidth_read_from_the_cache_says_so() {
+    let cached = |app: &mut nexttoken::app::App, on: bool| {
+        app.model
+            .as_mut()
+            .unwrap()
+            .machine
+            .as_mut()
+            .unwrap()
+            .from_cache = on;
+    };
     let mut app = prefilled_app();
-    app.model
-        .as_mut()
-        .unwrap()
-        .machine
-        .as_mut()
-        .unwrap()
-        .from_cache = true;
+    cached(&mut app, true);
     update(
         &mut app,
         Msg::Engine(Event::Stepped(step_after_is(0, Source::Sampled, true, 9.0))),
@@ -173,13 +176,7 @@ fn a_bandwidth_read_from_the_cache_says_so() {
     let line = text.lines().find(|l| l.contains("step ≥")).unwrap();
     let inside = line.rsplit('│').nth(1).unwrap_or(line).trim_end();
     assert!(inside.ends_with(" GB/s"), "{line}");
-    app.model
-        .as_mut()
-        .unwrap()
-        .machine
-        .as_mut()
-        .unwrap()
-        .from_cache = false;
+    cached(&mut app, false);
     let text = screen_text(&app).join("\n");
     assert!(!text.contains("GB/s from cache"), "{text}");
 }
