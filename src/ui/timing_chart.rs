@@ -72,7 +72,9 @@ const TICKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'
 /// The chart in one row, where the panel has no room for it (at 80x24 and on a projector under a
 /// lesson): the newest steps that fit in `width` columns, each as one character's height on a scale
 /// from zero (so steps that cost about the same look the same), then the first and last of them in
-/// ms, which say what the heights show: `steps 14-21 ▇▇▇▇▇██ 66.0→77.2 ms`. `None` before two steps.
+/// ms, which say what the heights show: `steps 14-21 ▇▇▇▇▇██ 66.0→77.2 ms`. A token a speculative
+/// round wrote is a `*`, not a height (its time is a share of the round's, no step's), and the scale
+/// and the times are the plain steps'. `None` before two steps.
 pub(super) fn step_line(s: &SessionView, width: usize, theme: &Theme) -> Option<Line<'static>> {
     let steps = step_times(s);
     let n = steps.len();
@@ -81,34 +83,42 @@ pub(super) fn step_line(s: &SessionView, width: usize, theme: &Theme) -> Option<
     }
     let numbers = |from: usize| format!("{}-{n} ", from + 1);
     let tail = |a: f64, b: f64| format!(" {}→{} ms", one(a), one(b));
-    // Room for the widest numbers and times any choice of steps could print.
-    let widest = steps.iter().map(|t| t.ms).fold(0.0, f64::max);
-    let fixed = "steps ".len() + numbers(n - 1).len() + tail(widest, widest).chars().count();
+    // Room for the widest numbers and times any choice of steps could print (the widest time is not
+    // always the largest: 400 prints as "400", 99.5 as "99.5").
+    let widest = steps.iter().map(|t| one(t.ms).len()).max().unwrap_or(0);
+    let fixed = "steps ".len() + numbers(n - 1).len() + " → ms".chars().count() + 2 * widest;
     let fit = width.saturating_sub(fixed).min(n);
     if fit < 2 {
         return None;
     }
     let shown = &steps[steps.len() - fit..];
-    let top = shown.iter().map(|t| t.ms).fold(1e-9, f64::max);
+    let plain: Vec<f64> = shown.iter().filter(|t| !t.round).map(|t| t.ms).collect();
+    let top = plain.iter().copied().fold(1e-9, f64::max);
     let mut spans = vec![
         Span::styled("steps ", theme.dim),
         Span::styled(numbers(steps.len() - fit), theme.dim),
     ];
     spans.extend(shown.iter().map(|t| {
         let tick = ((t.ms / top * 8.0).ceil() as usize).clamp(1, 8) - 1;
-        let style = if t.kv == Some(false) {
-            theme.error
-        } else {
-            theme.bar
-        };
-        Span::styled(TICKS[tick].to_string(), style)
+        match (t.round, t.kv) {
+            (true, _) => Span::styled(ROUND_MARK, theme.dim),
+            (false, Some(false)) => Span::styled(TICKS[tick].to_string(), theme.error),
+            (false, _) => Span::styled(TICKS[tick].to_string(), theme.bar),
+        }
     }));
-    spans.push(Span::styled(
-        tail(shown[0].ms, shown[fit - 1].ms),
-        theme.text,
-    ));
+    if let (Some(first), Some(last)) = (plain.first(), plain.last()) {
+        spans.push(Span::styled(tail(*first, *last), theme.text));
+    }
+    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    let key = format!(" {ROUND_MARK} round");
+    if plain.len() < shown.len() && used + key.chars().count() <= width {
+        spans.push(Span::styled(key, theme.dim));
+    }
     Some(Line::from(spans))
 }
+
+/// A round's token in the one-row chart, as its bar's label marks it in the full chart.
+const ROUND_MARK: &str = "*";
 
 /// A time as the chart's bars print it: tenths below 100 ms.
 fn one(x: f64) -> String {

@@ -226,6 +226,41 @@ fn a_timing_panel_too_short_for_its_chart_gives_the_steps_one_row() {
     }
 }
 
+/// In the one-row chart a token a speculative round wrote is a `*`, not a height: its time is a share
+/// of the round's, and two rounds of 400 ms had squashed every plain step to the bottom tick. The
+/// scale and the times are the plain steps'.
+#[test]
+fn the_one_row_chart_marks_a_rounds_tokens_apart() {
+    use nexttoken::app::SidePanel;
+    let steps = 29;
+    let mut view = long_path_app(80, 24, steps + 5, 16).session.unwrap();
+    view.decode_ms = (0..steps).map(|i| 62.0 + i as f64 * 0.5).collect();
+    view.decode_kv = vec![true; steps];
+    view.decode_round = vec![false; steps];
+    for i in [26, 27] {
+        view.decode_ms[i] = 400.0;
+        view.decode_round[i] = true;
+    }
+    let lesson = nexttoken::lesson::builtin("reading-vs-writing")
+        .unwrap()
+        .unwrap();
+    let mut app = App::new(config(80, 24)).with_lesson(lesson);
+    app.update(Msg::Engine(Event::Loaded(model_info())));
+    app.update(Msg::Engine(Event::Synced(view.clone())));
+    app.update(lesson_step_ran(3, view.clone()));
+    app.screen.side = SidePanel::Timing;
+    let s = screen(&app);
+    let row = s
+        .lines()
+        .find(|l| l.contains("│steps "))
+        .unwrap_or_else(|| panic!("no row of steps:\n{s}"));
+    // Steps 21-29: six plain steps of 72-74.5 ms fill their cells, then the rounds' two tokens,
+    // then the newest plain step; the times are the first and last plain steps shown.
+    let inside = row.split('│').rev().nth(1).unwrap().trim_end();
+    assert!(inside.contains("steps 21-29 ██████**█ 72.0→76.0 ms"), "{row}");
+    assert!(!inside.contains("400"), "{row}");
+}
+
 /// The transcript's last row leaves out a figure that does not fit, whole: in presenter mode at
 /// 80x24 "−log p 0.92" had been cut to "−log p 0", a number that reads as another. Wide, all three
 /// figures show.
