@@ -257,7 +257,10 @@ fn the_one_row_chart_marks_a_rounds_tokens_apart() {
     // Steps 21-29: six plain steps of 72-74.5 ms fill their cells, then the rounds' two tokens,
     // then the newest plain step; the times are the first and last plain steps shown.
     let inside = row.split('│').rev().nth(1).unwrap().trim_end();
-    assert!(inside.contains("steps 21-29 ██████**█ 72.0→76.0 ms"), "{row}");
+    assert!(
+        inside.contains("steps 21-29 ██████**█ 72.0→76.0 ms"),
+        "{row}"
+    );
     assert!(!inside.contains("400"), "{row}");
 }
 
