@@ -42,17 +42,14 @@ pub(super) fn step_overhead(path: &Path, reps: usize, kv: KvPrecision) -> Result
     // No pair is timed while the model's decode plans are on trial (their steps take each plan in
     // runs, so a bare pass and its step could run on different plans): that is the first steps, and
     // again every few hundred (`quant/decode_plan.rs`).
-    let trial = |s: &crate::engine::session::Session| {
-        s.local_model().is_some_and(|m| m.decode_trial_running())
-    };
     while bare_ms.len() < 40 * reps.max(1) {
         // The token the model itself would pick, so the walk stays ordinary text for any model.
         let token = s.distribution()?.planned.id;
-        let timed = !trial(&s);
+        let timed = !s.decode_trial_running();
         let bare = s.time_bare_forward(token)?;
         let t = Instant::now();
         s.step(Choice::Force(token))?;
-        if timed && !trial(&s) {
+        if timed && !s.decode_trial_running() {
             bare_ms.push(bare);
             step_ms.push(t.elapsed().as_secs_f64() * 1e3);
         }

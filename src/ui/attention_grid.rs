@@ -265,7 +265,8 @@ pub fn key_labels(g: &Grid, tokens: &[TokenRecord], theme: &Theme) -> Vec<Line<'
         .collect()
 }
 
-/// One query row: its token's label (marked when it is the newest), then a cell per key.
+/// One query row: its token's label (marked when it is the newest), then a cell per column; in the
+/// newer keys' gap, a row that can see none of them (all in its future) shows the mask's `·`.
 pub fn query_row(
     app: &App,
     g: &Grid,
@@ -298,7 +299,6 @@ pub fn query_row(
 /// least a quarter, its dark shade (`▓` or `█`), so a row that looks mostly at a hidden key is not
 /// drawn as looking at nothing (at 80x24 the attention lesson's `paper` row had shown only blanks, its
 /// 97% on a hidden key); else the gap mark, which a light shade would hide among the cells beside it.
-/// A row that cannot see any of the newer keys a right-hand gap stands for shows the mask's `·`.
 fn gap_cell(w: f32, theme: &Theme) -> Span<'static> {
     let (glyph, style) = theme.heat(w);
     match glyph.chars().next() {

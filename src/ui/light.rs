@@ -1,7 +1,6 @@
 //! The speed of light of the newest pass, for the timing panel: a one-token step must stream every
 //! weight and the KV cache at its depth from memory (or from the CPU's cache, where the model fits in
-//! it), so its floor is those bytes over this machine's
-//! measured bandwidth; a prefill (or a step with the cache off) does arithmetic on many tokens per
+//! it), so its floor is those bytes over this machine's measured bandwidth; a prefill (or a step with the cache off) does arithmetic on many tokens per
 //! weight read, so it is set against the kernels' measured peak GFLOP/s. Every figure comes from the
 //! model's shapes and the engine's clock (`engine/machine.rs`).
 
@@ -34,7 +33,7 @@ pub fn lines(
     let mb = |b: usize| b as f64 / 1e6;
     // The wide form where it fits, both led by the `step ≥` the lessons name (at 120x34 in presenter
     // mode the wide form had been cut at "23", its GB/s lost). Where the model fits in the CPU's
-    // last-level cache, the bandwidth is that cache's and the line says so, before it says the KV.
+    // last-level cache, the bandwidth is that cache's, and the line says so where it has room.
     let cache = if m.from_cache { " from cache" } else { "" };
     let long = format!(
         "step ≥ {}: reads {:.1} MB (KV {:.1}) at {:.1} GB/s{cache}",
@@ -51,11 +50,11 @@ pub fn lines(
             m.bandwidth_gb_s
         )
     };
-    let mut forms = match wide {
-        true => vec![long],
-        false => vec![],
-    };
-    forms.extend([short(cache), short("")]);
+    let forms: Vec<String> = wide
+        .then_some(long)
+        .into_iter()
+        .chain([short(cache), short("")])
+        .collect();
     let first = crate::fmt::first_fitting(&forms, cols);
     let mut out = vec![Line::styled(first, theme.info)];
     let newest = newest(app, s, m, floor, wide);

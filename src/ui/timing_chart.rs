@@ -73,8 +73,9 @@ const TICKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'
 /// lesson): the newest steps that fit in `width` columns, each as one character's height on a scale
 /// from zero (so steps that cost about the same look the same), then the first and last of them in
 /// ms, which say what the heights show: `steps 14-21 ▇▇▇▇▇██ 66.0→77.2 ms`. A token a speculative
-/// round wrote is a `*`, not a height (its time is a share of the round's, no step's), and the scale
-/// and the times are the plain steps'. `None` before two steps.
+/// round wrote is a `*`, not a height (its time is a share of the round's, no step's), keyed at the
+/// end (`21-29 ██████**█ 72.0→76.0 ms * round`), and the scale and the times are the plain steps'.
+/// `None` before two steps.
 pub(super) fn step_line(s: &SessionView, width: usize, theme: &Theme) -> Option<Line<'static>> {
     let steps = step_times(s);
     let n = steps.len();
@@ -84,10 +85,18 @@ pub(super) fn step_line(s: &SessionView, width: usize, theme: &Theme) -> Option<
     let numbers = |from: usize| format!("{}-{n} ", from + 1);
     let tail = |a: f64, b: f64| format!(" {}→{} ms", one(a), one(b));
     // Room for the widest numbers and times any choice of steps could print (the widest time is not
-    // always the largest: 400 prints as "400", 99.5 as "99.5").
+    // always the largest: 400 prints as "400", 99.5 as "99.5"). Where a round's token is among the
+    // steps shown, the key to its mark takes the room of the word "steps".
     let widest = steps.iter().map(|t| one(t.ms).len()).max().unwrap_or(0);
-    let fixed = "steps ".len() + numbers(n - 1).len() + " → ms".chars().count() + 2 * widest;
-    let fit = width.saturating_sub(fixed).min(n);
+    let key = format!(" {ROUND_MARK} round");
+    let lead = |keyed: bool| if keyed { "" } else { "steps " };
+    let fit_for = |keyed: bool| {
+        let key_w = if keyed { key.chars().count() } else { 0 };
+        let fixed = lead(keyed).len() + numbers(n - 1).len() + " → ms".chars().count() + key_w;
+        width.saturating_sub(fixed + 2 * widest).min(n)
+    };
+    let keyed = steps[n - fit_for(false)..].iter().any(|t| t.round);
+    let fit = fit_for(keyed);
     if fit < 2 {
         return None;
     }
@@ -95,7 +104,7 @@ pub(super) fn step_line(s: &SessionView, width: usize, theme: &Theme) -> Option<
     let plain: Vec<f64> = shown.iter().filter(|t| !t.round).map(|t| t.ms).collect();
     let top = plain.iter().copied().fold(1e-9, f64::max);
     let mut spans = vec![
-        Span::styled("steps ", theme.dim),
+        Span::styled(lead(keyed), theme.dim),
         Span::styled(numbers(steps.len() - fit), theme.dim),
     ];
     spans.extend(shown.iter().map(|t| {
@@ -109,9 +118,7 @@ pub(super) fn step_line(s: &SessionView, width: usize, theme: &Theme) -> Option<
     if let (Some(first), Some(last)) = (plain.first(), plain.last()) {
         spans.push(Span::styled(tail(*first, *last), theme.text));
     }
-    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
-    let key = format!(" {ROUND_MARK} round");
-    if plain.len() < shown.len() && used + key.chars().count() <= width {
+    if keyed {
         spans.push(Span::styled(key, theme.dim));
     }
     Some(Line::from(spans))

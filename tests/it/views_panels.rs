@@ -252,16 +252,30 @@ fn the_one_row_chart_marks_a_rounds_tokens_apart() {
     let s = screen(&app);
     let row = s
         .lines()
-        .find(|l| l.contains("│steps "))
+        .find(|l| l.contains("-29 "))
         .unwrap_or_else(|| panic!("no row of steps:\n{s}"));
-    // Steps 21-29: six plain steps of 72-74.5 ms fill their cells, then the rounds' two tokens,
-    // then the newest plain step; the times are the first and last plain steps shown.
+    // Steps 23-29: four plain steps of 73-74.5 ms fill their cells, then the rounds' two tokens,
+    // then the newest plain step; the times are the first and last plain steps shown, and the mark
+    // is keyed where the word "steps" stood.
     let inside = row.split('│').rev().nth(1).unwrap().trim_end();
     assert!(
-        inside.contains("steps 21-29 ██████**█ 72.0→76.0 ms"),
+        inside.contains("23-29 ████**█ 73.0→76.0 ms * round"),
         "{row}"
     );
     assert!(!inside.contains("400"), "{row}");
+    // Without a round among them, the steps keep their word and no key.
+    let mut short = view.clone();
+    short.decode_ms = vec![70.0, 71.0, 72.0, 73.0, 74.0, 75.0, 76.0, 77.0, 78.0];
+    short.decode_kv.truncate(9);
+    short.decode_round = vec![false; 9];
+    app.update(Msg::Engine(Event::Synced(short.clone())));
+    app.update(lesson_step_ran(3, short));
+    let s = screen(&app);
+    let row = s.lines().find(|l| l.contains("│steps ")).unwrap();
+    assert!(
+        row.contains("│steps 1-9 ") && !row.contains("round"),
+        "{row}"
+    );
 }
 
 /// The transcript's last row leaves out a figure that does not fit, whole: in presenter mode at

@@ -25,6 +25,12 @@ impl Session {
         Ok(speed)
     }
 
+    /// Whether the local model's decode steps are on trial now (their plans taken in turn:
+    /// `quant/decode_plan.rs`), so that a step's time is not its plan's.
+    pub fn decode_trial_running(&self) -> bool {
+        self.model.local().is_some_and(|m| m.decode_trial_running())
+    }
+
     /// Times one bare forward pass of `token` at the tip's position, outside the tree (for `bench`: the
     /// cost a step adds over the model alone). The session is unchanged: the next step re-feeds the tip.
     pub fn time_bare_forward(&mut self, token: u32) -> Result<f64> {

@@ -107,9 +107,8 @@ impl Session {
         // The fastest of four bare passes after any trial of the decode plans, whose passes take each
         // plan in turn (`quant/decode_plan.rs`): a pass on a plan that loses is no plain step.
         let tip = self.nodes[*self.path.last().expect("checked")].token;
-        let trial = |s: &Self| s.model.local().is_some_and(|m| m.decode_trial_running());
         let (mut ms, mut n) = (f64::INFINITY, 0);
-        while trial(self) && n < 64 {
+        while self.decode_trial_running() && n < 64 {
             self.time_bare_forward(tip)?;
             n += 1;
         }

@@ -10,8 +10,8 @@
 //! 7.0 against 5.7 on one; Gemma 3 10.9 against 9.4; AVX-512 3.6 against 3.2), and a prefill reads
 //! alike either way. Which holds differs between machines, and with the load on them, so a model does
 //! not guess: over its first decode steps it takes each plan in turn, a few steps in a row (one thread
-//! or all, prefetch on or off), keeps the fastest by median (all threads must win by `MARGIN` over one, whose helper a busy
-//! machine can stall), and measures again every `RECHECK` steps. The TUI runs the first trial at load,
+//! or all, prefetch on or off), keeps the fastest by median (all threads must win by `MARGIN` over
+//! one, whose helper a busy machine can stall), and measures again every `RECHECK` steps. The TUI runs the first trial at load,
 //! on passes of its own (`engine/machine.rs`), so the steps a class watches do not alternate.
 //! A plan changes only who computes which output rows and what the CPU is asked to fetch early, never
 //! a bit of the result.
@@ -100,7 +100,8 @@ impl DecodePlan {
     }
 
     /// Steps a whole trial takes at most: every plan in runs of `RUN` until each has `TRIALS` timings.
-    pub fn trial_len(&self) -> usize {
+    #[cfg(test)]
+    fn trial_len(&self) -> usize {
         self.plans.len() * RUN * TRIALS.div_ceil(RUN - 1)
     }
 
