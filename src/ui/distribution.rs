@@ -1,7 +1,8 @@
 //! The next-token panel: the candidates with what the sampler will draw from (after penalties,
 //! temperature and the cut-offs) as the bar and first number, the model's own probability beside it
-//! (under greedy, which draws nothing, the bars are the distribution it takes the top of); or the
-//! sampler chain stage by stage (`t`, drawn by `chain.rs`).
+//! (under greedy, which draws nothing, the bars are the distribution it takes the top of, and the
+//! second number is left out unless penalties made the two differ); or the sampler chain stage by
+//! stage (`t`, drawn by `chain.rs`).
 
 use super::chain;
 use super::layout::{candidate_rows, inset, CHAIN_HEADER};
@@ -285,7 +286,11 @@ fn bar_row(
         }
         None => {
             let p = bar_prob(dist, i);
-            let (solid, ghost) = ghost_bar(p, c.prob, cols.bar);
+            let (solid, mut ghost) = ghost_bar(p, c.prob, cols.bar);
+            if !model_number_shown(dist) {
+                // No second number, so no ghost bar for one: a lone `░` read as a bar of its own.
+                ghost.clear();
+            }
             let rest = cols.bar.saturating_sub(solid.width() + ghost.width());
             spans.extend([
                 Span::styled(pad_left(&pct(p), NUM_W), text_style),
@@ -296,7 +301,13 @@ fn bar_row(
             ]);
         }
     }
-    spans.push(Span::styled(pad_left(&pct(c.prob), NUM_W), theme.ghost));
+    // Under greedy with no penalty the first number already is the model's own: a second copy of it
+    // read as two distributions that happened to agree.
+    let second = match model_number_shown(dist) {
+        true => pad_left(&pct(c.prob), NUM_W),
+        false => " ".repeat(NUM_W),
+    };
+    spans.push(Span::styled(second, theme.ghost));
     if planned {
         spans.push(Span::styled(cols.mark, theme.planned));
     }
@@ -325,8 +336,17 @@ fn column_key(dist: &Distribution, cols: &Columns, theme: &Theme) -> Line<'stati
     ];
     // The solid bar belongs to the number on its left, the ghost to the one on its right.
     spans.push(Span::styled(pad("█", cols.bar), theme.bar));
-    spans.push(Span::styled(pad_left("░ model", NUM_W), theme.ghost));
+    if model_number_shown(dist) {
+        spans.push(Span::styled(pad_left("░ model", NUM_W), theme.ghost));
+    }
     Line::from(spans)
+}
+
+/// Whether a row's second number (the model's own probability, and its ghost bar) says anything the
+/// first does not: always when the sampler draws, and under greedy only when penalties moved the
+/// distribution greedy ranks by.
+fn model_number_shown(dist: &Distribution) -> bool {
+    dist.draw.is_some() || greedy_penalised(dist)
 }
 
 /// What the sampler picks: the greedy top row, or where the random draw landed.

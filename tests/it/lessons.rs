@@ -26,13 +26,18 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     p.to_string_lossy().into_owned()
 }
 
+/// Fresh runs a lesson gets after a claim on the clock fails (see `every_builtin_lesson_passes_check`).
+const RETRIES: usize = 3;
+
 const HEAD: &str = "title = \"Broken\"\nsummary = \"A broken lesson.\"\nminutes = 2\n\n";
 
 /// Every built-in lesson holds on the real model: one session, each lesson in turn. A lesson whose
 /// only failure is a claim on the clock (a prefill against the steps, a step against light, decode
-/// growth, a question on the prefill speed-up) runs once more on a fresh session: its one prefill is
-/// one measurement, and the parallel tests can stall it (CI saw 6.46 ms a token against 0.6, and a
-/// speed-up of 0.64x). A claim that is wrong fails both times.
+/// growth, a question on the prefill speed-up) runs again on a fresh session after a pause, up to
+/// [`RETRIES`] times: its one prefill is one measurement, and the parallel tests can stall it (CI saw
+/// 6.46 ms a token against 0.6, and a speed-up of 0.64x; once, twice in a row, every cache-off pass of
+/// 46 to 66 tokens at 94-99 ms, three times this machine's unloaded 34-42 ms, while a neighbouring
+/// test held both cores). A claim that is wrong fails every time.
 #[test]
 fn every_builtin_lesson_passes_check() {
     let mut s = session();
@@ -50,13 +55,16 @@ fn every_builtin_lesson_passes_check() {
             (result, String::from_utf8_lossy(&out).into_owned())
         };
         let (mut result, mut text) = run(&mut s);
-        if let Err(e) = &result {
+        for again in 1..=RETRIES {
+            let Err(e) = &result else { break };
             // The failed claim and what was observed: the first two lines of the message.
             let failed: String = e.lines().take(2).collect();
-            if timing.iter().any(|t| failed.contains(t)) {
-                eprintln!("{name}: a claim on the clock failed, once more: {e}");
-                (result, text) = run(&mut session());
+            if !timing.iter().any(|t| failed.contains(t)) {
+                break;
             }
+            eprintln!("{name}: a claim on the clock failed, again ({again} of {RETRIES}) after a pause: {e}");
+            std::thread::sleep(std::time::Duration::from_secs(3));
+            (result, text) = run(&mut session());
         }
         assert!(result.is_ok(), "{name}: {result:?}\n{text}");
         assert!(text.contains("checks hold"), "{text}");
