@@ -486,16 +486,45 @@ fn decode() {
     let mut g = GgufFile::open(&common::model_path()).unwrap();
     let mut model = Model::load(&mut g, MatmulPath::Fast).unwrap();
     let vocab = model.vocab_size as u32;
+    // `PAUSE_MS=N`: sleep this long before each step, as a step pressed by hand follows a pause.
+    let pause = std::env::var("PAUSE_MS").ok().and_then(|v| v.parse().ok());
     let (start, mut steps) = (Instant::now(), vec![]);
     while start.elapsed().as_secs_f64() < 10.0 {
         model.cache.clear();
         for i in 0..64u32 {
+            let every: u32 = std::env::var("EVERY")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1);
+            if let Some(ms) = pause.filter(|_| i % every == 0) {
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                let spin: u64 = std::env::var("SPIN_US")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                let t = Instant::now();
+                while t.elapsed().as_micros() < spin as u128 {
+                    std::hint::spin_loop();
+                }
+                if std::env::var("WARM").is_ok() && i > 0 {
+                    let t = Instant::now();
+                    model.forward(&[1], i as usize, Default::default()).unwrap();
+                    model.cache.truncate(i as usize);
+                    eprintln!("warm {:.3}", t.elapsed().as_secs_f64() * 1e3);
+                }
+            }
             let t = Instant::now();
             let tok = (i * 7919 + 11) % vocab;
             model
                 .forward(&[tok], i as usize, Default::default())
                 .unwrap();
             steps.push(t.elapsed().as_secs_f64() * 1e3);
+            if std::env::var("SEQ").is_ok() {
+                eprint!("{:.1} ", steps.last().unwrap());
+                if i % every == every - 1 {
+                    eprintln!();
+                }
+            }
         }
     }
     steps.sort_by(|a, b| a.partial_cmp(b).unwrap());

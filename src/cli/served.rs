@@ -15,7 +15,7 @@ pub struct ServerArgs {
     /// With --server: the model to step when the server holds several (a name from its /v1/models).
     #[arg(long, global = true, value_name = "NAME")]
     pub server_model: Option<String>,
-    /// With --server: the server's API key (sent as a bearer token) [env: NEXTTOKEN_API_KEY].
+    /// With --server: the server's API key (sent as a bearer token).
     #[arg(long, global = true, env = "NEXTTOKEN_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
     /// With --server: seconds to wait for one request before giving up (the session stays as it was).

@@ -2,7 +2,7 @@
 //! (greedy, so both write the same tokens), runs interleaved so that both see the same machine load.
 
 use crate::analysis::speculation::{break_even_acceptance, Tally};
-use crate::engine::draft::{Draft, DraftSpec};
+use crate::engine::draft::DraftSpec;
 use crate::engine::load::{load_session, LoadOptions};
 use crate::engine::session::{Session, Written};
 use crate::protocol::SamplerSettings;
@@ -84,12 +84,8 @@ pub fn measure(
 ) -> Result<SpecBench> {
     let mut plain = session(path)?;
     let mut spec_s = session(path)?;
-    let draft = Draft::load(path, spec, LoadOptions::default().matmul)?;
-    let draft_bytes_ratio = draft.weight_bytes_per_token() as f64
-        / spec_s
-            .local_model()
-            .map_or(1, |m| m.weight_bytes_per_token()) as f64;
-    spec_s.set_draft(Some(draft));
+    spec_s.load_draft(spec, k)?;
+    let draft_bytes_ratio = spec_s.draft_info().map_or(1.0, |d| d.bytes_ratio);
     let (mut plain_rates, mut spec_rates) = (Vec::new(), Vec::new());
     let mut total = Tally::default();
     let (mut tokens, mut passes) = (0, 0);

@@ -15,7 +15,7 @@ pub mod trace;
 pub mod tui;
 
 use crate::cli::{Cli, Cmd};
-use crate::engine::draft::{Draft, DraftSpec};
+use crate::engine::draft::DraftSpec;
 use crate::engine::fetch;
 use crate::engine::gguf::{GgufFile, LlamaConfig};
 use crate::engine::load::{load_session, LoadOptions};
@@ -48,7 +48,7 @@ pub fn run(cli: Cli) -> Result<()> {
             let settings = args.sampler.settings()?;
             let (mut session, _) = open_session(&cli, settings, opts)?;
             if let Some(spec) = args.draft.spec() {
-                session.set_draft(Some(load_draft(&cli, &spec)?));
+                load_draft(&cli, &mut session, &spec, args.draft.k())?;
             }
             let stdout = std::io::stdout();
             trace::run(&mut session, args, &mut stdout.lock())
@@ -134,13 +134,17 @@ fn open_session(
     Ok(load_session(&path, &load, settings, opts, &mut |_| {})?)
 }
 
-/// The draft of speculative decoding for the local model `--model` names.
-fn load_draft(cli: &Cli, spec: &DraftSpec) -> Result<Draft> {
+/// The draft of speculative decoding for the session's local model, proposing `k` tokens a round.
+fn load_draft(
+    cli: &Cli,
+    session: &mut crate::engine::session::Session,
+    spec: &DraftSpec,
+    k: usize,
+) -> Result<()> {
     if cli.model.server.server.is_some() {
         anyhow::bail!("--draft needs the model's own passes: drop --server, or drop --draft");
     }
-    let path = fetch::resolve_model(cli.model.model.as_deref())?;
-    Ok(Draft::load(&path, spec, LoadOptions::default().matmul)?)
+    Ok(session.load_draft(spec, k)?)
 }
 
 /// The model the TUI will open, checked before the terminal is taken over: a missing or broken file is

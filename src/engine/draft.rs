@@ -4,7 +4,7 @@
 //! Three kinds, each with the target's vocabulary:
 //! - the target's own file re-quantised at load (`q2_k`, `q4_0`, `q8_0`, …), as `--requant-b` does;
 //! - `layers:N`: the target's first N layers, then its final norm and output head (early exit: the
-//!   logit lens after layer N made into a draft);
+//!   logit lens after layer N made into a draft), read from the target's own weights in memory;
 //! - another GGUF file (a path, or a name `fetch` knows), refused unless its vocabulary is the target's.
 
 use super::forward::linear::MatmulPath;
@@ -106,8 +106,15 @@ pub struct Draft {
 const DRAFT_SALT: u64 = 0xD7AF_7000_0000_0001;
 
 impl Draft {
-    /// Loads the draft `spec` for the target model at `target`.
-    pub fn load(target: &Path, spec: &DraftSpec, matmul: MatmulPath) -> Result<Draft, LoadError> {
+    /// The draft `spec` for `model`, the target loaded from the file `target`: `layers:N` runs the
+    /// model's own first N layers and head, from the same memory (`Model::early_exit`); a
+    /// re-quantisation or another GGUF is loaded.
+    pub fn load(
+        model: &Model,
+        target: &Path,
+        spec: &DraftSpec,
+        matmul: MatmulPath,
+    ) -> Result<Draft, LoadError> {
         let (model, detail) = match spec {
             DraftSpec::Requant(to) => {
                 let (model, report) =
@@ -115,7 +122,6 @@ impl Draft {
                 (model, Some(report.summary(*to)))
             }
             DraftSpec::Layers(n) => {
-                let model = Model::load(&mut GgufFile::open(target)?, matmul)?;
                 let all = model.config.n_layer;
                 if *n >= all {
                     return Err(LoadError::Other(format!(
@@ -123,7 +129,7 @@ impl Draft {
                         all - 1
                     )));
                 }
-                (model.keep_layers(*n), None)
+                (model.early_exit(*n), None)
             }
             DraftSpec::File(path) => {
                 let path = super::fetch::resolve_model(Some(path))
@@ -152,6 +158,11 @@ impl Draft {
     pub fn with_k(mut self, k: usize) -> Self {
         self.k = k.clamp(1, MAX_DRAFT_K);
         self
+    }
+
+    /// Whether the draft runs `model`'s own weights from the same memory (`layers:N`).
+    pub fn shares_weights_with(&self, model: &Model) -> bool {
+        self.model.shares_weights(model)
     }
 
     /// The draft's layers (for a screen to say what it runs).

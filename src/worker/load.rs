@@ -3,7 +3,6 @@
 //! `Loaded`, or `Failed` and no session.
 
 use super::{AbTracker, EngineConfig};
-use crate::engine::draft::Draft;
 use crate::engine::forward::linear::MatmulPath;
 use crate::engine::load::{load_session, LoadOptions};
 use crate::engine::panic_text;
@@ -123,8 +122,7 @@ fn load_draft(
         anyhow::bail!("--draft needs the model's own passes: drop --server, or drop --draft");
     }
     send(Event::Loading(format!("the draft: {}", spec.label())));
-    let draft = Draft::load(&config.model_path, spec, MatmulPath::Fast)
-        .map_err(|e| anyhow::anyhow!("the draft: {e}"))?;
-    session.set_draft(Some(draft.with_k(*k)));
-    Ok(())
+    session
+        .load_draft(spec, *k)
+        .map_err(|e| anyhow::anyhow!("the draft: {e}"))
 }

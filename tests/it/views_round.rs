@@ -365,8 +365,8 @@ fn a_lesson_round_at_80x24_keeps_its_cost_and_the_rounds_so_far_in_view() {
         for want in [
             "✓ 1 ⟨␣Paris⟩",
             "✗ 2 ⟨␣and⟩",
-            "2 tokens in 38.5 ms",
-            "plain: 16.4 ms → 0.43× (slower)",
+            "2 tokens: 38.5 ms, plain 16.4 ms",
+            "→ this round ran 0.43× (slower)",
             "1 round: 50% kept, 0.43×",
             "rounds pay above 97% kept",
         ] {

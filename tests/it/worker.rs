@@ -666,7 +666,8 @@ fn a_speculative_round_is_one_reply_and_a_failed_one_changes_nothing() {
     assert_eq!(what, Failure::Round);
     assert!(reason.contains("--draft"), "{reason}");
     let path = tiny::write(dir.path());
-    let draft = Draft::load(&path, &DraftSpec::Layers(1), Default::default()).unwrap();
+    let model = s.local_model().unwrap();
+    let draft = Draft::load(model, &path, &DraftSpec::Layers(1), Default::default()).unwrap();
     s.set_draft(Some(draft));
     let before = s.view().unwrap();
     let ev = events(&mut s, Command::Speculate { k: 3 });

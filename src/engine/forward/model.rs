@@ -15,20 +15,19 @@
 
 use super::attention::{self, Heads, Rope};
 use super::block::{Activation, Block, WeightMap};
-use super::embedding::Embeddings;
 use super::kv_cache::{KvCache, KvPrecision, Stored};
-use super::linear::{Linear, MatmulPath};
+use super::linear::MatmulPath;
 use super::quant::RunThen;
 use super::rows;
 use super::spare_rows::SpareRows;
-use super::weights;
+use super::weights::{self, Weights};
 use crate::engine::forward::prefetch::with_weights_ahead;
 use crate::engine::forward::quant::decode_plan::{with_small_rows_threads, DecodePlan};
 use crate::engine::gguf::{Arch, GgufFile, LlamaConfig, LoadError};
 use crate::engine::requant::{requantize, Requant, RequantReport};
 use crate::engine::sampler::{block_maxima, MAXIMA_BLOCK};
 use candle_core::Device;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 pub use super::pass::{AttentionRows, ForwardOptions, ForwardOutput};
@@ -36,10 +35,8 @@ pub use super::pass::{AttentionRows, ForwardOptions, ForwardOutput};
 pub struct Model {
     pub config: LlamaConfig,
     pub vocab_size: usize,
-    embeddings: Embeddings,
-    layers: Vec<Block>,
-    norm: Vec<f32>,
-    output: Linear,
+    /// Shared with an early-exit draft, which runs the first `config.n_layer` of its layers.
+    weights: Arc<Weights>,
     /// The global layers' RoPE, and the sliding-window layers' (their own base) when there are any.
     rope: Rope,
     rope_local: Option<Rope>,
@@ -55,7 +52,13 @@ impl Model {
     /// Bytes of weights a one-token pass reads: every block's matrices and the output head (the
     /// embedding lookup reads one row, and the norms are a few KB: neither is counted).
     pub fn weight_bytes_per_token(&self) -> usize {
-        self.layers.iter().map(Block::weight_bytes).sum::<usize>() + self.output.weight_bytes()
+        self.layers().iter().map(Block::weight_bytes).sum::<usize>()
+            + self.weights.output.weight_bytes()
+    }
+
+    /// The blocks this model runs: all of the file's, or an early exit's first `config.n_layer`.
+    fn layers(&self) -> &[Block] {
+        &self.weights.layers[..self.config.n_layer]
     }
 
     /// Bytes of KV cache a one-token pass at position `pos` reads: every earlier key and value.
@@ -119,10 +122,12 @@ impl Model {
         Ok(Self {
             config,
             vocab_size,
-            embeddings,
-            layers,
-            norm,
-            output,
+            weights: Arc::new(Weights {
+                embeddings,
+                layers,
+                norm,
+                output,
+            }),
             rope,
             rope_local,
             cache,
@@ -137,23 +142,41 @@ impl Model {
     /// where the model, llama.cpp and we use GELU.
     #[doc(hidden)]
     pub fn with_activation(mut self, activation: Activation) -> Self {
-        self.layers
+        Arc::get_mut(&mut self.weights)
+            .expect("set before the weights are shared")
+            .layers
             .iter_mut()
             .for_each(|l| l.activation = activation);
         self
     }
 
     /// The first `n` layers, then the final norm and the output head: the model stopped early, as the
-    /// logit lens reads it after layer `n` (a speculative draft, `engine/draft.rs`). Its own, shorter
-    /// KV cache.
-    pub fn keep_layers(mut self, n: usize) -> Self {
-        let n = n.clamp(1, self.layers.len());
-        self.layers.truncate(n);
-        self.config.n_layer = n;
-        let c = &self.config;
-        self.cache = KvCache::new(n, c.n_kv_head, c.head_dim, c.context_length)
+    /// logit lens reads it after layer `n` (a speculative draft, `engine/draft.rs`). It reads this
+    /// model's own weights (`Weights`), with a KV cache of its own, and starts from the decode plan
+    /// this model's trial chose.
+    pub fn early_exit(&self, n: usize) -> Model {
+        let n = n.clamp(1, self.config.n_layer);
+        let mut config = self.config.clone();
+        config.n_layer = n;
+        let cache = KvCache::new(n, config.n_kv_head, config.head_dim, config.context_length)
             .with_precision(self.cache.precision());
-        self
+        Model {
+            config,
+            vocab_size: self.vocab_size,
+            weights: Arc::clone(&self.weights),
+            rope: self.rope.clone(),
+            rope_local: self.rope_local.clone(),
+            cache,
+            forward_passes: 0,
+            decode: self.decode.for_same_weights(),
+            spare: SpareRows::new(self.vocab_size),
+        }
+    }
+
+    /// Whether `other` reads the very same weights in memory (an early exit of this model, or this
+    /// model of one).
+    pub fn shares_weights(&self, other: &Model) -> bool {
+        Arc::ptr_eq(&self.weights, &other.weights)
     }
 
     /// Forward passes run for text since the model was loaded: what the status bar counts. Passes that
@@ -242,24 +265,24 @@ impl Model {
         if capture > 0 {
             // Rounded up to 64 KB: one size for dozens of steps, so the heap hands a step the buffer
             // freed two steps before, already written (fresh, it cost ~11 page faults a step).
-            let floats = self.layers.len() * self.config.n_head * capture * kv_len;
+            let floats = self.layers().len() * self.config.n_head * capture * kv_len;
             attention.data.reserve(floats.next_multiple_of(16 << 10));
         }
         let mut lens = Vec::new();
         // The residual stream, `[seq][n_embd]`, and its normed copy for the next branch to read.
-        let mut xs = self.embeddings.rows(tokens)?;
+        let mut xs = self.weights.embeddings.rows(tokens)?;
         let mut normed = vec![0f32; xs.len()];
         let eps = self.config.rms_eps;
-        rows::rms_norm(&xs, &self.layers[0].attn_norm, eps, &mut normed);
-        for li in 0..self.layers.len() {
+        rows::rms_norm(&xs, &self.layers()[0].attn_norm, eps, &mut normed);
+        for li in 0..self.layers().len() {
             let mut a =
                 self.attention(li, &normed, seq, index_pos, capture, &mut attention.data)?;
-            let layer = &self.layers[li];
+            let layer = &self.weights.layers[li];
             let post = layer.post_attn_norm.as_deref();
             rows::join_and_norm(&mut xs, &mut a, post, eps, &layer.ffn_norm, &mut normed);
             let mut y = layer.mlp(&normed, seq)?;
             // The next layer's attention norm, or the output norm after the last layer.
-            let next = self.layers.get(li + 1).map_or(&self.norm, |l| &l.attn_norm);
+            let next = (self.layers().get(li + 1)).map_or(&self.weights.norm, |l| &l.attn_norm);
             let post = layer.post_ffn_norm.as_deref();
             rows::join_and_norm(&mut xs, &mut y, post, eps, next, &mut normed);
             if opts.lens {
@@ -284,7 +307,7 @@ impl Model {
             align: MAXIMA_BLOCK,
             each: &maxima,
         };
-        let logits = self.output.forward_rows_then(last, m, dst, Some(&then))?;
+        let logits = (self.weights.output).forward_rows_then(last, m, dst, Some(&then))?;
         let mut runs = runs.into_inner().expect("no item panics");
         runs.sort_unstable_by_key(|r| r.0);
         let block_maxima: Vec<f32> = runs.into_iter().flat_map(|r| r.1).collect();
@@ -324,8 +347,8 @@ impl Model {
     /// The final norm and the output head on one residual row: the logits it would give.
     fn head(&self, x: &[f32]) -> candle_core::Result<Vec<f32>> {
         let mut normed = vec![0f32; x.len()];
-        rows::rms_norm(x, &self.norm, self.config.rms_eps, &mut normed);
-        self.output.forward_rows(&normed, 1)
+        rows::rms_norm(x, &self.weights.norm, self.config.rms_eps, &mut normed);
+        self.weights.output.forward_rows(&normed, 1)
     }
 
     /// One layer's attention block on normed rows `x` (`[seq][n_embd]`), returning `W_o · attn`
@@ -348,7 +371,7 @@ impl Model {
             window: c.window(li),
         };
         let hd = c.head_dim;
-        let layer = &self.layers[li];
+        let layer = &self.weights.layers[li];
         // `[seq][heads * head_dim]`: each row is one position, heads side by side, as the cache stores them.
         let [mut q, mut k, v]: [Vec<f32>; 3] = layer
             .qkv

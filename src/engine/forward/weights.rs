@@ -4,12 +4,24 @@
 //! is held once and read once. Otherwise (the exact path, a re-quantised load, types without tiles)
 //! candle reads the tensor whole and `Linear` takes it.
 
-use super::block::WeightMap;
+use super::block::{Block, WeightMap};
 use super::embedding::Embeddings;
 use super::linear::{Linear, MatmulPath};
 use super::quant::QMatrix;
 use crate::engine::gguf::{GgufFile, LlamaConfig, LoadError};
 use std::sync::Arc;
+
+/// What a forward pass reads and never writes: the token table, the blocks, the final norm and the
+/// output head. A model holds it behind an `Arc`, so an early-exit draft (`Model::early_exit`) runs
+/// the model's own first layers and head from the same memory: no second copy to load, to keep, or to
+/// fight the model for the CPU's caches (a copy of SmolLM2's 26 layers had made each draft pass
+/// slower than a whole pass of the model).
+pub struct Weights {
+    pub embeddings: Embeddings,
+    pub layers: Vec<Block>,
+    pub norm: Vec<f32>,
+    pub output: Linear,
+}
 
 fn building(e: candle_core::Error) -> LoadError {
     LoadError::Other(format!("building the model: {e}"))

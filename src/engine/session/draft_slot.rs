@@ -22,10 +22,11 @@ impl Session {
             self.set_draft(draft);
             return Ok(());
         }
-        let path = self.model_file().ok_or_else(|| {
-            SessionError::NotServed("a draft (it is made from the model's own file)")
-        })?;
-        let draft = Draft::load(&path, spec, MatmulPath::Fast)?;
+        let not_served =
+            || SessionError::NotServed("a draft (it is made from the model's own file)");
+        let path = self.model_file().ok_or_else(not_served)?;
+        let model = self.model.local().ok_or_else(not_served)?;
+        let draft = Draft::load(model, &path, spec, MatmulPath::Fast)?;
         self.set_draft(Some(draft.with_k(k)));
         Ok(())
     }

@@ -40,12 +40,16 @@ pub(super) fn cost_lines(
             ),
         ]
     } else {
+        // The plain figure is the same tokens' plain steps, said on the round's line: alone on its
+        // own line, "plain: 24.4 ms" read as one plain step's time.
         vec![
-            format!("{} in {}", tokens(r.tokens()), ms(r.ms())),
             format!(
-                "plain: {} → {ratio:.2}× ({verdict})",
+                "{}: {}, plain {}",
+                tokens(r.tokens()),
+                ms(r.ms()),
                 ms(r.plain_equivalent_ms())
             ),
+            format!("→ this round ran {ratio:.2}× ({verdict})"),
         ]
     };
     wrapped(lines, width, theme.text)

@@ -3,6 +3,7 @@
 /// RoPE with tables of cos and sin per position, in one of the two pairings GGUF models use: interleaved
 /// (pairs `2i, 2i+1`, as llama.cpp-converted llama GGUFs need, their q/k rows being permuted for it) or
 /// NeoX (pairs `i, i + d/2`, rotate halves: Qwen's unpermuted q/k).
+#[derive(Clone)]
 pub struct Rope {
     /// Each pair's frequency, `rope_dim / 2` of them.
     theta: Vec<f32>,

@@ -99,6 +99,19 @@ impl DecodePlan {
         }
     }
 
+    /// The plan for a model that runs these same weights (an early exit, `Model::early_exit`): this
+    /// plan's choice, and its own trial `RECHECK` steps on, where a trial has chosen; else a new plan.
+    /// Its shapes are this model's, so its first rounds need not each take the losing plans in turn.
+    pub fn for_same_weights(&self) -> DecodePlan {
+        let all = self.plans.iter().map(|p| p.threads).max().unwrap_or(1);
+        let mut plan = DecodePlan::new(all);
+        if !self.in_trial() {
+            plan.chosen = self.chosen;
+            plan.until_trial = RECHECK;
+        }
+        plan
+    }
+
     /// Steps a whole trial takes at most: every plan in runs of `RUN` until each has `TRIALS` timings.
     #[cfg(test)]
     fn trial_len(&self) -> usize {
@@ -261,6 +274,26 @@ mod tests {
         assert_eq!(d.chosen().threads, 4, "no trial before RECHECK steps");
         let after = run(&mut d, n, |p| if p.threads == 1 { 5.0 } else { 8.0 });
         assert_eq!(after.last().unwrap().threads, 1);
+    }
+
+    #[test]
+    fn a_model_on_the_same_weights_starts_from_the_choice_made() {
+        let mut d = DecodePlan::new(2);
+        assert!(
+            d.for_same_weights().in_trial(),
+            "nothing chosen yet: a trial of its own"
+        );
+        // All threads with the prefetch off win this trial.
+        let steps = d.trial_len();
+        run(&mut d, steps, |p| match (p.threads, p.prefetch) {
+            (2, false) => 1.0,
+            _ => 3.0,
+        });
+        assert!(!d.in_trial());
+        let e = d.for_same_weights();
+        assert!(!e.in_trial());
+        assert_eq!(e.next(), plan(2, false));
+        assert_eq!(e.chosen(), d.chosen());
     }
 
     #[test]
