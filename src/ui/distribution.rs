@@ -99,8 +99,8 @@ fn draw_candidates(frame: &mut Frame, area: Rect, app: &App, dist: &Distribution
         frame.render_widget(Paragraph::new(chain::header(dist, width, theme)), header);
     }
     let rounds = rounds_draw_their_own(app, dist);
-    let cols = Columns::fit(dist, width, rounds);
     let n = dist.candidates.len().min(rows.height as usize);
+    let cols = Columns::fit(dist, n, width, rounds);
     let mut lines: Vec<Line> = (0..n)
         .map(|i| {
             if app.screen.show_chain {
@@ -142,7 +142,8 @@ const NUM_W: usize = 7;
 /// Selection mark and row number ("▶ 1 ").
 const LEAD_W: usize = 4;
 
-/// How the bars view shares its width: token, sampler %, bar, model %, and the `◀ next` mark.
+/// How the bars view shares its width: token, sampler %, bar, model % (where it is shown:
+/// [`model_number_shown`]), and the `◀ next` mark.
 struct Columns {
     token: usize,
     bar: usize,
@@ -150,11 +151,14 @@ struct Columns {
 }
 
 impl Columns {
-    /// `rounds`: the next press runs a speculative round, which draws its own token: the mark says
-    /// `◀ plain` (what a plain step would draw), not `◀ next`.
-    fn fit(dist: &Distribution, width: usize, rounds: bool) -> Columns {
-        let mut token = crate::fmt::widest_token(&dist.candidates).clamp(6, 16);
-        let fixed = LEAD_W + NUM_W + 1 + NUM_W;
+    /// Widths for the first `rows` candidates (those on screen: a long token further down the list
+    /// does not narrow the bars). `rounds`: the next press runs a speculative round, which draws its
+    /// own token: the mark says `◀ plain` (what a plain step would draw), not `◀ next`.
+    fn fit(dist: &Distribution, rows: usize, width: usize, rounds: bool) -> Columns {
+        let shown = &dist.candidates[..rows.min(dist.candidates.len())];
+        let mut token = crate::fmt::widest_token(shown).clamp(6, 16);
+        let second = if model_number_shown(dist) { NUM_W } else { 0 };
+        let fixed = LEAD_W + NUM_W + 1 + second;
         let room = |token: usize, mark: &str| width.saturating_sub(fixed + token + mark.width());
         // Room for the bar first: the short mark, then a narrower token column.
         let mut mark = if rounds { " ◀ plain" } else { " ◀ next" };
@@ -302,12 +306,10 @@ fn bar_row(
         }
     }
     // Under greedy with no penalty the first number already is the model's own: a second copy of it
-    // read as two distributions that happened to agree.
-    let second = match model_number_shown(dist) {
-        true => pad_left(&pct(c.prob), NUM_W),
-        false => " ".repeat(NUM_W),
-    };
-    spans.push(Span::styled(second, theme.ghost));
+    // read as two distributions that happened to agree. Its width went to the bars and the mark.
+    if model_number_shown(dist) {
+        spans.push(Span::styled(pad_left(&pct(c.prob), NUM_W), theme.ghost));
+    }
     if planned {
         spans.push(Span::styled(cols.mark, theme.planned));
     }

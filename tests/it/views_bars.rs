@@ -188,6 +188,26 @@ fn under_greedy_the_bars_show_the_models_own_distribution() {
     }
 }
 
+/// The columns are fitted to the rows on screen: a long token further down the list, out of view on a
+/// short screen (80x20 here; a lesson's narration leaves 80x24 six rows), had narrowed the bars and
+/// cut the `◀ next` mark to a bare `◀`.
+#[test]
+fn a_long_token_out_of_view_does_not_narrow_the_bars() {
+    let settings = SamplerSettings {
+        greedy: true,
+        ..SamplerSettings::default()
+    };
+    let mut app = loop_app(80, 20, settings);
+    let before = screen(&app);
+    let next = &mut app.session.as_mut().unwrap().next;
+    let last = next.candidates.last_mut().unwrap();
+    last.token.text = " extraordinarily".into();
+    let s = screen(&app);
+    assert!(!s.contains("extraordinarily"), "out of view: {s}");
+    assert!(s.contains("◀ next"), "{s}");
+    assert_eq!(s, before, "the same screen as without the long token");
+}
+
 /// Under greedy the chain view ends with the stage greedy ranks by, then `greedy`, which keeps the top
 /// row alone: it had gone on through temp, top-k, top-p and min-p, cutting rows with ✂ that greedy
 /// never draws from (the class read "min-p cut London" of a pick no stage after the penalties made).
