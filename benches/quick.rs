@@ -479,39 +479,25 @@ fn light() {
 }
 
 /// `decode`: runs of 64 decode steps from an empty cache for ~10 s, for a profiler; prints the mean,
-/// median and best step.
+/// median and best step. `PAUSE_MS=N` sleeps N ms before every `EVERY`-th step (default every one), as
+/// a step pressed by hand follows a pause, and prints each run's steps in order (the recovery after a
+/// pause: docs/PERFORMANCE.md, round twenty-four).
 fn decode() {
     use nexttoken::engine::forward::model::Model;
     use nexttoken::engine::gguf::GgufFile;
     let mut g = GgufFile::open(&common::model_path()).unwrap();
     let mut model = Model::load(&mut g, MatmulPath::Fast).unwrap();
     let vocab = model.vocab_size as u32;
-    // `PAUSE_MS=N`: sleep this long before each step, as a step pressed by hand follows a pause.
-    let pause = std::env::var("PAUSE_MS").ok().and_then(|v| v.parse().ok());
+    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    let pause = var("PAUSE_MS");
+    let every = var("EVERY").unwrap_or(1).max(1) as u32;
     let (start, mut steps) = (Instant::now(), vec![]);
     while start.elapsed().as_secs_f64() < 10.0 {
         model.cache.clear();
+        let mut run = String::new();
         for i in 0..64u32 {
-            let every: u32 = std::env::var("EVERY")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(1);
             if let Some(ms) = pause.filter(|_| i % every == 0) {
                 std::thread::sleep(std::time::Duration::from_millis(ms));
-                let spin: u64 = std::env::var("SPIN_US")
-                    .ok()
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(0);
-                let t = Instant::now();
-                while t.elapsed().as_micros() < spin as u128 {
-                    std::hint::spin_loop();
-                }
-                if std::env::var("WARM").is_ok() && i > 0 {
-                    let t = Instant::now();
-                    model.forward(&[1], i as usize, Default::default()).unwrap();
-                    model.cache.truncate(i as usize);
-                    eprintln!("warm {:.3}", t.elapsed().as_secs_f64() * 1e3);
-                }
             }
             let t = Instant::now();
             let tok = (i * 7919 + 11) % vocab;
@@ -519,12 +505,10 @@ fn decode() {
                 .forward(&[tok], i as usize, Default::default())
                 .unwrap();
             steps.push(t.elapsed().as_secs_f64() * 1e3);
-            if std::env::var("SEQ").is_ok() {
-                eprint!("{:.1} ", steps.last().unwrap());
-                if i % every == every - 1 {
-                    eprintln!();
-                }
-            }
+            run += &format!("{:.1} ", t.elapsed().as_secs_f64() * 1e3);
+        }
+        if pause.is_some() {
+            println!("{run}");
         }
     }
     steps.sort_by(|a, b| a.partial_cmp(b).unwrap());

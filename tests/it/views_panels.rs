@@ -183,7 +183,7 @@ fn timing_explains_its_terms_and_short_bars_carry_no_number() {
 /// Where the timing panel has no room for its chart (under a lesson at 80x24), each step's time
 /// takes one row: the newest steps as heights on a scale from zero and the first and last of them in
 /// ms, and the chart's key, which had stood on the border under nothing, is gone. The
-/// reading-vs-writing lesson points at exactly this: steps with the cache cost about the same, and
+/// reading-vs-writing lesson points at exactly this: steps with the cache do not grow slower, and
 /// without it the last passes take longer. With room (160x48), the chart and its key, and no row.
 #[test]
 fn a_timing_panel_too_short_for_its_chart_gives_the_steps_one_row() {
