@@ -103,6 +103,32 @@ fn fast_matches_exact_on_random_weights() {
     }
 }
 
+/// A Q4_0 matrix (what a re-quantised `q4_0` draft or model B holds) runs in Q4_1 tiles with
+/// m = −8d: it had no kernel and ran through candle, a q4_0 draft pass costing 4x a plain step of the
+/// Q4_1 model it was made from (`bench --draft q4_0`: 1.1x now). Its weights are the same values
+/// (`tiled_rows_read_back_the_files_rows_bit_for_bit`); the products are candle's Q4_0 ones up to the
+/// order of the float sums (candle: d_w·d_a·Σ(q−8)q_a; the Q4_1 kernel: d_w·d_a·Σq·q_a − 8d_w·s_a, with
+/// the activations' s = d_a·Σq_a exact, where candle's Q8_1 rounds it to f16: 2.9e-4 of the output),
+/// and every kernel set gives the bits of the others (`every_kernel_set_gives_identical_bits`).
+#[test]
+fn a_q4_0_matrix_runs_in_q4_1_tiles_with_candles_values() {
+    use nexttoken::engine::forward::quant::QMatrix;
+    let (n, k) = (80, 192);
+    let w = quantized(n, k, GgmlDType::Q4_0, 21);
+    assert!(QMatrix::from_qtensor(&w).unwrap().is_some(), "tiled");
+    let fast = Linear::new(copy(&w), MatmulPath::Fast).unwrap();
+    let exact = Linear::new(copy(&w), MatmulPath::Exact).unwrap();
+    assert!(fast.fast_bytes() > 0 && exact.fast_bytes() == 0);
+    for rows in [1, 3, 64] {
+        let xs = input(rows, k, 40 + rows as u64);
+        let got = fast.forward(&xs).unwrap();
+        let want = exact.forward(&xs).unwrap();
+        let (diff, scale) = (max_abs(&(&got - &want).unwrap()), max_abs(&want));
+        assert!(scale > 0.1, "outputs too small to compare ({scale})");
+        assert!(diff <= 1e-5 * scale, "{rows} rows: {diff} at {scale}");
+    }
+}
+
 #[test]
 fn batched_input_keeps_its_shape() {
     let w = quantized(64, 128, GgmlDType::Q4_1, 3);
@@ -117,6 +143,7 @@ fn batched_input_keeps_its_shape() {
 #[test]
 fn every_kernel_set_gives_identical_bits() {
     let cases = [
+        (GgmlDType::Q4_0, 192),
         (GgmlDType::Q4_1, 192),
         (GgmlDType::Q8_0, 192),
         (GgmlDType::Q5_0, 192),
@@ -535,7 +562,12 @@ fn a_stack_is_one_matmul_with_each_parts_bits() {
 #[test]
 fn tiled_rows_read_back_the_files_rows_bit_for_bit() {
     use nexttoken::engine::forward::quant::QMatrix;
-    for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0, GgmlDType::Q5_0] {
+    for dtype in [
+        GgmlDType::Q4_0,
+        GgmlDType::Q4_1,
+        GgmlDType::Q8_0,
+        GgmlDType::Q5_0,
+    ] {
         // 40 rows: two whole tiles and a part, so the padded last tile is read too.
         let w = quantized(40, 96, dtype, 11);
         let m = QMatrix::from_qtensor(&w).unwrap().unwrap();
@@ -548,7 +580,11 @@ fn tiled_rows_read_back_the_files_rows_bit_for_bit() {
         for (r, want) in dense.iter().enumerate() {
             let got = m.row(r).unwrap();
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&got), bits(want), "{dtype:?} row {r}");
+            match dtype {
+                // Held as Q4_1 with m = −8d: the same values, a zero's sign aside (+0 for −0).
+                GgmlDType::Q4_0 => assert_eq!(&got, want, "{dtype:?} row {r}"),
+                _ => assert_eq!(bits(&got), bits(want), "{dtype:?} row {r}"),
+            }
         }
         assert!(m.row(40).is_none(), "past the last row");
         if dtype == GgmlDType::Q5_0 && Isa::best() != Isa::Avx512Vnni {

@@ -70,6 +70,9 @@ pub struct Extras {
     pub gsum: bool,
     pub lane_bias: bool,
     pub abs: bool,
+    /// Q8_1 against Q4_0 weights held as Q4_1 (`layout::q4_0_as_q4_1`): `s = d * sum(q)` exact in
+    /// f32 (an f16 `d` times a sum of at most 12 bits), not rounded to f16 as candle's Q8_1 has it.
+    pub exact_sums: bool,
 }
 
 impl Act {
@@ -133,6 +136,11 @@ impl Act {
         }
         if extras.abs {
             self.abs = self.qs.iter().map(|q| q.unsigned_abs()).collect();
+        }
+        if extras.exact_sums {
+            for ((s, d), sum) in self.s.iter_mut().zip(&self.d).zip(&self.sum) {
+                *s = d * *sum as f32;
+            }
         }
     }
 

@@ -33,9 +33,11 @@ pub(super) fn unpack_q5_0(isa: Isa, w: &[TileQ5_0], into: &mut Vec<TileQ5_0U>) {
 
 /// What the kernel for `tiles` on `isa` reads beside the quants (`Act::add`): AVX-512's Q8_0 the group
 /// sums; AVX2's Q5_0 (which AVX-512 runs on the 5-bit form too) and Q6_K the lane biases; AVX2's Q8_0
-/// the sizes, on a matrix without a weight of -128 (`abs_acts`, only ever true of Q8_0).
-pub(super) fn extras(isa: Isa, tiles: &Tiles, abs_acts: bool) -> Extras {
+/// the sizes, on a matrix without a weight of -128 (`abs_acts`, only ever true of Q8_0); exact block
+/// sums for Q4_0 weights held as Q4_1 (`exact_sums`).
+pub(super) fn extras(isa: Isa, tiles: &Tiles, abs_acts: bool, exact_sums: bool) -> Extras {
     Extras {
+        exact_sums,
         gsum: matches!((isa, tiles), (Isa::Avx512Vnni, Tiles::Q8_0(_))),
         lane_bias: matches!(
             (isa, tiles),

@@ -95,6 +95,27 @@ fn u32_at(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
+/// Bytes of a Q4_0 block: `d` (f16), then 16 bytes of four-bit quants.
+const Q4_0_BYTES: usize = 18;
+
+/// Q4_0 blocks (`d`, then 32 four-bit quants q, each worth d·(q − 8)) as Q4_1 blocks (`d`, `m`, the
+/// same quants, each worth d·q + m) with m = −8d, for the Q4_1 kernels: a re-quantised draft or model
+/// B is Q4_0, which had no kernel of its own and ran 3-4x slower a byte. Every value is the same:
+/// d·q, 8d and their difference are exact in f32 (an f16 times a 4-bit integer), and so is −8d in f16;
+/// only a zero's sign can differ (d·8 − 8d is +0 where candle's 0·d is −0 for a negative d).
+pub fn q4_0_as_q4_1(raw: &[u8]) -> Vec<u8> {
+    assert!(raw.len().is_multiple_of(Q4_0_BYTES), "whole Q4_0 blocks");
+    let mut out = Vec::with_capacity(raw.len() / Q4_0_BYTES * Q4_1_BYTES);
+    for block in raw.chunks_exact(Q4_0_BYTES) {
+        let d = f16::from_bits(u16_at(block, 0));
+        let m = f16::from_f32(-8.0 * d.to_f32());
+        out.extend_from_slice(&block[..2]);
+        out.extend_from_slice(&m.to_bits().to_le_bytes());
+        out.extend_from_slice(&block[2..]);
+    }
+    out
+}
+
 /// Regroups the raw GGUF bytes of an `[n, k]` Q4_1 matrix (`k % 32 == 0`).
 pub fn pack_q4_1(raw: &[u8], n: usize, k: usize) -> Vec<TileQ4_1> {
     let zero = TileQ4_1 {

@@ -9,7 +9,9 @@
 
 use super::act::{Act, ActKind};
 use super::kernels::{extras, tile_rows, unpack_q5_0, TileOut};
-use super::layout::{pack_q4_1, pack_q5_0, pack_q5_0_packed, pack_q8_0, Tiles, QK, TILE};
+use super::layout::{
+    pack_q4_1, pack_q5_0, pack_q5_0_packed, pack_q8_0, q4_0_as_q4_1, Tiles, QK, TILE,
+};
 use super::layout_k::{pack_q4k, pack_q6k};
 use super::out::{OutPtr, RunThen};
 use super::pool;
@@ -149,6 +151,9 @@ pub struct QMatrix {
     /// Q8_0 without a weight of -128, so the AVX2 kernel may take `|a|` as its unsigned operand
     /// against `w` with `a`'s sign (`Act::abs`), which one more weight of -128 would overflow.
     abs_acts: bool,
+    /// Q4_0 held as Q4_1 (m = −8d): the activations' block sums are taken exact (`Extras::exact_sums`),
+    /// so the product is Q4_0's up to the order of the float sums.
+    exact_sums: bool,
 }
 
 impl QMatrix {
@@ -182,7 +187,7 @@ impl QMatrix {
     ) -> Result<Option<QMatrix>, E> {
         let whole_tiles = n.is_multiple_of(TILE);
         let tiled = match dtype {
-            GgmlDType::Q4_1 | GgmlDType::Q8_0 | GgmlDType::Q5_0 => true,
+            GgmlDType::Q4_0 | GgmlDType::Q4_1 | GgmlDType::Q8_0 | GgmlDType::Q5_0 => true,
             GgmlDType::Q4K | GgmlDType::Q6K => whole_tiles,
             _ => false,
         };
@@ -198,6 +203,7 @@ impl QMatrix {
             read(rows.clone(), &mut buf)?;
             let part = match dtype {
                 GgmlDType::Q4_1 => Tiles::Q4_1(pack_q4_1(&buf, rows.len(), k)),
+                GgmlDType::Q4_0 => Tiles::Q4_1(pack_q4_1(&q4_0_as_q4_1(&buf), rows.len(), k)),
                 GgmlDType::Q8_0 => Tiles::Q8_0(pack_q8_0(&buf, rows.len(), k)),
                 // 5 bits where the kernels are AVX2's (decode reads 35% fewer bytes); unpacked to
                 // signed bytes for AVX-512's `vpdpbusd` kernels.
@@ -216,7 +222,10 @@ impl QMatrix {
                 Some(all) => all.append(part),
             }
         }
-        Ok(tiles.map(|tiles| QMatrix::new(n, k, tiles)))
+        Ok(tiles.map(|tiles| QMatrix {
+            exact_sums: dtype == GgmlDType::Q4_0,
+            ..QMatrix::new(n, k, tiles)
+        }))
     }
 
     /// A matrix of the given tiles (tests build both forms of one Q5_0 matrix).
@@ -235,18 +244,24 @@ impl QMatrix {
             k,
             tiles,
             abs_acts,
+            exact_sums: false,
         }
     }
 
     /// The matrix of `parts`' rows one after another (q, k and v; gate and up), when they are of one
     /// kind and width and each is whole tiles; `None` otherwise.
     pub fn stack(parts: &[&QMatrix]) -> Option<QMatrix> {
-        let k = parts.first()?.k;
-        if parts.iter().any(|p| p.k != k || !p.n.is_multiple_of(TILE)) {
+        let (k, exact_sums) = (parts.first()?.k, parts.first()?.exact_sums);
+        if (parts.iter())
+            .any(|p| p.k != k || !p.n.is_multiple_of(TILE) || p.exact_sums != exact_sums)
+        {
             return None;
         }
         let tiles = Tiles::stack(&parts.iter().map(|p| &p.tiles).collect::<Vec<_>>())?;
-        Some(QMatrix::new(parts.iter().map(|p| p.n).sum(), k, tiles))
+        Some(QMatrix {
+            exact_sums,
+            ..QMatrix::new(parts.iter().map(|p| p.n).sum(), k, tiles)
+        })
     }
 
     /// Row `r` of the matrix as f32, the same bits as dequantising the file's row; `None` when the
@@ -309,7 +324,7 @@ impl QMatrix {
             macs if macs < PARALLEL_MIN_MACS => 1,
             _ => pool::threads(),
         };
-        let extras = extras(isa, &self.tiles, self.abs_acts);
+        let extras = extras(isa, &self.tiles, self.abs_acts, self.exact_sums);
         let acts = Act::quantize_chunks(xs, (self.k, kind, extras), (chunks, threads), rows_of);
         // Not zeroed first: the items write every element (a freed buffer reused from the heap would
         // be cleared for nothing, 1.5% of a prefill).
