@@ -117,9 +117,10 @@ impl Draft {
     ) -> Result<Draft, LoadError> {
         let (model, detail) = match spec {
             DraftSpec::Requant(to) => {
-                let (model, report) =
+                let (mut draft, report) =
                     Model::load_requantized(&mut GgufFile::open(target)?, matmul, *to)?;
-                (model, Some(report.summary(*to)))
+                draft.start_from_plan_of(model);
+                (draft, Some(report.summary(*to)))
             }
             DraftSpec::Layers(n) => {
                 let all = model.config.n_layer;
@@ -163,6 +164,12 @@ impl Draft {
     /// Whether the draft runs `model`'s own weights from the same memory (`layers:N`).
     pub fn shares_weights_with(&self, model: &Model) -> bool {
         self.model.shares_weights(model)
+    }
+
+    /// Whether the draft's one-token passes are in a trial of their decode plans now (a draft made
+    /// after the model's trial starts from its choice: `DecodePlan::for_same_shapes`).
+    pub fn decode_trial_running(&self) -> bool {
+        self.model.decode_trial_running()
     }
 
     /// The draft's layers (for a screen to say what it runs).

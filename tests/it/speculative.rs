@@ -140,6 +140,25 @@ fn an_early_exit_draft_reads_the_models_own_weights() {
     assert!(!s.draft().unwrap().shares_weights_with(model));
 }
 
+/// A draft made after the model's decode plans were tried (the TUI tries them at load) starts from
+/// the model's choice, an early exit or a re-quantisation alike; a draft made before has a trial of
+/// its own.
+#[test]
+fn a_draft_of_the_models_shapes_starts_from_its_decode_plan() {
+    let mut s = support::real_session();
+    s.load_draft(&DraftSpec::Layers(20), 4).unwrap();
+    assert!(
+        s.draft().unwrap().decode_trial_running(),
+        "nothing chosen yet"
+    );
+    s.measure_machine().unwrap();
+    assert!(!s.decode_trial_running(), "the model's trial ran");
+    for spec in ["layers:26", "q8_0"] {
+        s.load_draft(&DraftSpec::parse(spec).unwrap(), 4).unwrap();
+        assert!(!s.draft().unwrap().decode_trial_running(), "{spec}");
+    }
+}
+
 #[test]
 fn a_draft_with_another_vocabulary_is_refused_with_a_clear_message() {
     let spec = DraftSpec::parse(&support::gemma_model().display().to_string()).unwrap();

@@ -168,9 +168,15 @@ impl Model {
             rope_local: self.rope_local.clone(),
             cache,
             forward_passes: 0,
-            decode: self.decode.for_same_weights(),
+            decode: self.decode.for_same_shapes(),
             spare: SpareRows::new(self.vocab_size),
         }
+    }
+
+    /// Starts this model's decode plan from `other`'s choice (`DecodePlan::for_same_shapes`): `other`
+    /// is the model this one was re-quantised from.
+    pub fn start_from_plan_of(&mut self, other: &Model) {
+        self.decode = other.decode.for_same_shapes();
     }
 
     /// Whether `other` reads the very same weights in memory (an early exit of this model, or this
