@@ -14,7 +14,7 @@
 //! keys, RoPE base 10⁴) with one global layer (RoPE base 10⁶).
 
 use super::attention::{self, Heads, Rope};
-use super::block::{Activation, Block, WeightMap};
+use super::block::{Block, WeightMap};
 use super::kv_cache::{KvCache, KvPrecision, Stored};
 use super::linear::MatmulPath;
 use super::quant::RunThen;
@@ -31,6 +31,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 pub use super::pass::{AttentionRows, ForwardOptions, ForwardOutput};
+
+mod variants;
 
 pub struct Model {
     pub config: LlamaConfig,
@@ -135,54 +137,6 @@ impl Model {
             decode: DecodePlan::new(crate::engine::forward::quant::threads()),
             spare: SpareRows::new(vocab_size),
         })
-    }
-
-    /// Gates every MLP with `activation` instead of the architecture's own. Only for comparing with
-    /// candle-transformers' `quantized_gemma3`, which gates Gemma 3 with SiLU (huggingface/candle#3745)
-    /// where the model, llama.cpp and we use GELU.
-    #[doc(hidden)]
-    pub fn with_activation(mut self, activation: Activation) -> Self {
-        Arc::get_mut(&mut self.weights)
-            .expect("set before the weights are shared")
-            .layers
-            .iter_mut()
-            .for_each(|l| l.activation = activation);
-        self
-    }
-
-    /// The first `n` layers, then the final norm and the output head: the model stopped early, as the
-    /// logit lens reads it after layer `n` (a speculative draft, `engine/draft.rs`). It reads this
-    /// model's own weights (`Weights`), with a KV cache of its own, and starts from the decode plan
-    /// this model's trial chose.
-    pub fn early_exit(&self, n: usize) -> Model {
-        let n = n.clamp(1, self.config.n_layer);
-        let mut config = self.config.clone();
-        config.n_layer = n;
-        let cache = KvCache::new(n, config.n_kv_head, config.head_dim, config.context_length)
-            .with_precision(self.cache.precision());
-        Model {
-            config,
-            vocab_size: self.vocab_size,
-            weights: Arc::clone(&self.weights),
-            rope: self.rope.clone(),
-            rope_local: self.rope_local.clone(),
-            cache,
-            forward_passes: 0,
-            decode: self.decode.for_same_shapes(),
-            spare: SpareRows::new(self.vocab_size),
-        }
-    }
-
-    /// Starts this model's decode plan from `other`'s choice (`DecodePlan::for_same_shapes`): `other`
-    /// is the model this one was re-quantised from.
-    pub fn start_from_plan_of(&mut self, other: &Model) {
-        self.decode = other.decode.for_same_shapes();
-    }
-
-    /// Whether `other` reads the very same weights in memory (an early exit of this model, or this
-    /// model of one).
-    pub fn shares_weights(&self, other: &Model) -> bool {
-        Arc::ptr_eq(&self.weights, &other.weights)
     }
 
     /// Forward passes run for text since the model was loaded: what the status bar counts. Passes that
