@@ -324,7 +324,7 @@ fn a_speculative_round_in_a_real_terminal() {
     let s = t.wait_for("the first round, drawn whole", 60, |s| {
         s.contains("Speculative round 1")
             && s.contains("the model's top")
-            && s.contains("plain:")
+            && s.contains(", plain ")
             && step_counter(s).is_some_and(|n| n >= 1)
     });
     let marks = s
@@ -338,7 +338,7 @@ fn a_speculative_round_in_a_real_terminal() {
         "the round's last token and where it came from:\n{s}"
     );
     assert!(
-        s.contains("plain:") && s.contains("×"),
+        s.contains(", plain ") && s.contains("this round ran") && s.contains("×"),
         "the round's cost against plain steps:\n{s}"
     );
     // The status bar counts the round's tokens as steps: 1 to 5 of them.
