@@ -41,6 +41,17 @@ pub fn break_even_acceptance(round_ms: f64, plain_ms: f64, k: usize) -> Option<f
     Some(hi)
 }
 
+/// A break-even acceptance `a` (0 to 1) as a per cent to say, "97%", to a tenth near the top ("99.6%");
+/// `None` past 99.95%, where a figure would round to 100% and read as an acceptance no round can pass.
+pub fn acceptance_words(a: f64) -> Option<String> {
+    let p = a * 100.0;
+    match p {
+        _ if p < 99.5 => Some(format!("{p:.0}%")),
+        _ if p < 99.95 => Some(format!("{p:.1}%")),
+        _ => None,
+    }
+}
+
 /// Rounds added up: what the screen's running line, `trace` and `bench` report.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Tally {

@@ -1,7 +1,7 @@
 //! `bench --draft`: plain decoding against speculative decoding in the same run, on the same text
 //! (greedy, so both write the same tokens), runs interleaved so that both see the same machine load.
 
-use crate::analysis::speculation::{break_even_acceptance, Tally};
+use crate::analysis::speculation::{acceptance_words, break_even_acceptance, Tally};
 use crate::engine::draft::DraftSpec;
 use crate::engine::load::{load_session, LoadOptions};
 use crate::engine::session::{Session, Written};
@@ -138,7 +138,10 @@ pub fn measure(
 /// The lines `bench` prints for it.
 pub fn describe(b: &SpecBench) -> String {
     let even = match b.break_even_acceptance {
-        Some(a) => format!("it pays above {:.0}% acceptance", a * 100.0),
+        Some(a) => match acceptance_words(a) {
+            Some(p) => format!("it pays above {p} acceptance"),
+            None => "it pays only if almost every draft is accepted".into(),
+        },
         None => "no acceptance would pay at these costs".into(),
     };
     format!(

@@ -1,7 +1,7 @@
 //! The round's cost beside the plain steps it replaced, and the rounds so far with the acceptance at
 //! which they would pay. Every figure is the engine's, measured.
 
-use crate::analysis::speculation::{break_even_acceptance, Tally};
+use crate::analysis::speculation::{acceptance_words, break_even_acceptance, Tally};
 use crate::fmt::ms;
 use crate::protocol::{DraftInfo, RoundReport};
 use crate::ui::theme::Theme;
@@ -85,7 +85,7 @@ pub(super) fn tally_lines(
     let per_round = t.round_ms / t.rounds as f64;
     let draft_pass = t.draft_ms / (t.rounds * k.max(1)) as f64;
     let even = match break_even_acceptance(per_round, plain, k) {
-        Some(a) if a > 0.0 => format!("rounds pay above {:.0}% kept", a * 100.0),
+        Some(a) if a > 0.0 => pays_above(a),
         Some(_) => "rounds pay even with nothing kept".into(),
         None if wide => format!("no acceptance pays: {k} + 1 plain steps cost less than a round"),
         None => "no acceptance pays here".into(),
@@ -119,6 +119,15 @@ pub(super) fn tally_lines(
     wrapped(lines, width, theme.info)
 }
 
+/// "rounds pay above 97% kept", or, past 99.95%, no figure ("above 100% kept" had been shown, which
+/// no round can reach).
+fn pays_above(a: f64) -> String {
+    match acceptance_words(a) {
+        Some(p) => format!("rounds pay above {p} kept"),
+        None => "rounds pay only if almost every draft is kept".into(),
+    }
+}
+
 /// Lines wrapped at `width`, the continuation indented.
 pub(super) fn wrapped(lines: Vec<String>, width: usize, style: Style) -> Vec<Line<'static>> {
     let opts = textwrap::Options::new(width.max(10)).subsequent_indent("  ");
@@ -127,4 +136,20 @@ pub(super) fn wrapped(lines: Vec<String>, width: usize, style: Style) -> Vec<Lin
         .flat_map(|l| textwrap::wrap(l, &opts))
         .map(|l| Line::styled(l.into_owned(), style))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_break_even_near_the_top_never_reads_100_per_cent() {
+        assert_eq!(super::pays_above(0.97), "rounds pay above 97% kept");
+        assert_eq!(super::pays_above(0.9962), "rounds pay above 99.6% kept");
+        assert_eq!(
+            super::pays_above(0.9998),
+            "rounds pay only if almost every draft is kept"
+        );
+        for a in [0.5, 0.99, 0.994, 0.995, 0.9994, 0.9995, 0.99999] {
+            assert!(!super::pays_above(a).contains("100"), "{a}");
+        }
+    }
 }
