@@ -6,10 +6,11 @@
 
 use super::chain;
 use super::layout::{candidate_rows, inset, CHAIN_HEADER};
+use super::pick_line::pick_line;
 use super::theme::Theme;
 use crate::app::keymap::{hint_key, Action, Mode};
 use crate::app::App;
-use crate::fmt::{fit, ghost_bar, pad, pad_left, pct, quoted_token};
+use crate::fmt::{ghost_bar, pad, pad_left, pct, quoted_token};
 use crate::protocol::Distribution;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -253,6 +254,7 @@ fn bar_row(
     let selected = i == app.selection.candidate;
     let planned = c.token.id == dist.planned.id;
     let cut = cut_by(dist, i);
+    let second = model_number_shown(dist);
     let text_style = if cut.is_some() { theme.dim } else { theme.text };
     let guessed = app
         .predict
@@ -269,29 +271,11 @@ fn bar_row(
         Span::styled(pad(&quoted_token(&c.token), cols.token), text_style),
     ];
     match cut {
-        Some(stage) => {
-            // "cut" under the numbers, "by top-p" under the bars; moved left if the bars are narrow.
-            // A row the penalties pushed down says so: top-p cut a 28% token only because a
-            // repeat penalty had taken it to 1%.
-            let region = NUM_W + 1 + cols.bar;
-            let why = if penalised(dist, i) {
-                ", penalised"
-            } else {
-                ""
-            };
-            let forms = [
-                format!("{} by {stage}{why}", pad_left("cut", NUM_W)),
-                format!(" cut by {stage}{why}"),
-                format!("{} by {stage}", pad_left("cut", NUM_W)),
-                format!(" cut by {stage}"),
-            ];
-            let text = crate::fmt::first_fitting(&forms, region);
-            spans.push(Span::styled(pad(&text, region), theme.dim));
-        }
+        Some(stage) => spans.push(cut_cell(dist, i, stage, cols, theme)),
         None => {
             let p = bar_prob(dist, i);
             let (solid, mut ghost) = ghost_bar(p, c.prob, cols.bar);
-            if !model_number_shown(dist) {
+            if !second {
                 // No second number, so no ghost bar for one: a lone `░` read as a bar of its own.
                 ghost.clear();
             }
@@ -307,7 +291,7 @@ fn bar_row(
     }
     // Under greedy with no penalty the first number already is the model's own: a second copy of it
     // read as two distributions that happened to agree. Its width went to the bars and the mark.
-    if model_number_shown(dist) {
+    if second {
         spans.push(Span::styled(pad_left(&pct(c.prob), NUM_W), theme.ghost));
     }
     if planned {
@@ -319,6 +303,34 @@ fn bar_row(
         }
     }
     Line::from(spans)
+}
+
+/// Where a cut row's bar would be: "cut" under the numbers, "by top-p" under the bars, moved left if
+/// the bars are narrow. A row the penalties pushed down says so: top-p cut a 28% token only because a
+/// repeat penalty had taken it to 1%.
+fn cut_cell(
+    dist: &Distribution,
+    i: usize,
+    stage: &str,
+    cols: &Columns,
+    t: &Theme,
+) -> Span<'static> {
+    let region = NUM_W + 1 + cols.bar;
+    let why = if penalised(dist, i) {
+        ", penalised"
+    } else {
+        ""
+    };
+    let forms = [
+        format!("{} by {stage}{why}", pad_left("cut", NUM_W)),
+        format!(" cut by {stage}{why}"),
+        format!("{} by {stage}", pad_left("cut", NUM_W)),
+        format!(" cut by {stage}"),
+    ];
+    Span::styled(
+        pad(&crate::fmt::first_fitting(&forms, region), region),
+        t.dim,
+    )
 }
 
 /// The column labels, under the list and aligned with it: which number is the sampler's and which the
@@ -349,50 +361,4 @@ fn column_key(dist: &Distribution, cols: &Columns, theme: &Theme) -> Line<'stati
 /// distribution greedy ranks by.
 fn model_number_shown(dist: &Distribution) -> bool {
     dist.draw.is_some() || greedy_penalised(dist)
-}
-
-/// What the sampler picks: the greedy top row, or where the random draw landed.
-fn pick_line(dist: &Distribution, width: usize, rounds: bool, theme: &Theme) -> Line<'static> {
-    let planned = quoted_token(&dist.planned);
-    let (lead, after) = match &dist.draw {
-        None => {
-            // Greedy said plainly; the words give way before the token does.
-            let forms = [
-                " (always the top row: no draw)",
-                " (always the top row)",
-                "",
-            ];
-            let lead = "greedy → ";
-            let after = forms
-                .iter()
-                .find(|f| lead.width() + f.width() + planned.width() <= width)
-                .unwrap_or(&"");
-            (lead.to_string(), after.to_string())
-        }
-        Some(d) => {
-            let kept = dist.stages.last().map(|s| s.kept).unwrap_or(0);
-            let after = format!(" (#{} of {kept}, {})", d.rank + 1, pct(dist.planned_prob));
-            // u is the draw's random number: said in words where the line has room. Under rounds,
-            // the draw is a plain step's, which the next press does not take.
-            let forms = match rounds {
-                false => vec![
-                    format!("draw, random u={:.3} → ", d.u),
-                    format!("draw u={:.3} → ", d.u),
-                ],
-                true => vec![
-                    format!("a plain step would draw u={:.3} → ", d.u),
-                    format!("plain draw u={:.3} → ", d.u),
-                    format!("plain u={:.3} → ", d.u),
-                ],
-            };
-            let room = width.saturating_sub(after.width() + planned.width());
-            (crate::fmt::first_fitting(&forms, room), after)
-        }
-    };
-    let token_w = width.saturating_sub(lead.width() + after.width()).max(3);
-    Line::from(vec![
-        Span::styled(lead, theme.dim),
-        Span::styled(fit(&planned, token_w), theme.planned),
-        Span::styled(after, theme.dim),
-    ])
 }

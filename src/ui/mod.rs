@@ -20,6 +20,7 @@ pub mod model_b_label;
 pub mod narration;
 mod narration_fit;
 pub mod overlays;
+mod pick_line;
 pub mod predict;
 pub mod presenter;
 pub mod repetition;

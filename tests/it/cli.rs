@@ -195,6 +195,9 @@ fn each_subcommand_lists_only_its_own_flags() {
         bench.contains("--prompt-lens") && bench.contains("--model"),
         "{bench}"
     );
+    // Each variable once: clap adds "[env: …]" itself (a doc comment that said it too had doubled it).
+    let main = help(&["--help"]);
+    assert_eq!(main.matches("NEXTTOKEN_API_KEY").count(), 1, "{main}");
     let trace = help(&["trace", "--help"]);
     for present in ["--prompt", "--temperature", "--steps", "--force", "--model"] {
         assert!(trace.contains(present), "trace --help lacks {present}");

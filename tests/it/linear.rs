@@ -514,7 +514,8 @@ fn gemma_is_the_same_bits_on_both_paths_and_through_the_cache() {
 }
 
 /// q, k and v of one kind stack into one matmul whose outputs are each part's own bits, row by row;
-/// parts of mixed kinds (or on the exact path) stay separate and give the same outputs.
+/// parts of mixed kinds (Q4_0 beside Q4_1 among them), or on the exact path, stay separate and give
+/// the same outputs.
 #[test]
 fn a_stack_is_one_matmul_with_each_parts_bits() {
     let k = 256;
@@ -538,9 +539,14 @@ fn a_stack_is_one_matmul_with_each_parts_bits() {
         .unwrap();
     let one = [GgmlDType::Q4_1; 3];
     let mixed = [GgmlDType::Q4_1, GgmlDType::Q8_0, GgmlDType::Q4_1];
+    // Q4_0 sits in Q4_1 tiles too, but its activations' sums are taken exact: never one matmul with
+    // Q4_1's.
+    let q4 = [GgmlDType::Q4_1, GgmlDType::Q4_0, GgmlDType::Q4_1];
     for (dtypes, path, fused) in [
         (one, MatmulPath::Fast, true),
         (mixed, MatmulPath::Fast, false),
+        (q4, MatmulPath::Fast, false),
+        ([GgmlDType::Q4_0; 3], MatmulPath::Fast, true),
         (one, MatmulPath::Exact, false),
     ] {
         let (ws, stack) = parts(dtypes, path);

@@ -188,16 +188,21 @@ fn under_greedy_the_bars_show_the_models_own_distribution() {
     }
 }
 
+/// The loop fixture under greedy, no penalty.
+fn loop_app_greedy(w: u16, h: u16) -> App {
+    let settings = SamplerSettings {
+        greedy: true,
+        ..SamplerSettings::default()
+    };
+    loop_app(w, h, settings)
+}
+
 /// The columns are fitted to the rows on screen: a long token further down the list, out of view on a
 /// short screen (80x20 here; a lesson's narration leaves 80x24 six rows), had narrowed the bars and
 /// cut the `◀ next` mark to a bare `◀`.
 #[test]
 fn a_long_token_out_of_view_does_not_narrow_the_bars() {
-    let settings = SamplerSettings {
-        greedy: true,
-        ..SamplerSettings::default()
-    };
-    let mut app = loop_app(80, 20, settings);
+    let mut app = loop_app_greedy(80, 20);
     let before = screen(&app);
     let next = &mut app.session.as_mut().unwrap().next;
     let last = next.candidates.last_mut().unwrap();
@@ -214,11 +219,7 @@ fn a_long_token_out_of_view_does_not_narrow_the_bars() {
 /// The mass left after greedy is the pick's own probability.
 #[test]
 fn under_greedy_the_chain_ends_at_the_stage_greedy_ranks_by() {
-    let settings = SamplerSettings {
-        greedy: true,
-        ..SamplerSettings::default()
-    };
-    let mut app = loop_app(80, 24, settings);
+    let mut app = loop_app_greedy(80, 24);
     let dist = app.session.as_ref().unwrap().next.clone();
     assert!(
         dist.stages.iter().any(|st| st.name == "min-p"),

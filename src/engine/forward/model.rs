@@ -255,6 +255,24 @@ impl Model {
             true => (&normed[..], seq),
             false => (&normed[(seq - 1) * n_embd..], 1),
         };
+        let (logits, block_maxima) = self.logits_and_maxima(last, m)?;
+        self.forward_passes += 1;
+        Ok(ForwardOutput {
+            logits,
+            attention,
+            lens,
+            block_maxima,
+            ms: start.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+
+    /// The output head on `m` normed rows, written into a spare row, and each block's maximum taken
+    /// as each work item's run of logits is still in its core's cache (for the sampler).
+    fn logits_and_maxima(
+        &mut self,
+        last: &[f32],
+        m: usize,
+    ) -> candle_core::Result<(Vec<f32>, Vec<f32>)> {
         let dst = self.spare.take(m * self.vocab_size);
         let runs = Mutex::new(Vec::new());
         let maxima = |at: usize, run: &[f32]| {
@@ -270,15 +288,7 @@ impl Model {
         let logits = (self.weights.output).forward_rows_then(last, m, dst, Some(&then))?;
         let mut runs = runs.into_inner().expect("no item panics");
         runs.sort_unstable_by_key(|r| r.0);
-        let block_maxima: Vec<f32> = runs.into_iter().flat_map(|r| r.1).collect();
-        self.forward_passes += 1;
-        Ok(ForwardOutput {
-            logits,
-            attention,
-            lens,
-            block_maxima,
-            ms: start.elapsed().as_secs_f64() * 1e3,
-        })
+        Ok((logits, runs.into_iter().flat_map(|r| r.1).collect()))
     }
 
     /// Checks a pass of `seq` tokens at `index_pos` and cuts the cache back to `index_pos`; the cache's

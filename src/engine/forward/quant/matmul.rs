@@ -298,6 +298,27 @@ impl QMatrix {
         self.matmul_into_then(xs, m, isa, dst, None)
     }
 
+    /// How the activations are quantised against these tiles.
+    fn act_kind(&self) -> ActKind {
+        match self.tiles {
+            Tiles::Q4_1(_) => ActKind::Q8_1,
+            Tiles::Q8_0(_) | Tiles::Q5_0(_) | Tiles::Q5_0P(_) => ActKind::Q8_0,
+            Tiles::Q4K(_) | Tiles::Q6K(_) => ActKind::Q8K,
+        }
+    }
+
+    /// Threads for a product with `m` rows (see `PARALLEL_MIN_ROWS`): a decode's few rows on the
+    /// decode plan's count unless the matrix is large, a small product on one, the rest on all.
+    fn threads_for(&self, m: usize) -> usize {
+        match m * self.n * self.k {
+            _ if m < PARALLEL_MIN_ROWS && self.n * self.k < PARALLEL_MIN_WEIGHTS => {
+                super::decode_plan::small_rows_threads().min(pool::threads())
+            }
+            macs if macs < PARALLEL_MIN_MACS => 1,
+            _ => pool::threads(),
+        }
+    }
+
     /// `matmul_into`; for one row, each work item then hands `then` its run of the output while that
     /// run is still in its core's cache: `(first column, the run)`, each run starting at a multiple
     /// of `then`'s alignment (the output head's logits, read at once for the sampler's block maxima).
@@ -309,21 +330,11 @@ impl QMatrix {
         mut dst: Vec<f32>,
         then: Option<&RunThen>,
     ) -> Vec<f32> {
-        let kind = match self.tiles {
-            Tiles::Q4_1(_) => ActKind::Q8_1,
-            Tiles::Q8_0(_) | Tiles::Q5_0(_) | Tiles::Q5_0P(_) => ActKind::Q8_0,
-            Tiles::Q4K(_) | Tiles::Q6K(_) => ActKind::Q8K,
-        };
+        let kind = self.act_kind();
         let (nb, n_tiles) = (self.k / kind.block_len(), self.n.div_ceil(TILE));
         let chunks = m.div_ceil(ROW_CHUNK);
         let rows_of = |chunk: usize| chunk * ROW_CHUNK..m.min((chunk + 1) * ROW_CHUNK);
-        let threads = match m * self.n * self.k {
-            _ if m < PARALLEL_MIN_ROWS && self.n * self.k < PARALLEL_MIN_WEIGHTS => {
-                super::decode_plan::small_rows_threads().min(pool::threads())
-            }
-            macs if macs < PARALLEL_MIN_MACS => 1,
-            _ => pool::threads(),
-        };
+        let threads = self.threads_for(m);
         let extras = extras(isa, &self.tiles, self.abs_acts, self.exact_sums);
         let acts = Act::quantize_chunks(xs, (self.k, kind, extras), (chunks, threads), rows_of);
         // Not zeroed first: the items write every element (a freed buffer reused from the heap would
