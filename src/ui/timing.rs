@@ -75,7 +75,7 @@ fn text_and_chart(
     theme: &Theme,
 ) -> (Vec<Line<'static>>, bool) {
     // The speed of light's lines give way before the steps' row, unless the lesson's step names them.
-    let light_rank = (!narration_names(app, "light")).then_some(3);
+    let light_rank = (!narration_names(app, &LIGHT_WORDS)).then_some(3);
     let lines = |steps_row: bool| {
         let kv_f16 = app.model.as_ref().is_some_and(|m| m.kv_f16);
         let shape = (wide, inner.width as usize, steps_row);
@@ -97,13 +97,19 @@ fn text_and_chart(
     }
 }
 
-/// Whether the lesson step on screen names `word` in its narration.
-fn narration_names(app: &App, word: &str) -> bool {
+/// What a narration says when it points at the speed of light's lines: the floor (`step ≥`, the
+/// bandwidth), the last step against it (`% of light`), the prefill against the peak. "Reading
+/// shares the bytes" names the peak and the bandwidth but not the light, and its `prefill at` line
+/// had given way to the steps' row.
+const LIGHT_WORDS: [&str; 4] = ["of light", "step ≥", "bandwidth", "peak"];
+
+/// Whether the lesson step on screen names any of `words` in its narration.
+fn narration_names(app: &App, words: &[&str]) -> bool {
     let Some(l) = app.lesson.as_ref() else {
         return false;
     };
     let step = l.at.and_then(|at| l.lesson.steps.get(at));
-    step.is_some_and(|st| st.narration.contains(word))
+    step.is_some_and(|st| words.iter().any(|w| st.narration.contains(w)))
 }
 
 /// A line of the panel, and when it gives way on a short panel: never (`None`), else the lowest

@@ -234,10 +234,11 @@ fn under_the_lesson_at_80x24_the_panel_keeps_the_lines_it_names() {
 }
 
 /// Short of rows at 80x24, the timing panel keeps what the lesson's step names: under the
-/// speed-of-light lesson ("No step beats it") its light lines, the steps' row giving way; under
+/// speed-of-light lesson ("No step beats it", and "Reading shares the bytes", which names the peak
+/// and the bandwidth but not the light) its light lines, the steps' row giving way; under
 /// reading-vs-writing ("The work grows with length", which names no light) the steps' row, the light
 /// lines giving way. The steps' row had pushed the speed-of-light lesson's `prefill at` line off the
-/// panel, cut with no mark.
+/// panel, cut with no mark. Each step's check has held, its line under the narration, as on screen.
 #[test]
 fn a_short_timing_panel_keeps_the_lines_the_step_names() {
     // Steps with and without the cache (the write line takes two rows), the last with it: one
@@ -251,6 +252,7 @@ fn a_short_timing_panel_keeps_the_lines_the_step_names() {
     view.decode_kv = [vec![true; 8], vec![false; 20], vec![true]].concat();
     for (lesson, index, keeps, loses) in [
         ("speed-of-light", 2, "prefill at", "│steps "),
+        ("speed-of-light", 3, "prefill at", "│steps "),
         ("reading-vs-writing", 3, "│steps ", "prefill at"),
     ] {
         let lesson = nexttoken::lesson::builtin(lesson).unwrap().unwrap();
@@ -261,12 +263,37 @@ fn a_short_timing_panel_keeps_the_lines_the_step_names() {
         };
         update(&mut app, Msg::Engine(Event::Loaded(info)));
         update(&mut app, Msg::Engine(Event::Synced(view.clone())));
-        update(&mut app, lesson_step_ran(index, view.clone()));
+        update(&mut app, step_checked(index, view.clone()));
         app.screen.side = SidePanel::Timing;
         let text = screen_text(&app).join("\n");
         assert!(text.contains(keeps), "{keeps}\n{text}");
         assert!(!text.contains(loses), "{loses}\n{text}");
     }
+}
+
+/// Lesson step `index` ran on `view`, its one check held.
+fn step_checked(index: usize, view: nexttoken::protocol::SessionView) -> Msg {
+    use nexttoken::lesson::{Outcome, Status, StepRun};
+    let check = Outcome {
+        line: 1,
+        what: "expect a check".into(),
+        observed: "it held".into(),
+        status: Status::Passed,
+    };
+    let run = StepRun {
+        index,
+        outcomes: vec![check],
+        tui: vec![],
+        question: None,
+        answer: None,
+    };
+    let step = nexttoken::protocol::LessonStepView {
+        run,
+        replayed: 0,
+        earlier_failure: None,
+        view,
+    };
+    Msg::Engine(Event::LessonStep(Box::new(step)))
 }
 
 /// On a projector's side panel (presenter mode at 120x34) the light line is the wide form only where
