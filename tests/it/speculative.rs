@@ -140,6 +140,23 @@ fn an_early_exit_draft_reads_the_models_own_weights() {
     assert!(!s.draft().unwrap().shares_weights_with(model));
 }
 
+/// Every round times its plain step right before it, so rounds in a row each have their own (one kept
+/// from the first had set warm rounds against a cold step: "ran 1.29× (faster)" beside "no acceptance
+/// pays here"), and timing it leaves the round's last token unread: the next check reads it with
+/// its drafts, one pass for both.
+#[test]
+fn every_round_sets_itself_against_a_plain_step_timed_beside_it() {
+    let mut s = support::real_session();
+    s.load_draft(&DraftSpec::Layers(26), 4).unwrap();
+    s.prefill_text("1, 2, 3, 4, 5, 6,", false).unwrap();
+    let rounds: Vec<_> = (0..3).map(|_| s.speculate(4).unwrap().report).collect();
+    for (a, b) in rounds.iter().zip(&rounds[1..]) {
+        assert_ne!(a.plain_ms, b.plain_ms, "one plain time for two rounds");
+        assert!(b.plain_ms > 0.0 && b.plain_ms.is_finite());
+        assert_eq!(b.verify_positions, 4 + 1, "the last token and 4 drafts");
+    }
+}
+
 /// A draft made after the model's decode plans were tried (the TUI tries them at load) starts from
 /// the model's choice, an early exit or a re-quantisation alike; a draft made before has a trial of
 /// its own.

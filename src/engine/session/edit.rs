@@ -194,9 +194,6 @@ impl Session {
         let node = self.place(token, source, &out, &logits, &chosen_from)?;
         let pass = self.feed_to_later(self.path.len())?;
         self.nodes[node].pass = Some(SavedPass::step(pass.ms, pass.kv_cache_on));
-        if pass.tokens_fed == 1 && pass.kv_cache_on && !self.model.is_served() {
-            self.plain_step = Some((pass.ms, self.path.len()));
-        }
         // What the report needs besides the next distribution, made while the chain's passes run.
         let (mut kept, ms) = (None, pass.ms);
         self.chain_beside(|s| {

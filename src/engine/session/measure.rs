@@ -55,4 +55,21 @@ impl Session {
         }
         Ok(out.ms)
     }
+
+    /// Times one plain step's pass at the tip, outside the tree, leaving the session as it was: the
+    /// tip's own token at its position where the model has not read it yet (a speculative round's
+    /// last token, which the next round's check reads with its drafts, stays unread), else a bare
+    /// token after it (`time_bare_forward`).
+    pub(super) fn time_plain_pass(&mut self) -> Result<f64> {
+        let len = self.path.len();
+        let tip = self.nodes[*self.path.last().expect("a path")].token;
+        let unread_tip = self.opts.kv_cache && self.fed + 1 == len;
+        let Some(m) = self.model.local_mut().filter(|_| unread_tip) else {
+            return self.time_bare_forward(tip);
+        };
+        let out = m.uncounted(|m| m.forward(&[tip], len - 1, Default::default()))?;
+        m.cache.truncate(len - 1);
+        m.recycle_row(out.logits);
+        Ok(out.ms)
+    }
 }

@@ -169,9 +169,6 @@ pub struct Session {
     round_log: Vec<RoundReport>,
     /// This machine's speed of light, once measured (`measure_machine`), for the handout.
     machine: Option<MachineSpeed>,
-    /// The newest plain one-token step of the model: its time, and the path's length after it. A
-    /// round compares its cost with it.
-    plain_step: Option<(f64, usize)>,
 }
 
 impl Session {
@@ -231,7 +228,6 @@ impl Session {
             tally: Default::default(),
             round_log: Vec::new(),
             machine: None,
-            plain_step: None,
             prefill: PrefillReport {
                 tokens: 0,
                 ms: 0.0,

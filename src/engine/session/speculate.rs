@@ -21,8 +21,9 @@ use std::sync::Arc;
 
 /// Salt for the check's uniform numbers (the residual and bonus draws use the plain draw's).
 const ACCEPT_SALT: u64 = 0xACCE_9700_0000_0001;
-/// A plain step measured this many positions back no longer stands for one here.
-const PLAIN_STALE: usize = 128;
+/// Bare passes timed for a round's plain step, the fastest kept: the first after an idle spell run
+/// slow on some machines (`docs/PERFORMANCE.md`, round twenty-four), so the later ones are its time.
+const PLAIN_PASSES: usize = 6;
 
 /// What the model's check returns: the logits after each position, by position (`None` below the
 /// pass), the pass, and its attention rows.
@@ -93,29 +94,25 @@ impl Session {
         result
     }
 
-    /// One plain step's time at about this depth: the newest measured, or bare passes now.
+    /// One plain step's time here and now, measured for every round right before it: the fastest of
+    /// `PLAIN_PASSES` bare passes, after any trial of the decode plans (whose passes take each plan in
+    /// turn: a pass on a plan that loses is no plain step). A plain time measured once and kept had
+    /// been taken cold, after the class read a lesson step, and set against rounds run warm, in a row:
+    /// "this round ran 1.29× (faster)" beside "no acceptance pays here". The passes also warm the
+    /// machine the round then runs on, so the two are timed alike.
     fn plain_ms(&mut self) -> Result<f64> {
-        let len = self.path.len();
-        if let Some((ms, at)) = self.plain_step {
-            if len.abs_diff(at) < PLAIN_STALE {
-                return Ok(ms);
-            }
-        }
-        if self.fed < len || !self.opts.kv_cache {
+        if self.fed + 1 < self.path.len() || !self.opts.kv_cache {
             self.feed()?;
         }
-        // The fastest of four bare passes after any trial of the decode plans, whose passes take each
-        // plan in turn (`quant/decode_plan.rs`): a pass on a plan that loses is no plain step.
-        let tip = self.nodes[*self.path.last().expect("checked")].token;
-        let (mut ms, mut n) = (f64::INFINITY, 0);
+        let mut n = 0;
         while self.decode_trial_running() && n < 64 {
-            self.time_bare_forward(tip)?;
+            self.time_plain_pass()?;
             n += 1;
         }
-        for _ in 0..4 {
-            ms = ms.min(self.time_bare_forward(tip)?);
+        let mut ms = f64::INFINITY;
+        for _ in 0..PLAIN_PASSES {
+            ms = ms.min(self.time_plain_pass()?);
         }
-        self.plain_step = Some((ms, len));
         Ok(ms)
     }
 
