@@ -128,6 +128,9 @@ impl App {
             return Some(vec![]);
         };
         let target = match action {
+            Action::NextLessonStep if state.question.is_some() && !state.reveal_sent => {
+                return Some(self.reveal_before_moving_on());
+            }
             Action::NextLessonStep if at + 1 >= len => {
                 self.say(format!(
                     "that was the last step of the lesson; {} goes back a step",
@@ -157,6 +160,23 @@ impl App {
         };
         let label = format!("lesson step {} of {len}", target + 1);
         Some(self.request(Command::LessonGoto { step: target }, &label))
+    }
+
+    /// `→` while the step's question waits: its answer first, the rest of the step run (as `h` does),
+    /// and a second `→` goes on. It had gone straight on, the rest of the step run but never shown,
+    /// and the next step's narration spoke of what the class had not seen ("The same words came
+    /// out").
+    fn reveal_before_moving_on(&mut self) -> Vec<Command> {
+        self.predict.teacher_hidden = false;
+        self.predict.revealed = self
+            .lesson
+            .as_ref()
+            .and_then(|l| l.question.as_ref().map(|q| q.0));
+        self.say(format!(
+            "the answer first; {} again for the next step",
+            hint_key(Mode::Normal, Action::NextLessonStep)
+        ));
+        self.continue_lesson()
     }
 
     /// A lesson step arrived: adopt the session, then do what the step left to the screen. True when

@@ -366,3 +366,32 @@ actions = [
     let screen = screen_text(&app).join("\n");
     assert!(screen.contains("→ the model:"), "{screen}");
 }
+
+/// `→` while the step's question waits shows its answer first (the rest of the step run, as `h`
+/// does), and a second `→` goes on: it had gone straight on, and the next step's narration spoke of
+/// what the class had never seen.
+#[test]
+fn the_next_step_key_reveals_a_waiting_question_before_moving_on() {
+    let mut engine = Engine::new();
+    let l = lesson::parse("q", "q.toml", LESSON).unwrap();
+    let mut app = App::new(config(120, 36)).with_lesson(l);
+    let cmds = app.update(Msg::Engine(Event::Loaded(model_info())));
+    engine.drive(&mut app, cmds);
+    assert!(app.distribution_hidden(), "the question waits");
+    let cmds = press(&mut app, Key::Right);
+    assert_eq!(cmds, vec![Command::LessonReveal], "the answer first");
+    assert_eq!(
+        status_text(&app),
+        "the answer first; → again for the next step"
+    );
+    engine.drive(&mut app, cmds);
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains("→ the model: yes"), "{screen}");
+    assert!(
+        screen.contains(" Paris"),
+        "the steps it asked about: {screen}"
+    );
+    assert!(!app.distribution_hidden(), "revealed");
+    let cmds = press(&mut app, Key::Right);
+    assert_eq!(cmds, vec![Command::LessonGoto { step: 1 }], "then on");
+}
