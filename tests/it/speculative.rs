@@ -143,13 +143,20 @@ fn an_early_exit_draft_reads_the_models_own_weights() {
 /// Every round times its plain step right before it, so rounds in a row each have their own (one kept
 /// from the first had set warm rounds against a cold step: "ran 1.29× (faster)" beside "no acceptance
 /// pays here"), and timing it leaves the round's last token unread: the next check reads it with
-/// its drafts, one pass for both.
+/// its drafts, one pass for both. The time spent timing it is counted apart, for `bench --draft`.
 #[test]
 fn every_round_sets_itself_against_a_plain_step_timed_beside_it() {
     let mut s = support::real_session();
     s.load_draft(&DraftSpec::Layers(26), 4).unwrap();
     s.prefill_text("1, 2, 3, 4, 5, 6,", false).unwrap();
-    let rounds: Vec<_> = (0..3).map(|_| s.speculate(4).unwrap().report).collect();
+    let mut timing = vec![s.plain_timing_s()];
+    let mut rounds = Vec::new();
+    for _ in 0..3 {
+        rounds.push(s.speculate(4).unwrap().report);
+        timing.push(s.plain_timing_s());
+    }
+    // What `bench --draft` takes out of the speculative run's clock grows with every round.
+    assert!(timing.windows(2).all(|w| w[1] > w[0]), "{timing:?}");
     for (a, b) in rounds.iter().zip(&rounds[1..]) {
         assert_ne!(a.plain_ms, b.plain_ms, "one plain time for two rounds");
         assert!(b.plain_ms > 0.0 && b.plain_ms.is_finite());

@@ -169,6 +169,9 @@ pub struct Session {
     round_log: Vec<RoundReport>,
     /// This machine's speed of light, once measured (`measure_machine`), for the handout.
     machine: Option<MachineSpeed>,
+    /// Seconds spent timing rounds' plain steps (`speculate.rs`), which `bench --draft` takes out of
+    /// the speculative run's clock: they are the measure, not the method.
+    plain_timing_s: f64,
 }
 
 impl Session {
@@ -228,6 +231,7 @@ impl Session {
             tally: Default::default(),
             round_log: Vec::new(),
             machine: None,
+            plain_timing_s: 0.0,
             prefill: PrefillReport {
                 tokens: 0,
                 ms: 0.0,

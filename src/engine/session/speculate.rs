@@ -82,9 +82,10 @@ impl Session {
                 "no draft loaded: start with --draft (q2_k, layers:20, …)".into(),
             )
         })?;
-        let result = self
-            .plain_ms()
-            .and_then(|plain_ms| self.round(&mut draft, k, plain_ms, rule));
+        let timing = std::time::Instant::now();
+        let plain = self.plain_ms();
+        self.plain_timing_s += timing.elapsed().as_secs_f64();
+        let result = plain.and_then(|plain_ms| self.round(&mut draft, k, plain_ms, rule));
         self.draft = Some(draft);
         if let Ok(r) = &result {
             self.rounds += 1;
@@ -92,6 +93,11 @@ impl Session {
             self.round_log.push(r.report.clone());
         }
         result
+    }
+
+    /// Seconds this session has spent timing rounds' plain steps (every round times one before it).
+    pub fn plain_timing_s(&self) -> f64 {
+        self.plain_timing_s
     }
 
     /// One plain step's time here and now, measured for every round right before it: the fastest of
