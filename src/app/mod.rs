@@ -26,6 +26,7 @@ pub mod keymap;
 mod keys;
 pub mod lab;
 pub mod lesson;
+mod lesson_question;
 pub mod predict;
 mod requests;
 pub mod sampler_panel;
