@@ -230,12 +230,12 @@ fn a_waiting_question_keeps_the_scale_its_narration_gives() {
     assert!(screen.contains("Transcript"), "{screen}");
 }
 
-/// A waiting question's narration too long for the panel (at 64x20, near the smallest screen) is cut
+/// A waiting question's narration too long for the panel (at 60x20, the smallest screen) is cut
 /// short above the question with a "…" the class can see, and the panel says more is there.
 #[test]
 fn a_narration_cut_above_a_question_ends_in_a_visible_mark() {
     let question = asked("speculative-decoding", 1);
-    let app = lesson_asking("speculative-decoding", 1, vec![], (64, 20), false, question);
+    let app = lesson_asking("speculative-decoding", 1, vec![], (60, 20), false, question);
     let panel = &top_panel(&screen_text(&app));
     let bottom = panel.len() - 1;
     let asked = panel
