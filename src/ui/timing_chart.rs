@@ -111,13 +111,10 @@ pub(super) fn step_line(s: &SessionView, width: usize, theme: &Theme) -> Option<
         Span::styled(lead(keyed), theme.dim),
         Span::styled(numbers(steps.len() - fit), theme.dim),
     ];
-    spans.extend(shown.iter().map(|t| {
-        let tick = ((t.ms / top * 8.0).ceil() as usize).clamp(1, 8) - 1;
-        match (t.round, t.kv) {
-            (true, _) => Span::styled(ROUND_MARK, theme.dim),
-            (false, Some(false)) => Span::styled(TICKS[tick].to_string(), theme.error),
-            (false, _) => Span::styled(TICKS[tick].to_string(), theme.bar),
-        }
+    spans.extend(shown.iter().map(|t| match (t.round, t.kv) {
+        (true, _) => Span::styled(ROUND_MARK, theme.dim),
+        (false, Some(false)) => Span::styled(tick(t.ms, top), theme.error),
+        (false, _) => Span::styled(tick(t.ms, top), theme.bar),
     }));
     if let (Some(first), Some(last)) = (plain.first(), plain.last()) {
         spans.push(Span::styled(tail(*first, *last), theme.text));
@@ -158,16 +155,19 @@ fn condensed_run(steps: &[StepTime], width: usize, theme: &Theme) -> Option<Line
         _ => theme.bar,
     };
     let mut spans = vec![Span::styled(lead, theme.dim)];
-    spans.extend(fastest.iter().map(|ms| {
-        let tick = ((ms / top * 8.0).ceil() as usize).clamp(1, 8) - 1;
-        Span::styled(TICKS[tick].to_string(), style)
-    }));
+    spans.extend(fastest.iter().map(|&ms| Span::styled(tick(ms, top), style)));
     let (first, end) = (fastest[0], fastest[marks - 1]);
     spans.push(Span::styled(
         format!(" {}→{} ms", one(first), one(end)),
         theme.text,
     ));
     Some(Line::from(spans))
+}
+
+/// `ms` as one character's height on a scale from zero to `top`.
+fn tick(ms: f64, top: f64) -> String {
+    let eighths = ((ms / top * 8.0).ceil() as usize).clamp(1, 8);
+    TICKS[eighths - 1].to_string()
 }
 
 /// A round's token in the one-row chart, as its bar's label marks it in the full chart.

@@ -584,9 +584,21 @@ pub fn lesson_step_ran_with(
     tui: Vec<nexttoken::lesson::TuiAction>,
     view: SessionView,
 ) -> Msg {
+    lesson_step_reported(index, (vec![], tui), view)
+}
+
+/// Lesson step `index` ran on `view` with these `outcomes` (its checks) and screen actions `tui`.
+pub fn lesson_step_reported(
+    index: usize,
+    (outcomes, tui): (
+        Vec<nexttoken::lesson::Outcome>,
+        Vec<nexttoken::lesson::TuiAction>,
+    ),
+    view: SessionView,
+) -> Msg {
     let run = nexttoken::lesson::StepRun {
         index,
-        outcomes: vec![],
+        outcomes,
         tui,
         question: None,
         answer: None,

@@ -122,7 +122,11 @@ fn every_row_reaches_the_command_lines_limits_and_no_further() {
             );
         }
     }
-    // The range said is the one the command line refuses with.
+}
+
+/// The range a row says when it stops is the one the command line refuses with.
+#[test]
+fn a_rows_stop_says_the_range_the_command_line_refuses_with() {
     let s = SamplerSettings {
         repeat_penalty: 3.5,
         ..SamplerSettings::default()

@@ -273,27 +273,14 @@ fn a_short_timing_panel_keeps_the_lines_the_step_names() {
 
 /// Lesson step `index` ran on `view`, its one check held.
 fn step_checked(index: usize, view: nexttoken::protocol::SessionView) -> Msg {
-    use nexttoken::lesson::{Outcome, Status, StepRun};
+    use nexttoken::lesson::{Outcome, Status};
     let check = Outcome {
         line: 1,
         what: "expect a check".into(),
         observed: "it held".into(),
         status: Status::Passed,
     };
-    let run = StepRun {
-        index,
-        outcomes: vec![check],
-        tui: vec![],
-        question: None,
-        answer: None,
-    };
-    let step = nexttoken::protocol::LessonStepView {
-        run,
-        replayed: 0,
-        earlier_failure: None,
-        view,
-    };
-    Msg::Engine(Event::LessonStep(Box::new(step)))
+    lesson_step_reported(index, (vec![check], vec![]), view)
 }
 
 /// On a projector's side panel (presenter mode at 120x34) the light line is the wide form only where

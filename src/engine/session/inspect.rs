@@ -5,7 +5,7 @@
 
 use super::{Result, Session, SessionError};
 use crate::analysis::{head_score, LogProbs};
-use crate::engine::forward::model::ForwardOptions;
+use crate::engine::forward::model::{AttentionRows, ForwardOptions};
 use crate::engine::sampler::top_n;
 use crate::protocol::{HeadMap, Inspection, LensLayer, LensToken, LogitLens};
 
@@ -46,52 +46,52 @@ impl Session {
                 lens,
             },
         )?;
-        let lens = lens.then(|| LogitLens {
-            position: t,
-            chosen: self.vocab.view(chosen),
-            layers: out
-                .lens
-                .iter()
-                .enumerate()
-                .map(|(layer, logits)| {
-                    let l = LogProbs::from_logits(logits);
-                    LensLayer {
-                        layer,
-                        top: top_n(logits, LENS_TOP)
-                            .into_iter()
-                            .map(|id| LensToken {
-                                token: self.vocab.view(id),
-                                p: l.logprob(id).exp() as f32,
-                            })
-                            .collect(),
-                        chosen_rank: l.rank(chosen),
-                        chosen_p: l.logprob(chosen).exp() as f32,
-                    }
-                })
-                .collect(),
-        });
-        let heads = heads.then(|| {
-            let a = &out.attention;
-            let c = self.model.config();
-            let ids = self.tokens();
-            HeadMap {
-                position: t,
-                scores: (0..c.n_layer)
-                    .map(|l| {
-                        (0..c.n_head)
-                            .map(|h| {
-                                let row = &a.data[(l * c.n_head + h) * a.kv_len..][..a.kv_len];
-                                head_score(row, &ids, t)
-                            })
-                            .collect()
-                    })
-                    .collect(),
-            }
-        });
+        let lens = lens.then(|| self.lens_of(&out.lens, t, chosen));
+        let heads = heads.then(|| self.head_map(&out.attention, t));
         Ok(Inspection {
             lens,
             heads,
             forward_passes: self.forward_passes(),
         })
+    }
+
+    /// The logit lens at position `t` from each layer's logits, following `chosen`.
+    fn lens_of(&self, layers: &[Vec<f32>], t: usize, chosen: u32) -> LogitLens {
+        let layer = |(layer, logits): (usize, &Vec<f32>)| {
+            let l = LogProbs::from_logits(logits);
+            LensLayer {
+                layer,
+                top: top_n(logits, LENS_TOP)
+                    .into_iter()
+                    .map(|id| LensToken {
+                        token: self.vocab.view(id),
+                        p: l.logprob(id).exp() as f32,
+                    })
+                    .collect(),
+                chosen_rank: l.rank(chosen),
+                chosen_p: l.logprob(chosen).exp() as f32,
+            }
+        };
+        LogitLens {
+            position: t,
+            chosen: self.vocab.view(chosen),
+            layers: layers.iter().enumerate().map(layer).collect(),
+        }
+    }
+
+    /// Every head's score at position `t` from the attention rows captured over every key.
+    fn head_map(&self, a: &AttentionRows, t: usize) -> HeadMap {
+        let c = self.model.config();
+        let ids = self.tokens();
+        let score = |l: usize, h: usize| {
+            let row = &a.data[(l * c.n_head + h) * a.kv_len..][..a.kv_len];
+            head_score(row, &ids, t)
+        };
+        HeadMap {
+            position: t,
+            scores: (0..c.n_layer)
+                .map(|l| (0..c.n_head).map(|h| score(l, h)).collect())
+                .collect(),
+        }
     }
 }

@@ -228,15 +228,8 @@ impl<E: KvElem> Job<'_, E> {
             window.map_or(0, |w| n.saturating_sub(w))..n
         };
         let keys = span(rows.start).start..span(rows.end - 1).end;
-        // The queries (row, head), a kv group's together; query `qi`'s probabilities at
-        // `p[qi * kv_len..]`.
-        let queries: Vec<(usize, usize)> = (hs.start / n_rep..hs.end.div_ceil(n_rep))
-            .flat_map(|g| {
-                let group = hs.start.max(g * n_rep)..hs.end.min((g + 1) * n_rep);
-                rows.clone()
-                    .flat_map(move |i| group.clone().map(move |h| (i, h)))
-            })
-            .collect();
+        // Query `qi`'s probabilities at `p[qi * kv_len..]`.
+        let queries = queries_by_group(&rows, &hs, n_rep);
         let spans: Vec<_> = queries.iter().map(|&(i, _)| span(i)).collect();
         let mut own = Vec::new();
         let p: &mut [f32] = match into {
@@ -335,6 +328,18 @@ impl<E: KvElem> Job<'_, E> {
             }
         }
     }
+}
+
+/// The queries (row, head) of `rows` and heads `hs`, a kv group's heads together (`n_rep` heads share
+/// a kv head): the order the attention's blocks read them in.
+fn queries_by_group(rows: &Range<usize>, hs: &Range<usize>, n_rep: usize) -> Vec<(usize, usize)> {
+    (hs.start / n_rep..hs.end.div_ceil(n_rep))
+        .flat_map(|g| {
+            let group = hs.start.max(g * n_rep)..hs.end.min((g + 1) * n_rep);
+            rows.clone()
+                .flat_map(move |i| group.clone().map(move |h| (i, h)))
+        })
+        .collect()
 }
 
 #[cfg(test)]
