@@ -68,7 +68,7 @@ impl ClassHandle {
             url,
             code: code.clone(),
             max,
-            local_only: bound.ip().is_loopback(),
+            local_only: bound.ip().is_loopback().then_some(bound.port()),
         };
         let room = Arc::new(Mutex::new(Room::new(code, max, notify)));
         let (tx, rx) = watch::channel::<Arc<str>>(Arc::from("{}"));

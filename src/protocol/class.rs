@@ -42,8 +42,9 @@ pub struct JoinCard {
     pub qr: Vec<String>,
     /// At most this many students.
     pub max: usize,
-    /// Bound to loopback: only this machine can join (`--class 0.0.0.0:PORT` lets the room in).
-    pub local_only: bool,
+    /// Bound to loopback on this port: only this machine can join (`--class 0.0.0.0:PORT`, the same
+    /// port, lets the room in). `None` when the room can join.
+    pub local_only: Option<u16>,
 }
 
 /// Where the question on screen stands, as the app sees it.

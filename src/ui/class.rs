@@ -221,9 +221,9 @@ pub fn card(frame: &mut Frame, screen: Rect, app: &App, theme: &Theme) {
             theme.dim,
         ));
     }
-    if c.local_only {
+    if let Some(port) = c.local_only {
         notes.push(Line::styled(
-            "only this machine can join: --class 0.0.0.0:7878 lets the room in",
+            format!("only this machine can join: --class 0.0.0.0:{port} lets the room in"),
             theme.dim,
         ));
     }

@@ -19,7 +19,7 @@ fn card() -> JoinCard {
         code: "123456".into(),
         qr: vec![],
         max: 200,
-        local_only: false,
+        local_only: None,
     }
 }
 

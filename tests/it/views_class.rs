@@ -16,7 +16,7 @@ fn card() -> JoinCard {
         url: "http://192.0.2.7:7878/".into(),
         code: "123456".into(),
         max: 200,
-        local_only: false,
+        local_only: None,
     }
 }
 
@@ -103,6 +103,24 @@ fn while_the_class_guesses_the_panel_counts_and_never_shows_what() {
         );
         assert!(!text.contains("Paris"), "{text}");
     }
+}
+
+#[test]
+fn a_class_on_loopback_is_told_to_open_the_same_port_to_the_room() {
+    let local = JoinCard {
+        url: "http://127.0.0.1:7979/".into(),
+        local_only: Some(7979),
+        ..card()
+    };
+    let app = ready_app(80, 24).with_class(local);
+    let text = screen_text(&app).join("\n");
+    assert!(
+        text.contains("--class 0.0.0.0:7979 lets the room in"),
+        "the port the class was started on: {text}"
+    );
+    let app = ready_app(80, 24).with_class(card());
+    let text = screen_text(&app).join("\n");
+    assert!(!text.contains("lets the room in"), "{text}");
 }
 
 #[test]
