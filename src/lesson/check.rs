@@ -24,6 +24,12 @@ pub fn check(session: &mut Session, lesson: &Lesson, out: &mut dyn Write) -> Res
     for f in &findings {
         writeln!(out, "  lint {f}")?;
     }
+    if let Some(models) = super::written_for::written_for(session, lesson) {
+        writeln!(
+            out,
+            "  note: written for {models}, not the model loaded: its claims may not hold here"
+        )?;
+    }
     let mut runner = Runner::new(lesson.clone());
     runner.reset(session)?;
     let mut checks = 0;

@@ -15,6 +15,7 @@
 //! | `expect/` | evaluating an `expect` on the real model, with the value observed |
 //! | `lint.rs` | a narration that makes a claim (a number, a quoted token, a trend) must carry an `expect` |
 //! | `told.rs` | a question whose answer the class can read before it answers (title, narration above `---`) |
+//! | `written_for.rs` | whether the model loaded is one the lesson was written for (its `models`) |
 //! | `check.rs` | `nexttoken lesson list` and `nexttoken lesson check NAME\|PATH` |
 //!
 //! The format is documented in docs/LESSONS.md.
@@ -31,6 +32,7 @@ mod play;
 pub mod run;
 mod told;
 pub mod track;
+pub mod written_for;
 
 pub use crate::protocol::lesson::{
     Action, At, Expect, Given, Lesson, ModelAnswer, Outcome, Panel, PanelSpec, Question,

@@ -8,6 +8,7 @@ use std::ops::Range;
 use toml::Spanned;
 
 use super::locate::{from_toml, key_span, line_col, step_at};
+use crate::engine::catalog;
 
 /// A lesson file that cannot be used, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,6 +55,8 @@ struct RawLesson {
     summary: String,
     minutes: u32,
     #[serde(default)]
+    models: Vec<String>,
+    #[serde(default)]
     settings: LessonSettings,
     #[serde(rename = "step")]
     steps: Spanned<Vec<RawStep>>,
@@ -91,6 +94,15 @@ pub fn parse(name: &str, file: &str, text: &str) -> Result<Lesson, LessonError> 
         let span = key_span(text, "minutes").unwrap_or(0..0);
         let m = format!("{} minutes: expected 1 to 60", raw.minutes);
         return Err(at(span, "minutes", m));
+    }
+    if let Some(name) = raw.models.iter().find(|m| catalog::known(m).is_none()) {
+        let span = key_span(text, "models").unwrap_or(0..0);
+        let names: Vec<&str> = catalog::KNOWN.iter().map(|m| m.name).collect();
+        let m = format!(
+            "\"{name}\" is not a model `fetch` knows: expected some of {}",
+            names.join(", ")
+        );
+        return Err(at(span, "models", m));
     }
     if let Some(level) = raw.settings.pause_above {
         if !(level > 0.0 && level.is_finite()) {
@@ -142,6 +154,7 @@ pub fn parse(name: &str, file: &str, text: &str) -> Result<Lesson, LessonError> 
         title: raw.title,
         summary: raw.summary,
         minutes: raw.minutes,
+        models: raw.models,
         settings: raw.settings,
         steps,
     })

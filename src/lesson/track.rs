@@ -36,6 +36,8 @@ impl Mark {
 pub struct Track {
     runner: Runner,
     mark: Option<Mark>,
+    /// `written_for`'s answer for this session's model, found on the first step shown.
+    written_for: Option<Option<String>>,
 }
 
 /// How a step was reached.
@@ -47,6 +49,9 @@ pub struct Reached {
     pub replayed: usize,
     /// A step before it that did not go as the lesson says, if any (the lesson is then off its script).
     pub earlier_failure: Option<StepRun>,
+    /// The models the lesson was written for, when the one loaded is none of them
+    /// ([`super::written_for::written_for`]).
+    pub written_for: Option<String>,
 }
 
 impl Track {
@@ -68,7 +73,17 @@ impl Track {
         Track {
             runner: Runner::new(lesson),
             mark: None,
+            written_for: None,
         }
+    }
+
+    /// The models the lesson was written for, when the one loaded in `session` is none of them
+    /// (found once: a track lives with one session).
+    pub fn written_for(&mut self, session: &Session) -> Option<String> {
+        let lesson = self.runner.lesson();
+        self.written_for
+            .get_or_insert_with(|| super::written_for::written_for(session, lesson))
+            .clone()
     }
 
     pub fn lesson(&self) -> &Lesson {
@@ -128,6 +143,7 @@ impl Track {
             run,
             replayed,
             earlier_failure,
+            written_for: self.written_for(session),
         })
     }
 }

@@ -241,6 +241,9 @@ pub struct LessonStepView {
     pub replayed: usize,
     /// An earlier step that did not go as the lesson says, found while replaying.
     pub earlier_failure: Option<lesson::StepRun>,
+    /// The models the lesson was written for (their titles), when the model loaded is none of them:
+    /// the narration panel says so on every step.
+    pub written_for: Option<String>,
     pub view: SessionView,
 }
 

@@ -151,6 +151,10 @@ fn body(app: &App, state: &LessonState, width: usize, theme: &Theme) -> Body {
         None => (Vec::new(), None),
     };
     let mut pinned = Vec::new();
+    if let Some(models) = &state.written_for {
+        let text = format!("⚠ written for {models}, not this model: ✗ marks what fails");
+        pinned.push(Line::styled(crate::fmt::fit(&text, width), theme.error));
+    }
     if let Some(f) = &state.earlier_failure {
         let text = format!(
             "⚠ step {} did not go as the lesson says: what follows may differ from its text",

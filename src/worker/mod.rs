@@ -165,6 +165,7 @@ pub fn serve(
                 run,
                 replayed: 0,
                 earlier_failure: None,
+                written_for: track.written_for(session),
                 view: session.view()?,
             })))
         }
@@ -191,6 +192,7 @@ fn lesson_step(session: &mut Session, track: &mut Track, step: usize) -> anyhow:
         run: reached.run,
         replayed: reached.replayed,
         earlier_failure: reached.earlier_failure,
+        written_for: reached.written_for,
         view: session.view()?,
     })))
 }

@@ -607,6 +607,7 @@ pub fn lesson_step_reported(
         run,
         replayed: 0,
         earlier_failure: None,
+        written_for: None,
         view,
     };
     Msg::Engine(Event::LessonStep(Box::new(step)))

@@ -48,6 +48,7 @@ fn asking(
         },
         replayed: 0,
         earlier_failure: None,
+        written_for: None,
         view: prefilled(),
     })))
 }

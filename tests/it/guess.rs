@@ -100,6 +100,7 @@ fn a_lesson_asks_again_here(app: &mut App, s: &mut nexttoken::engine::session::S
         run,
         replayed: 0,
         earlier_failure: None,
+        written_for: None,
         view: s.view().unwrap(),
     };
     app.update(Msg::Engine(Event::LessonStep(Box::new(step))));

@@ -289,3 +289,27 @@ fn rounds_of_the_steps_run_on_the_way_reach_the_screen() {
     let replayed = goto(&mut s, 4);
     assert_eq!(rounds(&replayed), 6);
 }
+
+/// A lesson names the models it was written for: opened on another, every step says so (the same
+/// note on a step reached by a replay and on a reveal); opened on one of them, no step does.
+#[test]
+fn a_lesson_on_a_model_it_was_not_written_for_says_so_on_every_step() {
+    let (mut s, mut track) = (session(), None);
+    let mut typewriter = lesson::load("typewriter").unwrap();
+    assert_eq!(typewriter.models, ["smollm2-135m"]);
+    let open = Command::OpenLesson(Box::new(typewriter.clone()));
+    let first = lesson_step(events_in_lesson(&mut s, &mut track, open));
+    assert_eq!(first.written_for, None, "the default model is SmolLM2");
+
+    typewriter.models = vec!["gemma3-270m".into()];
+    let open = Command::OpenLesson(Box::new(typewriter));
+    let first = lesson_step(events_in_lesson(&mut s, &mut track, open));
+    let note = Some("Gemma 3 270M Q4_K_M".to_string());
+    assert_eq!(first.written_for, note);
+    let reveal = lesson_step(events_in_lesson(&mut s, &mut track, Command::LessonReveal));
+    assert_eq!(reveal.written_for, note, "the reveal");
+    let third = Command::LessonGoto { step: 2 };
+    let third = lesson_step(events_in_lesson(&mut s, &mut track, third));
+    assert!(third.replayed > 0 || third.run.index == 2);
+    assert_eq!(third.written_for, note, "a step reached by a replay");
+}

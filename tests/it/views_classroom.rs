@@ -50,10 +50,26 @@ fn lesson_asking(
     presenter: bool,
     question: Option<nexttoken::protocol::lesson::Question>,
 ) -> App {
+    let step = step_view(index, outcomes, question);
+    lesson_shown(name, step, (w, h), presenter)
+}
+
+/// Built-in lesson `name` open, showing `step` as its first reply.
+fn lesson_shown(name: &str, step: LessonStepView, (w, h): (u16, u16), presenter: bool) -> App {
     let lesson = nexttoken::lesson::builtin(name).unwrap().unwrap();
     let mut app = App::new(config(w, h)).with_lesson(lesson);
     app.presenter.on = presenter;
     app.update(Msg::Engine(Event::Loaded(model_info())));
+    app.update(Msg::Engine(Event::LessonStep(Box::new(step))));
+    app
+}
+
+/// Step `index` (0-based) on the fixture's text, " Paris." written, replayed to.
+fn step_view(
+    index: usize,
+    outcomes: Vec<Outcome>,
+    question: Option<nexttoken::protocol::lesson::Question>,
+) -> LessonStepView {
     let mut view = prefilled();
     view.tokens.extend(
         [(7042, " Paris", 0.41), (30, ".", 0.62)]
@@ -62,7 +78,7 @@ fn lesson_asking(
             .map(|(i, &(id, text, p))| generated(5 + i, id, text, p)),
     );
     view.next.position = 7;
-    app.update(Msg::Engine(Event::LessonStep(Box::new(LessonStepView {
+    LessonStepView {
         run: StepRun {
             index,
             outcomes,
@@ -72,9 +88,37 @@ fn lesson_asking(
         },
         replayed: 3,
         earlier_failure: None,
+        written_for: None,
         view,
-    }))));
-    app
+    }
+}
+
+/// A lesson opened on a model it was not written for says so: in the status line when it opens,
+/// and pinned in the narration panel on every step, at 80x24 and in presenter mode.
+#[test]
+fn a_lesson_on_another_model_says_what_it_was_written_for() {
+    for ((w, h), presenter) in [((80, 24), false), ((120, 34), true)] {
+        let mut step = step_view(0, vec![], None);
+        step.written_for = Some("SmolLM2-135M-Instruct Q4_1".into());
+        let mut app = lesson_shown("typewriter", step.clone(), (w, h), presenter);
+        let screen = screen_text(&app);
+        let top = top_panel(&screen).join("\n");
+        let note = "⚠ written for SmolLM2-135M-Instruct Q4_1, not this model: ✗ marks what fails";
+        assert!(top.contains(note), "{w}x{h}: {top}");
+        let all = screen.join("\n");
+        assert!(
+            all.contains("this lesson was written for SmolLM2-135M-Instruct Q4_1, not this model"),
+            "the status line on opening: {all}"
+        );
+        step.run.index = 2;
+        app.update(Msg::Engine(Event::LessonStep(Box::new(step.clone()))));
+        let top = top_panel(&screen_text(&app)).join("\n");
+        assert!(top.contains(note), "step 3, {w}x{h}: {top}");
+        step.written_for = None;
+        app.update(Msg::Engine(Event::LessonStep(Box::new(step))));
+        let top = top_panel(&screen_text(&app)).join("\n");
+        assert!(!top.contains("written for"), "{top}");
+    }
 }
 
 /// The rows of the screen's first panel (the narration, under a lesson), borders included.

@@ -24,6 +24,10 @@ pub struct Lesson {
     pub summary: String,
     /// Estimated length of the class, in minutes.
     pub minutes: u32,
+    /// The models its claims were written for and checked on (names `fetch` knows, e.g.
+    /// `smollm2-135m`), with their titles; empty when the lesson names none. Opened on another
+    /// model, the lesson says so on every step (`LessonStepView::written_for`).
+    pub models: Vec<String>,
     pub settings: LessonSettings,
     pub steps: Vec<Step>,
 }
