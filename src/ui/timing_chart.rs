@@ -70,24 +70,41 @@ pub(super) fn bar_chart(s: &SessionView, area: Rect, theme: &Theme) -> BarChart<
 const TICKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 /// The chart in one row, where the panel has no room for it (at 80x24 and on a projector under a
-/// lesson): the newest steps that fit in `width` columns, each as one character's height on a scale
-/// from zero (so steps that cost about the same look the same), then the first and last of them in
-/// ms, which say what the heights show: `steps 14-21 ▇▇▇▇▇██ 66.0→77.2 ms`. A token a speculative
-/// round wrote is a `*`, not a height (its time is a share of the round's, no step's), keyed at the
-/// end (`21-29 ██████**█ 72.0→76.0 ms * round`), and the scale and the times are the plain steps'.
-/// `None` before two steps. Where the steps run since the cache was last switched do not fit, the
-/// row is those steps condensed (`condensed_run`).
+/// lesson): the steps written since the cache was last switched (on or off; a speculative round ends
+/// a run too), each as one character's height on a scale from zero (so steps that cost about the same
+/// look the same), then the first and last of them in ms, which say what the heights show: `steps
+/// 14-21 ▇▇▇▇▇██ 66.0→77.2 ms`. Where they are more than the row has marks for (at most
+/// [`RUN_MARKS`]), each mark is the fastest of its share of them (`run_line`). Before a run has two steps, and where the newest step
+/// is a speculative round's, the newest steps that fit instead; a token a round wrote is then a `*`,
+/// not a height (its time is a share of the round's, no step's), keyed at the end (`21-29 ██████**█
+/// 72.0→76.0 ms * round`), and the scale and the times are the plain steps'. `None` before two steps.
+///
+/// A run, not the newest steps: the reading-vs-writing lesson says the cache-off passes grew slower
+/// with the text; at 120 columns the newest steps had read "steps 3-29 ▃▃▂▂▂▂▇█▅▆ ... 19.2→49.1 ms",
+/// a cached step's 19.2 ms at one end and a cache-off pass at the other.
 pub(super) fn step_line(s: &SessionView, width: usize, theme: &Theme) -> Option<Line<'static>> {
     let steps = step_times(s);
-    let n = steps.len();
-    if n < 2 {
+    if steps.len() < 2 {
         return None;
     }
-    if let Some(line) = condensed_run(&steps, width, theme) {
-        return Some(line);
+    let last = steps.last().filter(|t| !t.round);
+    let start = last.map(|last| {
+        steps
+            .iter()
+            .rposition(|t| t.round || t.kv != last.kv)
+            .map_or(0, |i| i + 1)
+    });
+    match start {
+        Some(start) if steps.len() - start >= 2 => run_line(&steps, start, width, theme)
+            .or_else(|| newest_line(&steps, width, theme)),
+        _ => newest_line(&steps, width, theme),
     }
+}
+
+/// The newest steps that fit in `width` columns, rounds' tokens keyed (see `step_line`).
+fn newest_line(steps: &[StepTime], width: usize, theme: &Theme) -> Option<Line<'static>> {
+    let n = steps.len();
     let numbers = |from: usize| format!("{}-{n} ", from + 1);
-    let tail = |a: f64, b: f64| format!(" {}→{} ms", one(a), one(b));
     // Room for the widest numbers and times any choice of steps could print (the widest time is not
     // always the largest: 400 prints as "400", 99.5 as "99.5"). Where a round's token is among the
     // steps shown, the key to its mark takes the room of the word "steps".
@@ -104,12 +121,12 @@ pub(super) fn step_line(s: &SessionView, width: usize, theme: &Theme) -> Option<
     if fit < 2 {
         return None;
     }
-    let shown = &steps[steps.len() - fit..];
+    let shown = &steps[n - fit..];
     let plain: Vec<f64> = shown.iter().filter(|t| !t.round).map(|t| t.ms).collect();
     let top = plain.iter().copied().fold(1e-9, f64::max);
     let mut spans = vec![
         Span::styled(lead(keyed), theme.dim),
-        Span::styled(numbers(steps.len() - fit), theme.dim),
+        Span::styled(numbers(n - fit), theme.dim),
     ];
     spans.extend(shown.iter().map(|t| match (t.round, t.kv) {
         (true, _) => Span::styled(ROUND_MARK, theme.dim),
@@ -125,24 +142,31 @@ pub(super) fn step_line(s: &SessionView, width: usize, theme: &Theme) -> Option<
     Some(Line::from(spans))
 }
 
-/// The steps written since the cache was last switched (on or off; none by a speculative round), where
-/// they are more than the row has marks for: each mark the fastest step of its share of them, the
-/// times the first and last share's fastest (`steps 9-29 ▆▆▆▇▇▇███ 35.0→44.2 ms`). The reading-vs-
-/// writing lesson says the cache-off passes grew slower with the text, and checks it so (the fastest
-/// of the first third against the last); the newest steps alone, at 80x24, had read "steps 21-29
-/// █████████ 42.0→44.3 ms", the growth off screen, and the first cache-off pass, right after a pause,
-/// had run as slow as the last.
-fn condensed_run(steps: &[StepTime], width: usize, theme: &Theme) -> Option<Line<'static>> {
-    let last = steps.last().filter(|t| !t.round)?;
-    let start = steps
-        .iter()
-        .rposition(|t| t.round || t.kv != last.kv)
-        .map_or(0, |i| i + 1);
+/// Most marks a run's row has: more steps than this share them, so that the row reads the trend a
+/// lesson checks (the fastest of the first third against the last), not one step's noise. At 120
+/// columns the 21 cache-off passes of the reading-vs-writing lesson had each had a mark, the first
+/// (slow after a pause) as tall as the last: "44.5→44.5 ms" beside "the last passes took longer".
+const RUN_MARKS: usize = 8;
+
+/// Steps `start..` (one run: plain steps, the cache as the last left it), a mark each where they fit
+/// in `width` columns and are at most [`RUN_MARKS`], else each mark the fastest step of its share of
+/// them, the times the first and last share's fastest (`steps 9-29 ▆▆▆▇▇▇███ 35.0→44.2 ms`). The reading-vs-writing lesson checks
+/// its growth so (the fastest of the first third against the last); the newest steps alone, at
+/// 80x24, had read "steps 21-29 █████████ 42.0→44.3 ms", the growth off screen, and the first
+/// cache-off pass, right after a pause, had run as slow as the last. `None` where fewer than two
+/// marks fit.
+fn run_line(
+    steps: &[StepTime],
+    start: usize,
+    width: usize,
+    theme: &Theme,
+) -> Option<Line<'static>> {
     let run = &steps[start..];
     let lead = format!("steps {}-{} ", start + 1, steps.len());
     let widest = run.iter().map(|t| one(t.ms).len()).max().unwrap_or(0);
-    let marks = width.saturating_sub(lead.len() + " → ms".chars().count() + 2 * widest);
-    if run.len() <= marks || marks < 4 {
+    let room = width.saturating_sub(lead.len() + " → ms".chars().count() + 2 * widest);
+    let marks = room.min(run.len()).min(RUN_MARKS);
+    if marks < 2 || (marks < run.len() && marks < 4) {
         return None;
     }
     let fastest: Vec<f64> = (0..marks)
@@ -150,18 +174,19 @@ fn condensed_run(steps: &[StepTime], width: usize, theme: &Theme) -> Option<Line
         .map(|share| share.map(|t| t.ms).fold(f64::INFINITY, f64::min))
         .collect();
     let top = fastest.iter().copied().fold(1e-9, f64::max);
-    let style = match last.kv {
+    let style = match run[0].kv {
         Some(false) => theme.error,
         _ => theme.bar,
     };
     let mut spans = vec![Span::styled(lead, theme.dim)];
     spans.extend(fastest.iter().map(|&ms| Span::styled(tick(ms, top), style)));
-    let (first, end) = (fastest[0], fastest[marks - 1]);
-    spans.push(Span::styled(
-        format!(" {}→{} ms", one(first), one(end)),
-        theme.text,
-    ));
+    spans.push(Span::styled(tail(fastest[0], fastest[marks - 1]), theme.text));
     Some(Line::from(spans))
+}
+
+/// The row's times: ` 35.0→44.2 ms`.
+fn tail(first: f64, last: f64) -> String {
+    format!(" {}→{} ms", one(first), one(last))
 }
 
 /// `ms` as one character's height on a scale from zero to `top`.

@@ -186,7 +186,9 @@ fn timing_explains_its_terms_and_short_bars_carry_no_number() {
 /// The 21 cache-off steps do not fit, so the row is those steps condensed, each mark the fastest of
 /// its share, as the lesson's check reads them: the first cache-off pass ran slow after a pause
 /// (44.5 ms), the rest grew from 35.0, and the row says "35.0→43.5", where the newest steps alone had
-/// read flat. With room (160x48), the chart and its key, and no row.
+/// read flat. On a projector (120x34, presenter) the row has room for every step, and had shown the
+/// newest 27, two cached steps' 19 ms at its start; now the cache-off run alone, each mark the fastest
+/// of its share (at most 8 marks), as at 80x24. With room (160x48), the chart and its key, and no row.
 #[test]
 fn a_timing_panel_too_short_for_its_chart_gives_the_steps_one_row() {
     use nexttoken::app::SidePanel;
@@ -201,7 +203,7 @@ fn a_timing_panel_too_short_for_its_chart_gives_the_steps_one_row() {
     view.decode_kv = [vec![true; 8], vec![false; 21]].concat();
     view.last_pass.kv_cache_on = false;
     view.last_pass.tokens_fed = steps + 5;
-    for (w, h) in [(80, 24), (160, 48)] {
+    for (w, h) in [(80, 24), (120, 34), (160, 48)] {
         let lesson = nexttoken::lesson::builtin("reading-vs-writing")
             .unwrap()
             .unwrap();
@@ -211,10 +213,14 @@ fn a_timing_panel_too_short_for_its_chart_gives_the_steps_one_row() {
         // Step 4, "The work grows with length", run: its narration above the panels.
         app.update(lesson_step_ran(3, view.clone()));
         app.screen.side = SidePanel::Timing;
+        if w == 120 {
+            app.presenter.on = true;
+            app.presenter.side = Some(SidePanel::Timing);
+        }
         let s = screen(&app);
         let row = s.lines().find(|l| l.contains("│steps "));
-        if w == 80 {
-            let row = row.unwrap_or_else(|| panic!("no row of steps:\n{s}"));
+        if w < 160 {
+            let row = row.unwrap_or_else(|| panic!("{w}x{h}: no row of steps:\n{s}"));
             // The cache-off steps, 9 to 29; the first share's fastest (35.0, not the slow 44.5)
             // a mark lower than the last share's (43.5) on a scale from zero.
             assert!(row.contains("steps 9-29 ▇"), "{row}");
