@@ -277,16 +277,19 @@ impl App {
         self.question().is_none() && entropy < self.predict.pause_above
     }
 
-    /// Whether `action` would show or use a distribution that waits for a guess: stepping, forcing a
-    /// candidate, the logit lens (it shows the layers' guesses), and autoplay from a step where the
-    /// model is unsure (from a confident one it starts, and that step goes by revealed).
+    /// Whether `action` would show or use a distribution that waits for a guess, or that the next
+    /// lesson step asks the class for (a step would write the answer: the chat-template lesson's
+    /// space after step 2 had written "Hello", step 3's question): stepping, forcing a candidate, the
+    /// logit lens (it shows the layers' guesses), and autoplay from a step where the model is unsure
+    /// (from a confident one it starts, and that step goes by revealed; never from a held-back one).
     pub(super) fn hidden_refuses(&self, action: Action) -> bool {
+        let held = self.held_for_next_step();
         let uses_it = match action {
             Action::Step | Action::Accept | Action::Pick(_) | Action::OpenLens => true,
-            Action::ToggleAutoplay => !self.autoplay.on && !self.confident_here(),
+            Action::ToggleAutoplay => !self.autoplay.on && (held || !self.confident_here()),
             _ => false,
         };
-        self.mode == Mode::Normal && self.awaiting_guess() && uses_it
+        self.mode == Mode::Normal && (self.awaiting_guess() || held) && uses_it
     }
 
     /// Autoplay starts on a hidden but confident step: it goes by revealed, as the steps autoplay runs
@@ -303,8 +306,11 @@ impl App {
             hint_key(Mode::Normal, Action::OpenSearch),
             hint_key(Mode::Normal, Action::ToggleHidden),
         );
-        self.say(if self.question_is_token() {
-            format!("the distribution is hidden: guess first ({answer} searches the vocabulary), or {reveal} reveals it")
+        let next = hint_key(Mode::Normal, Action::NextLessonStep);
+        self.say(if !self.awaiting_guess() {
+            format!("held back: the next step asks the class for this token ({next} asks it, {reveal} reveals it now)")
+        } else if self.question_is_token() {
+            format!("the distribution is hidden: {answer} to guess first, or {reveal} reveals it")
         } else {
             format!("the question waits: {answer} to answer it, or {reveal} reveals the answer")
         });

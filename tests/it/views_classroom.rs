@@ -194,13 +194,21 @@ fn a_long_title_keeps_the_steps_heading_and_moves_the_keys_down() {
 /// would begin. `h` reveals it; a next step that moves on first (a rewind) or asks for something else
 /// holds nothing back.
 #[test]
-fn the_answer_to_the_next_steps_question_is_held_back() {
+fn the_answer_to_the_next_steps_question_is_held_back_and_no_step_writes_it() {
     for (w, h) in VIEW_SIZES {
         let mut app = lesson_at("chat-template", 1, vec![], (w, h), false);
         assert!(app.distribution_hidden(), "{w}x{h}");
         let screen = screen_text(&app).join("\n");
         assert!(screen.contains("Held back"), "{w}x{h}:\n{screen}");
         assert!(!screen.contains("⟨␣Paris⟩"), "{w}x{h}:\n{screen}");
+        // A step would write the answer (chat-template's space after step 2 had written "Hello"):
+        // refused, and the status line says what to press instead.
+        for k in [' ', 'a'] {
+            assert!(key(&mut app, k).is_empty(), "{w}x{h}: {k:?} is refused");
+            let status = app.status.as_ref().map(|s| s.text.clone()).unwrap_or_default();
+            assert!(status.starts_with("held back: the next step asks"), "{status}");
+        }
+        assert!(app.distribution_hidden(), "{w}x{h}");
         press(&mut app, Key::Char('h'));
         let screen = screen_text(&app).join("\n");
         assert!(!app.distribution_hidden(), "{w}x{h}");

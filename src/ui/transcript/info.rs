@@ -9,7 +9,8 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
 /// How surprised the model was by the newest generated token; before the first, what to press for it
-/// (while a guess is awaited the step is refused, so the line says to guess or reveal instead). In
+/// (while a guess is awaited, or the next lesson step asks for the token, the step is refused, so
+/// the line says to guess, ask or reveal instead). In
 /// `width` columns: a figure that does not fit is left out whole, never cut (at 80x24 in presenter
 /// mode "−log p 1.04" had read "−log p 1"), and a hint takes a shorter form.
 pub(super) fn info_line(app: &App, theme: &Theme, width: usize) -> Line<'static> {
@@ -29,6 +30,13 @@ pub(super) fn info_line(app: &App, theme: &Theme, width: usize) -> Line<'static>
                 format!("the question first: {answer} to answer, or {reveal} reveals the answer"),
                 format!("the question first: {answer} answer · {reveal} reveal"),
                 format!("{answer} answer · {reveal} reveal"),
+            ]
+        } else if app.held_for_next_step() {
+            let next = hint_key(Mode::Normal, Action::NextLessonStep);
+            vec![
+                format!("the next step asks for this token: {next} asks it, or {reveal} reveals it"),
+                format!("{next} asks for this token · {reveal} reveals it"),
+                format!("{next} ask · {reveal} reveal"),
             ]
         } else {
             let step = hint_key(Mode::Normal, Action::Step);
