@@ -104,7 +104,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     } else if app.mode == Mode::Normal {
         hints(
             area.width as usize,
-            app.predict.on || app.awaiting_guess(),
+            app.awaiting_guess(),
             theme,
         )
     } else {

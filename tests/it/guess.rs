@@ -192,3 +192,35 @@ fn a_guess_wrong_only_in_its_capitals_says_case_counts() {
         "{screen}"
     );
 }
+
+/// Once the guess is revealed, `/` searches the vocabulary to force a token, and the hints say so
+/// (they had said "/ guess" all through predict mode, and a second "guess" of "the" forced "is⚑the",
+/// rank #1610); the search, after a word, puts the spaced token first, as a guess reads it.
+#[test]
+fn after_the_reveal_slash_is_a_search_and_says_so() {
+    let (mut s, info) = support::real_session_info();
+    let mut app = App::new(common::config(80, 24));
+    app.predict.on = true;
+    let first = app.update(Msg::Engine(Event::Loaded(info)));
+    pump(&mut app, &mut s, first);
+    let hints = |app: &mut App| {
+        app.status = None;
+        common::screen_text(app).last().cloned().unwrap_or_default()
+    };
+    assert!(hints(&mut app).contains("/ guess"), "{}", hints(&mut app));
+    let mut cmds = common::key(&mut app, '/');
+    cmds.extend(common::typing(&mut app, "Paris"));
+    cmds.extend(common::press(&mut app, Key::Enter));
+    pump(&mut app, &mut s, cmds);
+    assert!(!app.awaiting_guess(), "revealed");
+    let bottom = hints(&mut app);
+    assert!(
+        bottom.contains("/ search") && !bottom.contains("guess"),
+        "{bottom}"
+    );
+    let mut cmds = common::key(&mut app, '/');
+    cmds.extend(common::typing(&mut app, "the"));
+    pump(&mut app, &mut s, cmds);
+    let first_hit = &app.input.hits[0].token.text;
+    assert_eq!(first_hit, " the", "after \"is\": {:?}", app.input.hits);
+}

@@ -140,7 +140,7 @@ fn eos_bos_and_size() {
 #[test]
 fn search_ranks_exact_then_prefix_then_substring() {
     let v = vocab();
-    let hits = v.search("Paris", 10);
+    let hits = v.search("Paris", 10, false);
     let texts: Vec<String> = hits.iter().map(|&id| v.view(id).text).collect();
     assert!(texts.len() >= 3, "{texts:?}");
     assert!(texts[..2].contains(&" Paris".to_string()), "{texts:?}");
@@ -155,18 +155,29 @@ fn search_ranks_exact_then_prefix_then_substring() {
             "{texts:?}"
         );
     }
-    let lower = v.search("paris", 10);
+    let lower = v.search("paris", 10, false);
     assert!(
         lower.iter().any(|&id| v.view(id).text == " Paris"),
         "case-insensitive"
     );
-    assert!(v.search("", 10).is_empty());
-    assert!(v.search("zzzzqqqqxxxx", 10).is_empty());
-    let sub = v.search("aris", 50);
+    assert!(v.search("", 10, false).is_empty());
+    assert!(v.search("zzzzqqqqxxxx", 10, false).is_empty());
+    let sub = v.search("aris", 50, false);
     assert!(
         sub.iter().any(|&id| v.view(id).text == " Paris"),
         "substring match"
     );
+}
+
+/// After a word the token with one leading space comes first, as a guess reads the word: "/the"
+/// then enter after "is" had forced "the" ("is⚑the", rank #1610) where the class meant " the".
+#[test]
+fn after_a_word_the_search_puts_the_spaced_token_first() {
+    let v = vocab();
+    let text = |ids: Vec<u32>| v.view(ids[0]).text;
+    assert_eq!(text(v.search("the", 10, true)), " the");
+    assert_eq!(text(v.search("the", 10, false)), "the");
+    assert_eq!(text(v.search("Paris", 10, true)), " Paris");
 }
 
 #[test]

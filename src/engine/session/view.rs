@@ -250,8 +250,9 @@ impl Session {
         })
     }
 
-    /// Vocabulary search for the `/` box, as candidates at the current position. A tokenizer given with
-    /// `--tokenizer` may know ids the model has no row for: those are left out.
+    /// Vocabulary search for the `/` box, as candidates at the current position (after a word, a token
+    /// with a leading space first). A tokenizer given with `--tokenizer` may know ids the model has no
+    /// row for: those are left out.
     pub fn search(&mut self, query: &str, limit: usize) -> Result<Vec<Candidate>> {
         if self.vocab.is_remote() {
             return Err(SessionError::NotServed(
@@ -259,9 +260,11 @@ impl Session {
             ));
         }
         let vocab_size = self.model.vocab_size();
+        let last = self.path.last().map(|&n| self.vocab.view(self.nodes[n].token).text);
+        let after_word = last.is_some_and(|t| t.ends_with(|c: char| c.is_alphanumeric()));
         let ids: Vec<u32> = self
             .vocab
-            .search(query, limit)
+            .search(query, limit, after_word)
             .into_iter()
             .filter(|&id| (id as usize) < vocab_size)
             .collect();

@@ -5,8 +5,9 @@ use super::Vocab;
 impl Vocab {
     /// Vocabulary search for the `/` box, case-insensitive: exact matches first, then prefixes, then
     /// substrings. Leading spaces in a token are ignored when matching, so "paris" finds " Paris".
-    /// Within a tier: exact case first, then fewer leading spaces, shorter, lower id.
-    pub fn search(&self, query: &str, limit: usize) -> Vec<u32> {
+    /// Within a tier: exact case first, then the leading spaces the place wants (after a word, one:
+    /// "the" after "is" finds " the" first, as a guess reads it; else fewer), shorter, lower id.
+    pub fn search(&self, query: &str, limit: usize, after_word: bool) -> Vec<u32> {
         if query.is_empty() || limit == 0 {
             return Vec::new();
         }
@@ -25,7 +26,10 @@ impl Vocab {
             };
             let text = &self.views[id].text;
             let case_differs = !text.trim_start().starts_with(query) && !text.starts_with(query);
-            let lead = key.len() - trimmed.len();
+            let lead = match key.len() - trimmed.len() {
+                n if after_word => n.abs_diff(1),
+                n => n,
+            };
             hits.push((tier, case_differs, lead, key.len(), id as u32));
         }
         hits.sort_unstable();
