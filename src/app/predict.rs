@@ -108,6 +108,10 @@ pub struct Predict {
     pub score: Score,
     /// Every question the class answered, oldest first (guesses and lesson questions alike).
     pub answers: Vec<ClassAnswer>,
+    /// The texts (a hash of every token before the position) whose next-token distribution predict
+    /// mode has shown: coming back to one (a rewind) shows it again rather than asking again, where a
+    /// guess would be scored on an answer the class has seen (`note_seen`).
+    pub seen: std::collections::HashSet<u64>,
 }
 
 impl Default for Predict {
@@ -121,6 +125,7 @@ impl Default for Predict {
             last: None,
             score: Score::default(),
             answers: Vec::new(),
+            seen: Default::default(),
         }
     }
 }
@@ -141,6 +146,32 @@ impl App {
     /// The position of the distribution on screen (the next token's), if any.
     fn next_position(&self) -> Option<usize> {
         self.session.as_ref().map(|s| s.next.position)
+    }
+
+    /// After every update, in predict mode, where no lesson question is asked: a distribution shown
+    /// is noted as seen, and one seen before is shown again. Rewinding to a position revealed before
+    /// had hidden it again, and a guess there was scored a second time ("2/4 top-1" where the class
+    /// had read the answer); a text changed before the position (a token forced) is asked anew.
+    pub(super) fn note_seen(&mut self) {
+        let Some(s) = self.session.as_ref().filter(|_| self.predict.on) else {
+            return;
+        };
+        let pos = s.next.position;
+        if self.predict.question.as_ref().is_some_and(|(q, _)| *q == pos) {
+            return;
+        }
+        let here = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            s.tokens.iter().for_each(|t| t.token.id.hash(&mut h));
+            h.finish()
+        };
+        let p = &mut self.predict;
+        if p.revealed == Some(pos) && !p.teacher_hidden {
+            p.seen.insert(here);
+        } else if p.seen.contains(&here) {
+            p.revealed = Some(pos);
+        }
     }
 
     /// Whether the distribution waits for a guess: predict mode, or a lesson's question, at a position

@@ -17,6 +17,7 @@ impl App {
         }
         let mut cmds = self.fold(msg);
         self.note_exploring(&cmds);
+        self.note_seen();
         if cmds.is_empty() {
             cmds = self.continue_lesson();
         }

@@ -224,3 +224,48 @@ fn after_the_reveal_slash_is_a_search_and_says_so() {
     let first_hit = &app.input.hits[0].token.text;
     assert_eq!(first_hit, " the", "after \"is\": {:?}", app.input.hits);
 }
+
+/// Rewinding to a position whose distribution was revealed shows it again, and nothing there is
+/// scored twice (the class had read the answer: a re-guess had counted, "2/4 top-1"); a token forced
+/// before it makes a new text, asked anew.
+#[test]
+fn a_rewind_to_a_revealed_position_does_not_ask_again() {
+    let (mut s, info) = support::real_session_info();
+    let mut app = App::new(common::config(80, 24));
+    app.predict.on = true;
+    let first = app.update(Msg::Engine(Event::Loaded(info)));
+    pump(&mut app, &mut s, first);
+    let guess = |app: &mut App, s: &mut nexttoken::engine::session::Session, text: &str| {
+        let mut cmds = common::key(app, '/');
+        cmds.extend(common::typing(app, text));
+        cmds.extend(common::press(app, Key::Enter));
+        pump(app, s, cmds);
+    };
+    guess(&mut app, &mut s, "Paris");
+    let cmds = common::key(&mut app, ' ');
+    pump(&mut app, &mut s, cmds);
+    assert!(app.awaiting_guess(), "a new position asks");
+    guess(&mut app, &mut s, ".");
+    let cmds = common::key(&mut app, ' ');
+    pump(&mut app, &mut s, cmds);
+    assert!(app.awaiting_guess());
+    let guesses = app.predict.score.guesses;
+    assert_eq!(guesses, 2);
+    // Back one: the position whose answer the class saw.
+    let cmds = common::key(&mut app, 'u');
+    pump(&mut app, &mut s, cmds);
+    assert!(!app.awaiting_guess(), "revealed before: shown again");
+    assert!(!app.distribution_hidden());
+    assert_eq!(app.predict.score.guesses, guesses);
+    // Back again, and another token forced: a new text, asked.
+    let cmds = common::key(&mut app, 'u');
+    pump(&mut app, &mut s, cmds);
+    assert!(!app.awaiting_guess());
+    let mut cmds = common::key(&mut app, 'i');
+    cmds.extend(common::typing(&mut app, " London"));
+    cmds.extend(common::press(&mut app, Key::Enter));
+    pump(&mut app, &mut s, cmds);
+    let text: String = s.view().unwrap().tokens.iter().map(|t| t.token.text.clone()).collect();
+    assert!(text.ends_with(" London"), "{text}");
+    assert!(app.awaiting_guess(), "after a forced token, a new question");
+}
