@@ -196,6 +196,14 @@ impl App {
             self.speculative.tally = Default::default();
         }
         self.take_saved_answers(&view);
+        // A view carries the count of passes at its last text pass; the lens and the head map ran
+        // some since (`on_inspected`): a sampler change's view had taken the status bar's passes
+        // back from 5 to 3. The engine's count only grows.
+        let mut view = view;
+        if let Some(old) = &self.session {
+            let seen = old.last_pass.forward_passes;
+            view.last_pass.forward_passes = view.last_pass.forward_passes.max(seen);
+        }
         self.session = Some(view);
         self.screen.scroll_back = 0;
     }

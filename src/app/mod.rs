@@ -327,10 +327,15 @@ impl App {
             .unwrap_or(0)
     }
 
+    /// Forward passes run on the text since its prompt was read (the status bar's "passes").
     pub fn forward_passes(&self) -> u64 {
         self.session
             .as_ref()
-            .map(|s| s.last_pass.forward_passes)
+            .map(|s| {
+                s.last_pass
+                    .forward_passes
+                    .saturating_sub(s.passes_before_prompt)
+            })
             .unwrap_or(0)
     }
 

@@ -157,7 +157,12 @@ impl App {
             return;
         };
         let pos = s.next.position;
-        if self.predict.question.as_ref().is_some_and(|(q, _)| *q == pos) {
+        if self
+            .predict
+            .question
+            .as_ref()
+            .is_some_and(|(q, _)| *q == pos)
+        {
             return;
         }
         let here = {

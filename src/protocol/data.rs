@@ -232,6 +232,11 @@ pub struct SessionView {
     /// knows it (a loaded session, a lesson's prompt); `None` for a tree built from ids.
     #[serde(default)]
     pub typed_prompt: Option<(String, bool)>,
+    /// Forward passes run before this prompt was read: the status bar counts the passes since
+    /// (`last_pass.forward_passes` minus this), so reading a prompt again (a lesson gone back to its
+    /// first step) shows "passes 1" beside "the one pass", not the passes of the text before.
+    #[serde(default)]
+    pub passes_before_prompt: u64,
     /// Model B along the current path, when one is loaded (`--model-b`, `--requant-b`); the engine
     /// thread adds it to each view it sends.
     #[serde(default)]

@@ -102,11 +102,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         // Cut with a mark where it is longer than the line (the model's answer to a question).
         Line::styled(fit(&format!(" {}", msg.text), area.width as usize), style)
     } else if app.mode == Mode::Normal {
-        hints(
-            area.width as usize,
-            app.awaiting_guess(),
-            theme,
-        )
+        hints(area.width as usize, app.awaiting_guess(), theme)
     } else {
         let close = hint_key(app.mode, Action::Close);
         Line::styled(format!(" {} · {close} closes", app.mode.title()), theme.dim)

@@ -95,8 +95,9 @@ pub(super) fn step_line(s: &SessionView, width: usize, theme: &Theme) -> Option<
             .map_or(0, |i| i + 1)
     });
     match start {
-        Some(start) if steps.len() - start >= 2 => run_line(&steps, start, width, theme)
-            .or_else(|| newest_line(&steps, width, theme)),
+        Some(start) if steps.len() - start >= 2 => {
+            run_line(&steps, start, width, theme).or_else(|| newest_line(&steps, width, theme))
+        }
         _ => newest_line(&steps, width, theme),
     }
 }
@@ -180,7 +181,10 @@ fn run_line(
     };
     let mut spans = vec![Span::styled(lead, theme.dim)];
     spans.extend(fastest.iter().map(|&ms| Span::styled(tick(ms, top), style)));
-    spans.push(Span::styled(tail(fastest[0], fastest[marks - 1]), theme.text));
+    spans.push(Span::styled(
+        tail(fastest[0], fastest[marks - 1]),
+        theme.text,
+    ));
     Some(Line::from(spans))
 }
 

@@ -319,6 +319,7 @@ pub fn prefilled() -> SessionView {
         branches: vec![],
         settings,
         typed_prompt: None,
+        passes_before_prompt: 0,
         ab: None,
         last_choice: None,
         answers: vec![],

@@ -265,7 +265,13 @@ fn a_rewind_to_a_revealed_position_does_not_ask_again() {
     cmds.extend(common::typing(&mut app, " London"));
     cmds.extend(common::press(&mut app, Key::Enter));
     pump(&mut app, &mut s, cmds);
-    let text: String = s.view().unwrap().tokens.iter().map(|t| t.token.text.clone()).collect();
+    let text: String = s
+        .view()
+        .unwrap()
+        .tokens
+        .iter()
+        .map(|t| t.token.text.clone())
+        .collect();
     assert!(text.ends_with(" London"), "{text}");
     assert!(app.awaiting_guess(), "after a forced token, a new question");
 }

@@ -313,3 +313,19 @@ fn a_lesson_on_a_model_it_was_not_written_for_says_so_on_every_step() {
     assert!(third.replayed > 0 || third.run.index == 2);
     assert_eq!(third.written_for, note, "a step reached by a replay");
 }
+
+/// A view counts the passes since its prompt was read: a lesson opened again (or gone back to its
+/// first step) reads its prompt again, in one pass, whatever ran before.
+#[test]
+fn a_prompt_read_again_counts_its_passes_from_itself() {
+    let (mut s, mut track) = (session(), None);
+    for _ in 0..2 {
+        let open = Command::OpenLesson(Box::new(lesson::load("typewriter").unwrap()));
+        let first = lesson_step(events_in_lesson(&mut s, &mut track, open));
+        let v = &first.view;
+        assert_eq!(v.last_pass.forward_passes - v.passes_before_prompt, 1);
+        let cmd = Command::LessonGoto { step: 3 };
+        lesson_step(events_in_lesson(&mut s, &mut track, cmd));
+    }
+    assert!(s.forward_passes() > 3);
+}

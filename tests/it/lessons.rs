@@ -63,7 +63,9 @@ fn check_on(
             break;
         }
         let name = &l.name;
-        eprintln!("{name}: a claim on the clock failed, again ({again} of {RETRIES}) after a pause: {e}");
+        eprintln!(
+            "{name}: a claim on the clock failed, again ({again} of {RETRIES}) after a pause: {e}"
+        );
         std::thread::sleep(std::time::Duration::from_secs(3));
         (result, text) = run(&mut fresh());
     }
@@ -103,7 +105,10 @@ fn builtins_written_for_gemma_hold_on_it_and_the_others_say_they_were_not() {
     let mut written_for_gemma = 0;
     for (name, _) in BUILTINS {
         let l = lesson::load(name).unwrap();
-        assert!(!l.models.is_empty(), "{name} names the models it was written for");
+        assert!(
+            !l.models.is_empty(),
+            "{name} names the models it was written for"
+        );
         if l.models.iter().any(|m| m == "gemma3-270m") {
             written_for_gemma += 1;
             let (result, text) = check_on(&l, &mut s, gemma);
@@ -232,7 +237,10 @@ fn broken_files_name_line_and_field() {
         5,
         "models",
     );
-    assert!(e.contains("\"gpt-9\"") && e.contains("smollm2-135m, gemma3-270m"), "{e}");
+    assert!(
+        e.contains("\"gpt-9\"") && e.contains("smollm2-135m, gemma3-270m"),
+        "{e}"
+    );
     // A missing field.
     broken(
         d,

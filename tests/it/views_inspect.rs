@@ -547,3 +547,28 @@ fn the_head_maps_first_line_never_cuts_a_clause() {
     assert!(!line.contains('…'), "{line}");
     assert!(line.contains("(tab: next score)"), "{line}");
 }
+
+/// The passes on the status bar never go back: a view carries the count at its last text pass, and a
+/// sampler change's view after the lens had taken "passes 5" back to 3. They count from the prompt:
+/// a prompt read again (a lesson gone back to its first step) shows the one pass beside "the one
+/// pass", where it had shown 95.
+#[test]
+fn the_status_bars_passes_never_go_back_and_count_from_the_prompt() {
+    let mut app = ready_app(100, 30);
+    let before = app.forward_passes();
+    let stale = app.session.clone().unwrap();
+    key(&mut app, 'L');
+    app.update(Msg::Engine(Event::Inspected(Box::new(Inspection {
+        lens: Some(lens()),
+        heads: None,
+        forward_passes: before + 2,
+    }))));
+    app.update(Msg::Engine(Event::Synced(stale.clone())));
+    assert_eq!(app.forward_passes(), before + 2, "a stale view");
+    let mut read_again = stale;
+    read_again.passes_before_prompt = 94;
+    read_again.last_pass.forward_passes = 95;
+    app.update(Msg::Engine(Event::Synced(read_again)));
+    assert_eq!(app.forward_passes(), 1);
+    assert!(screen_text(&app).join("\n").contains("passes 1 "));
+}

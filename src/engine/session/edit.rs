@@ -57,12 +57,16 @@ impl Session {
     ) -> Result<PrefillReport> {
         self.check_prompt(ids)?;
         let old_nodes = std::mem::take(&mut self.nodes);
+        let passes_before = self.model.forward_passes();
         let result = self.atomically(|s| s.read_prompt(ids, progress));
         match result {
             // `atomically` dropped what the prefill added (its checkpoint saw an empty tree).
             Err(_) => self.nodes = old_nodes,
             // The rounds were run on the old tree.
-            Ok(_) => self.round_log.clear(),
+            Ok(_) => {
+                self.round_log.clear();
+                self.passes_before_prompt = passes_before;
+            }
         }
         result
     }

@@ -172,6 +172,8 @@ pub struct Session {
     /// Seconds spent timing rounds' plain steps (`speculate.rs`), which `bench --draft` takes out of
     /// the speculative run's clock: they are the measure, not the method.
     plain_timing_s: f64,
+    /// Forward passes run before the current prompt was read (`SessionView::passes_before_prompt`).
+    passes_before_prompt: u64,
 }
 
 impl Session {
@@ -232,6 +234,7 @@ impl Session {
             round_log: Vec::new(),
             machine: None,
             plain_timing_s: 0.0,
+            passes_before_prompt: 0,
             prefill: PrefillReport {
                 tokens: 0,
                 ms: 0.0,

@@ -191,6 +191,7 @@ impl Session {
             next,
             attention: self.window(),
             last_pass: self.last_pass.clone(),
+            passes_before_prompt: self.passes_before_prompt,
             prefill: self.prefill.clone(),
             decode_ms: self.generated_passes().map(|p| p.ms).collect(),
             decode_kv: self.generated_passes().map(|p| p.kv_cache).collect(),
@@ -260,7 +261,10 @@ impl Session {
             ));
         }
         let vocab_size = self.model.vocab_size();
-        let last = self.path.last().map(|&n| self.vocab.view(self.nodes[n].token).text);
+        let last = self
+            .path
+            .last()
+            .map(|&n| self.vocab.view(self.nodes[n].token).text);
         let after_word = last.is_some_and(|t| t.ends_with(|c: char| c.is_alphanumeric()));
         let ids: Vec<u32> = self
             .vocab

@@ -34,7 +34,9 @@ pub(super) fn info_line(app: &App, theme: &Theme, width: usize) -> Line<'static>
         } else if app.held_for_next_step() {
             let next = hint_key(Mode::Normal, Action::NextLessonStep);
             vec![
-                format!("the next step asks for this token: {next} asks it, or {reveal} reveals it"),
+                format!(
+                    "the next step asks for this token: {next} asks it, or {reveal} reveals it"
+                ),
                 format!("{next} asks for this token · {reveal} reveals it"),
                 format!("{next} ask · {reveal} reveal"),
             ]
