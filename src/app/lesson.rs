@@ -37,6 +37,20 @@ pub struct LessonState {
     pub panels: Vec<PanelSpec>,
 }
 
+/// What the status line says of a lesson step shown ([`App::say_step_shown`]).
+struct StepShown {
+    /// The step, 0-based.
+    index: usize,
+    /// It went off the lesson's script.
+    failed: bool,
+    /// It brought the answer to its question.
+    revealing: bool,
+    /// It is the first step shown since the lesson opened.
+    first_shown: bool,
+    /// Steps replayed to reach it.
+    replayed: usize,
+}
+
 impl LessonState {
     pub fn new(lesson: Lesson) -> Self {
         LessonState {
@@ -226,8 +240,27 @@ impl App {
         }
         let failed = run.failure().is_some();
         state.run = Some(run);
+        let shown = StepShown {
+            index,
+            failed,
+            revealing,
+            first_shown,
+            replayed,
+        };
+        self.say_step_shown(shown);
+        compare
+    }
+
+    /// The status line on a lesson step shown: a failed step, the lesson written for other models on
+    /// its first step, a replay, or the step's number (a revealed answer: `take_answer` said how the
+    /// class did).
+    fn say_step_shown(&mut self, s: StepShown) {
+        let Some(state) = self.lesson.as_ref() else {
+            return;
+        };
         let n = state.len();
-        if failed {
+        let index = s.index;
+        if s.failed {
             let why = match &state.written_for {
                 Some(models) => format!(" (it was written for {models})"),
                 None => String::new(),
@@ -236,22 +269,21 @@ impl App {
                 "lesson step {} of {n} did not go as the lesson says{why}: see the narration panel",
                 index + 1
             ));
-        } else if revealing {
+        } else if s.revealing {
             // `take_answer` said how the class did.
-        } else if let Some(models) = state.written_for.clone().filter(|_| first_shown) {
+        } else if let Some(models) = state.written_for.clone().filter(|_| s.first_shown) {
             self.say_error(format!(
                 "this lesson was written for {models}, not this model: its figures differ here, and ✗ marks a claim that does not hold"
             ));
-        } else if replayed > 0 {
+        } else if s.replayed > 0 {
             self.say(format!(
                 "back to the lesson: step {} of {n} (replayed {})",
                 index + 1,
-                crate::protocol::words::count(replayed, "step")
+                crate::protocol::words::count(s.replayed, "step")
             ));
         } else {
             self.say(format!("lesson step {} of {n}", index + 1));
         }
-        compare
     }
 
     /// Opens a panel a lesson asks for; true when it is the compare view (which needs a request).

@@ -11,7 +11,11 @@ use crate::protocol::lesson::format::Lesson;
 /// one of them when its file has that model's size and sha256 (hashed once per session, ~0.3 s for
 /// 96 MB, and only when the size matches); a served model never is: its file cannot be read.
 pub fn written_for(session: &Session, lesson: &Lesson) -> Option<String> {
-    let models: Vec<_> = lesson.models.iter().filter_map(|m| catalog::known(m)).collect();
+    let models: Vec<_> = lesson
+        .models
+        .iter()
+        .filter_map(|m| catalog::known(m))
+        .collect();
     if models.is_empty() {
         return None;
     }
