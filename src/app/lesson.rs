@@ -8,7 +8,7 @@ use super::{App, HeadSel, SidePanel};
 use crate::protocol::lesson::{
     At, Given, Lesson, ModelAnswer, Panel, PanelSpec, Question, StepRun, TuiAction,
 };
-use crate::protocol::{ClassAnswer, Command, LessonStepView};
+use crate::protocol::{Command, LessonStepView};
 
 /// The lesson open on screen.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,10 +31,37 @@ pub struct LessonState {
     pub given: Option<Given>,
     /// The reveal was asked of the engine (once per question).
     pub reveal_sent: bool,
-    /// The model's answer to the step's question, and the class's answer scored against it.
-    pub answer: Option<(ModelAnswer, Option<ClassAnswer>)>,
+    /// The model's answer to the step's question, and the class's answer scored against it (its
+    /// guess, at a token question), if the class gave one.
+    pub answer: Option<(ModelAnswer, Option<Verdict>)>,
     /// The panels the step opened, so that `g` opens them again.
     pub panels: Vec<PanelSpec>,
+}
+
+/// The class's answer to a step's question scored, as the narration panel and the status line say it:
+/// the verdict, the class's answer, then the model's, so that a narrow screen cuts the model's text,
+/// never the verdict or the class's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub correct: bool,
+    /// A choice by its number ("1"; the model's answer names it with its text), "yes" or "no", a
+    /// number, or a guessed token with the model's rank of it and its probability ("\" the\" (rank
+    /// 2, 5.2%)").
+    pub class: String,
+    /// The model's answer: "2. At the word after…", "yes", "8.7×"; at a token question, its top
+    /// choice where the guess was scored ("\" Paris\" (76.8%)").
+    pub model: String,
+}
+
+impl Verdict {
+    /// "✓" or "✗".
+    pub fn mark(&self) -> &'static str {
+        if self.correct {
+            "✓"
+        } else {
+            "✗"
+        }
+    }
 }
 
 /// What the status line says of a lesson step shown ([`App::say_step_shown`]).
