@@ -8,7 +8,7 @@ use super::{App, HeadSel, SidePanel};
 use crate::protocol::lesson::{
     At, Given, Lesson, ModelAnswer, Panel, PanelSpec, Question, StepRun, TuiAction,
 };
-use crate::protocol::{ClassAnswer, Command, LessonStepView};
+use crate::protocol::{Command, LessonStepView};
 
 /// The lesson open on screen.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,10 +31,51 @@ pub struct LessonState {
     pub given: Option<Given>,
     /// The reveal was asked of the engine (once per question).
     pub reveal_sent: bool,
-    /// The model's answer to the step's question, and the class's answer scored against it.
-    pub answer: Option<(ModelAnswer, Option<ClassAnswer>)>,
+    /// The model's answer to the step's question, and the class's answer scored against it (its
+    /// guess, at a token question), if the class gave one.
+    pub answer: Option<(ModelAnswer, Option<Verdict>)>,
     /// The panels the step opened, so that `g` opens them again.
     pub panels: Vec<PanelSpec>,
+}
+
+/// The class's answer to a step's question scored, as the narration panel and the status line say it:
+/// the verdict, the class's answer, then the model's, so that a narrow screen cuts the model's text,
+/// never the verdict or the class's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub correct: bool,
+    /// A choice by its number ("1"; the model's answer names it with its text), "yes" or "no", a
+    /// number, or a guessed token with the model's rank of it and its probability ("\" the\" (rank
+    /// 2, 5.2%)").
+    pub class: String,
+    /// The model's answer: "2. At the word after…", "yes", "8.7×"; at a token question, its top
+    /// choice where the guess was scored ("\" Paris\" (76.8%)").
+    pub model: String,
+}
+
+impl Verdict {
+    /// "✓" or "✗".
+    pub fn mark(&self) -> &'static str {
+        if self.correct {
+            "✓"
+        } else {
+            "✗"
+        }
+    }
+}
+
+/// What the status line says of a lesson step shown ([`App::say_step_shown`]).
+struct StepShown {
+    /// The step, 0-based.
+    index: usize,
+    /// It went off the lesson's script.
+    failed: bool,
+    /// It brought the answer to its question.
+    revealing: bool,
+    /// It is the first step shown since the lesson opened.
+    first_shown: bool,
+    /// Steps replayed to reach it.
+    replayed: usize,
 }
 
 impl LessonState {
@@ -226,8 +267,27 @@ impl App {
         }
         let failed = run.failure().is_some();
         state.run = Some(run);
+        let shown = StepShown {
+            index,
+            failed,
+            revealing,
+            first_shown,
+            replayed,
+        };
+        self.say_step_shown(shown);
+        compare
+    }
+
+    /// The status line on a lesson step shown: a failed step, the lesson written for other models on
+    /// its first step, a replay, or the step's number (a revealed answer: `take_answer` said how the
+    /// class did).
+    fn say_step_shown(&mut self, s: StepShown) {
+        let Some(state) = self.lesson.as_ref() else {
+            return;
+        };
         let n = state.len();
-        if failed {
+        let index = s.index;
+        if s.failed {
             let why = match &state.written_for {
                 Some(models) => format!(" (it was written for {models})"),
                 None => String::new(),
@@ -236,22 +296,21 @@ impl App {
                 "lesson step {} of {n} did not go as the lesson says{why}: see the narration panel",
                 index + 1
             ));
-        } else if revealing {
+        } else if s.revealing {
             // `take_answer` said how the class did.
-        } else if let Some(models) = state.written_for.clone().filter(|_| first_shown) {
+        } else if let Some(models) = state.written_for.clone().filter(|_| s.first_shown) {
             self.say_error(format!(
                 "this lesson was written for {models}, not this model: its figures differ here, and ✗ marks a claim that does not hold"
             ));
-        } else if replayed > 0 {
+        } else if s.replayed > 0 {
             self.say(format!(
                 "back to the lesson: step {} of {n} (replayed {})",
                 index + 1,
-                crate::protocol::words::count(replayed, "step")
+                crate::protocol::words::count(s.replayed, "step")
             ));
         } else {
             self.say(format!("lesson step {} of {n}", index + 1));
         }
-        compare
     }
 
     /// Opens a panel a lesson asks for; true when it is the compare view (which needs a request).

@@ -3,8 +3,12 @@
 //! class's.
 
 use super::keymap::{hint_key, Action, Mode};
+use super::lesson::Verdict;
+use super::predict::Reveal;
 use super::App;
-use crate::protocol::lesson::StepRun;
+use crate::fmt::pct;
+use crate::protocol::lesson::{Given, StepRun};
+use crate::protocol::ClassAnswer;
 use crate::protocol::Command;
 
 impl App {
@@ -25,8 +29,9 @@ impl App {
         self.continue_lesson()
     }
 
-    /// The model's answer arrived with the rest of the step: score the class's answer, if it gave one
-    /// (a guess at a token question is scored by its own reveal).
+    /// The model's answer arrived with the rest of the step: score the class's answer, if it gave one,
+    /// and say the verdict first. A guess at a token question was scored (and kept) by its own reveal:
+    /// its verdict is whether it was the model's top choice.
     pub(super) fn take_answer(&mut self, run: &StepRun) {
         let Some(a) = run.answer.clone() else {
             return;
@@ -35,26 +40,36 @@ impl App {
             return;
         };
         let asked_at = state.question.as_ref().map_or(0, |(p, _)| *p);
-        let scored = state
-            .given
-            .take()
-            .map(|g| a.question.score(asked_at, &g, &a));
-        state.answer = Some((a.clone(), scored.clone()));
+        let scored = state.given.take().map(|g| {
+            let c = a.question.score(asked_at, &g, &a);
+            (Verdict::of_answer(&g, &c), c)
+        });
+        let guessed = self
+            .predict
+            .last
+            .as_ref()
+            .filter(|r| r.position == asked_at);
+        let verdict = match &scored {
+            Some((v, _)) => Some(v.clone()),
+            None if a.question.is_token() => guessed.map(Verdict::of_guess),
+            None => None,
+        };
+        state.answer = Some((a.clone(), verdict.clone()));
+        if let Some(v) = verdict {
+            let mark = if v.correct {
+                "✓ right"
+            } else {
+                "✗ not this time"
+            };
+            // The verdict first: a narrow status line cuts the end, never the score.
+            self.say(format!(
+                "{mark}: the class said {} · the model's answer: {}",
+                v.class, v.model
+            ));
+        }
         match scored {
-            Some(c) => {
-                let mark = if c.correct {
-                    "✓ right"
-                } else {
-                    "✗ not this time"
-                };
-                // The verdict first: a narrow status line cuts the end, never the score.
-                self.say(format!(
-                    "{mark}: the class said {} · the model's answer: {}",
-                    c.class, c.model
-                ));
-                self.record_answer(c);
-            }
-            // A token question's guess said how the model rated it; the narration shows the rest.
+            Some((_, c)) => self.record_answer(c),
+            // A token question's guess said how the model rated it, and was kept when it was scored.
             None if a.question.is_token() => {}
             None => self.say(format!("the model's answer: {}", a.shown)),
         }
@@ -119,6 +134,40 @@ impl App {
                 self.say(why);
                 vec![]
             }
+        }
+    }
+}
+
+impl Verdict {
+    /// The class's answer scored: a choice by its number alone (the model's answer names it with its
+    /// text), any other answer as the score wrote it ("yes", "6").
+    fn of_answer(given: &Given, scored: &ClassAnswer) -> Verdict {
+        let class = match given {
+            Given::Choice(i) => format!("{}", i + 1),
+            _ => scored.class.clone(),
+        };
+        Verdict {
+            correct: scored.correct,
+            class,
+            model: scored.model.clone(),
+        }
+    }
+
+    /// A guess at a token question: right when it was the model's top choice; shown with the model's
+    /// rank of it (its first token's, for a guess of several) and its probability, "\" the\" (rank 2,
+    /// 5.2%)", beside the model's top choice where the guess was scored (its greedy continuation, as
+    /// long as the guess), so that both are about the same position even where the step writes on.
+    fn of_guess(reveal: &Reveal) -> Verdict {
+        let g = &reveal.score;
+        let rank = match g.tokens.len() {
+            1 => format!("rank {}", g.first_rank() + 1),
+            n => format!("{n} tokens, first token rank {}", g.first_rank() + 1),
+        };
+        let own: String = g.greedy.iter().map(|t| t.text.as_str()).collect();
+        Verdict {
+            correct: g.is_greedy,
+            class: format!("{:?} ({rank}, {})", g.text, pct(g.prob() as f32)),
+            model: format!("{own:?} ({})", pct(g.greedy_logprob.exp() as f32)),
         }
     }
 }

@@ -68,6 +68,8 @@ fn run_forced(session: &mut Session, args: &CompareArgs, out: &mut dyn Write) ->
         "b_forced_logprob": c.b.forced_logprob,
         "a_free_mean_logprob": c.a.free_mean_logprob,
         "b_free_mean_logprob": c.b.free_mean_logprob,
+        "a_free_tokens": c.a.free_tokens,
+        "b_free_tokens": c.b.free_tokens,
         "mean_js": c.mean_js,
         "rejoined_at": c.rejoined_at,
     });

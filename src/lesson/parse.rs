@@ -86,31 +86,7 @@ pub fn parse(name: &str, file: &str, text: &str) -> Result<Lesson, LessonError> 
             message,
         }
     };
-    if raw.summary.contains('\n') || raw.summary.trim().is_empty() {
-        let span = key_span(text, "summary").unwrap_or(0..0);
-        return Err(at(span, "summary", "expected one non-empty line".into()));
-    }
-    if raw.minutes == 0 || raw.minutes > 60 {
-        let span = key_span(text, "minutes").unwrap_or(0..0);
-        let m = format!("{} minutes: expected 1 to 60", raw.minutes);
-        return Err(at(span, "minutes", m));
-    }
-    if let Some(name) = raw.models.iter().find(|m| catalog::known(m).is_none()) {
-        let span = key_span(text, "models").unwrap_or(0..0);
-        let names: Vec<&str> = catalog::KNOWN.iter().map(|m| m.name).collect();
-        let m = format!(
-            "\"{name}\" is not a model `fetch` knows: expected some of {}",
-            names.join(", ")
-        );
-        return Err(at(span, "models", m));
-    }
-    if let Some(level) = raw.settings.pause_above {
-        if !(level > 0.0 && level.is_finite()) {
-            let span = key_span(text, "pause_above").unwrap_or(0..0);
-            let m = format!("{level}: expected an entropy in nats above 0, e.g. 2.0");
-            return Err(at(span, "pause_above", m));
-        }
-    }
+    check_header(&raw, text, &at)?;
     if raw.steps.get_ref().is_empty() {
         let span = raw.steps.span();
         return Err(at(span, "step", "expected at least one [[step]]".into()));
@@ -158,6 +134,41 @@ pub fn parse(name: &str, file: &str, text: &str) -> Result<Lesson, LessonError> 
         settings: raw.settings,
         steps,
     })
+}
+
+/// The lesson's own fields: a one-line summary, 1 to 60 minutes, models `fetch` knows, a positive
+/// `pause_above`. `at` makes the error for a span of `text`.
+fn check_header(
+    raw: &RawLesson,
+    text: &str,
+    at: &dyn Fn(Range<usize>, &str, String) -> LessonError,
+) -> Result<(), LessonError> {
+    if raw.summary.contains('\n') || raw.summary.trim().is_empty() {
+        let span = key_span(text, "summary").unwrap_or(0..0);
+        return Err(at(span, "summary", "expected one non-empty line".into()));
+    }
+    if raw.minutes == 0 || raw.minutes > 60 {
+        let span = key_span(text, "minutes").unwrap_or(0..0);
+        let m = format!("{} minutes: expected 1 to 60", raw.minutes);
+        return Err(at(span, "minutes", m));
+    }
+    if let Some(name) = raw.models.iter().find(|m| catalog::known(m).is_none()) {
+        let span = key_span(text, "models").unwrap_or(0..0);
+        let names: Vec<&str> = catalog::KNOWN.iter().map(|m| m.name).collect();
+        let m = format!(
+            "\"{name}\" is not a model `fetch` knows: expected some of {}",
+            names.join(", ")
+        );
+        return Err(at(span, "models", m));
+    }
+    if let Some(level) = raw.settings.pause_above {
+        if !(level > 0.0 && level.is_finite()) {
+            let span = key_span(text, "pause_above").unwrap_or(0..0);
+            let m = format!("{level}: expected an entropy in nats above 0, e.g. 2.0");
+            return Err(at(span, "pause_above", m));
+        }
+    }
+    Ok(())
 }
 
 /// Whether an action needs the model to have read a prompt.

@@ -50,9 +50,13 @@ pub struct PathSummary {
     pub logprob: f64,
     /// Sum over the tokens forced by hand only.
     pub forced_logprob: f64,
-    /// Mean log-prob of the tokens the model chose itself after the fork: how confidently it carries
-    /// on. `None` when there are none.
+    /// Mean log-prob of the tokens the model chose itself (not forced) from the fork step on, or over
+    /// the whole path when the paths do not differ: how confidently it carries on. `None` when there
+    /// are none. The path's own tokens before the fork are not in it.
     pub free_mean_logprob: Option<f64>,
+    /// How many tokens that mean is over.
+    #[serde(default)]
+    pub free_tokens: usize,
 }
 
 /// Two paths of one session, compared step by step from the start of generation.

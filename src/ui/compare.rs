@@ -11,7 +11,7 @@ use crate::app::keymap::{self, Action, Mode};
 use crate::app::App;
 use crate::fmt::FORCED_MARK;
 use crate::fmt::{fit, pad, quoted_token, shown_step, visible};
-use crate::protocol::{AlignedStep, Comparison, PathToken};
+use crate::protocol::{AlignedStep, Comparison, PathSummary, PathToken};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -302,7 +302,49 @@ fn cell(t: Option<&PathToken>, tw: usize, reference: bool, theme: &Theme) -> Vec
     ]
 }
 
-/// The sequence view: each path's total log-prob and how it got there; where the paths rejoin.
+/// One path's totals, and the mean log-prob of its own tokens (not forced) from the fork on with how
+/// many tokens that is: "A: log p -22.0 over 10 tokens (-15.6 of it forced); mean -0.59 over its 4
+/// own tokens from the fork on", or `short`, "A: log p -22.0 over 10 tokens (-15.6 forced) · 4 own
+/// from the fork: mean -0.59". A path's own tokens before the fork are not in the mean; where the
+/// paths do not differ, it is over the whole path ("its 8 own tokens").
+fn side_line(name: &str, p: &PathSummary, fork: bool, short: bool) -> String {
+    let total = format!("{name}: log p {:.1} over {} tokens", p.logprob, p.tokens);
+    let forced = |words: &str| match p.forced_logprob {
+        f if f != 0.0 => format!(" ({f:.1}{words})"),
+        _ => String::new(),
+    };
+    let Some(m) = p.free_mean_logprob else {
+        return format!("{total}{}", forced(" of it forced"));
+    };
+    let n = p.free_tokens;
+    match (short, fork) {
+        (false, _) => format!(
+            "{total}{}; mean {m:.2} over its {}{}",
+            forced(" of it forced"),
+            crate::protocol::words::count(n, "own token"),
+            if fork { " from the fork on" } else { "" }
+        ),
+        (true, true) => format!(
+            "{total}{} · {n} own from the fork: mean {m:.2}",
+            forced(" forced")
+        ),
+        (true, false) => format!("{total}{} · {n} own: mean {m:.2}", forced(" forced")),
+    }
+}
+
+/// Both paths' lines ([`side_line`]), in the long form where both fit in `w`, else both short.
+fn side_lines(c: &Comparison, w: usize) -> [String; 2] {
+    let fork = c.fork_step.is_some();
+    let lines = |short| [("A", &c.a), ("B", &c.b)].map(|(n, p)| side_line(n, p, fork, short));
+    let long = lines(false);
+    match long.iter().all(|l| l.width() <= w) {
+        true => long,
+        false => lines(true),
+    }
+}
+
+/// The sequence view: each path's total log-prob and how it got there, and the mean of its own tokens
+/// from the fork on; where the paths rejoin.
 fn summary_lines(c: &Comparison, reference: bool, w: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut out = vec![];
     if reference {
@@ -330,18 +372,9 @@ fn summary_lines(c: &Comparison, reference: bool, w: usize, theme: &Theme) -> Ve
         };
         out.push(Line::styled(fit(&leaves, w), theme.text));
     } else {
-        let side = |name: &str, p: &crate::protocol::PathSummary| {
-            let mut s = format!("{name}: log p {:.1} over {} tokens", p.logprob, p.tokens);
-            if p.forced_logprob != 0.0 {
-                s.push_str(&format!(" ({:.1} of it forced)", p.forced_logprob));
-            }
-            if let Some(m) = p.free_mean_logprob {
-                s.push_str(&format!(", then {m:.2} per own token"));
-            }
-            s
-        };
-        out.push(Line::styled(fit(&side("A", &c.a), w), theme.key));
-        out.push(Line::styled(fit(&side("B", &c.b), w), theme.planned));
+        let [a, b] = side_lines(c, w);
+        out.push(Line::styled(fit(&a, w), theme.key));
+        out.push(Line::styled(fit(&b, w), theme.planned));
         let fork = match (c.fork_step, c.rejoined_at) {
             (None, _) => "the paths do not differ".to_string(),
             (Some(f), None) => format!(

@@ -276,11 +276,14 @@ fn question_lines(
         lines.push(Line::styled(fit(given.unwrap_or(how)), theme.dim));
     }
     if let Some((a, scored)) = &state.answer {
+        // The verdict and the class's answer first: a narrow panel cuts the model's text, never them.
         let text = match scored {
-            Some(c) => {
-                let mark = if c.correct { "✓" } else { "✗" };
-                format!("→ the model: {} · the class: {} {mark}", a.shown, c.class)
-            }
+            Some(v) => format!(
+                "{} the class: {} · the model: {}",
+                v.mark(),
+                v.class,
+                v.model
+            ),
             None => format!("→ the model: {}", a.shown),
         };
         lines.push(Line::default());

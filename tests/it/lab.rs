@@ -260,6 +260,50 @@ fn compare_two_real_branches_against_full_distributions() {
     assert!(c.mean_js > 0.0);
 }
 
+/// A path's mean over its own tokens is over those from the fork on, and says how many: B's own tokens
+/// before its forced one are not in it. The compare view had said "then -0.59 per own token" of a
+/// mean over 4 of a path's 8 own tokens, which averaged -0.80.
+#[test]
+fn a_paths_own_mean_is_over_its_tokens_from_the_fork_on() {
+    let mut s = greedy();
+    let prompt = s.prompt_ids("The capital of France is", false).unwrap();
+    s.prefill_ids(&prompt).unwrap();
+    for _ in 0..6 {
+        s.step(Choice::Sample).unwrap();
+    }
+    let a = s.tip_id().unwrap();
+    s.rewind(3).unwrap();
+    let berlin = s.encode(" Berlin").unwrap();
+    s.step(Choice::Force(berlin[0])).unwrap();
+    for _ in 0..2 {
+        s.step(Choice::Sample).unwrap();
+    }
+    let b = s.tip_id().unwrap();
+    let c = s.compare(a, b).unwrap();
+    assert_eq!(c.fork_step, Some(3));
+    let lps =
+        |side: fn(&nexttoken::protocol::AlignedStep) -> Option<&nexttoken::protocol::PathToken>,
+         from: usize| {
+            c.steps[from..]
+                .iter()
+                .filter_map(side)
+                .filter(|t| !t.forced)
+                .map(|t| t.logprob)
+                .collect::<Vec<f64>>()
+        };
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (b_after, b_all) = (lps(|s| s.b.as_ref(), 3), lps(|s| s.b.as_ref(), 0));
+    assert_eq!((b_after.len(), b_all.len()), (2, 5));
+    assert_eq!(c.b.free_tokens, 2);
+    assert!((c.b.free_mean_logprob.unwrap() - mean(&b_after)).abs() < 1e-12);
+    assert!(
+        (mean(&b_after) - mean(&b_all)).abs() > 1e-6,
+        "the test needs the two means to differ: {b_after:?} {b_all:?}"
+    );
+    assert_eq!(c.a.free_tokens, 3, "A's tokens from the fork on");
+    assert!((c.a.free_mean_logprob.unwrap() - mean(&lps(|s| s.a.as_ref(), 3))).abs() < 1e-12);
+}
+
 #[test]
 fn teacher_forcing_the_models_own_greedy_path_scores_rank_zero_everywhere() {
     let mut s = greedy();
@@ -375,6 +419,12 @@ fn compare_cli_forced_berlin() {
     assert!(sum["b_logprob"].as_f64().unwrap() < sum["a_logprob"].as_f64().unwrap());
     assert!(sum["mean_js"].as_f64().unwrap() > 0.0);
     assert!(sum["b_text"].as_str().unwrap().starts_with(" Berlin"));
+    // Each path's own-token mean says how many tokens it is over: from the fork (step 0) on, all of
+    // A's and all of B's but the forced one.
+    assert_eq!(
+        (sum["a_free_tokens"].as_u64(), sum["b_free_tokens"].as_u64()),
+        (Some(16), Some(15))
+    );
     // The summed log-probs are the step lines' own.
     let a_sum: f64 = lines[..16]
         .iter()

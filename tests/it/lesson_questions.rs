@@ -250,7 +250,7 @@ fn the_class_answers_in_the_app_and_is_scored() {
     assert!(!kept[0].correct);
     let screen = screen_text(&app).join("\n");
     assert!(
-        screen.contains("→ the model: yes · the class: no ✗"),
+        screen.contains("✗ the class: no · the model: yes"),
         "{screen}"
     );
     // The status line says the verdict first: 80 columns cut its end, never the score.
@@ -313,11 +313,8 @@ actions = [
     assert!(screen.contains("Next token · position"), "{screen}");
 }
 
-/// A token question in a lesson: the class's typed guess is scored aside, then the rest of the step
-/// runs and the narration shows the model's answer.
-#[test]
-fn a_guess_at_a_lesson_token_question_runs_the_rest_of_the_step() {
-    const TOKEN: &str = r#"
+/// A lesson whose one step asks for the token the model writes after "The capital of France is".
+const TOKEN: &str = r#"
 title = "Guess"
 summary = "A token question."
 minutes = 1
@@ -332,9 +329,13 @@ actions = [
   { expect = { last_token = " Paris" } },
 ]
 "#;
+
+/// The app on a `w`x`h` screen, the class's guess `typed` at [`TOKEN`]'s question, on the real
+/// engine's replies: the guess scored, then the rest of the step run.
+fn guessed_at_the_token_question(typed: &str, (w, h): (u16, u16)) -> App {
     let mut engine = Engine::new();
     let l = lesson::parse("g", "g.toml", TOKEN).unwrap();
-    let mut app = App::new(config(120, 36)).with_lesson(l);
+    let mut app = App::new(config(w, h)).with_lesson(l);
     let cmds = app.update(Msg::Engine(Event::Loaded(model_info())));
     engine.drive(&mut app, cmds);
     let prompt_len = app.session.as_ref().unwrap().prompt_len;
@@ -346,14 +347,13 @@ actions = [
         "a token question is answered by a guess"
     );
     let mut cmds = Vec::new();
-    for c in "Paris".chars() {
+    for c in typed.chars() {
         cmds = press(&mut app, Key::Char(c));
     }
     engine.drive(&mut app, cmds);
     let cmds = press(&mut app, Key::Enter);
     engine.drive(&mut app, cmds);
     assert_eq!(app.predict.answers.len(), 1, "the guess is kept once");
-    assert!(app.predict.answers[0].correct, "{:?}", app.predict.answers);
     let view = app.session.as_ref().unwrap();
     assert_eq!(
         view.tokens.len(),
@@ -363,8 +363,45 @@ actions = [
     let state = app.lesson.as_ref().unwrap();
     assert!(state.waiting().is_none());
     assert!(state.run.as_ref().unwrap().failure().is_none());
+    app
+}
+
+/// A token question in a lesson: the class's typed guess is scored aside, then the rest of the step
+/// runs and the narration shows the class's guess, its verdict first, beside the model's answer.
+#[test]
+fn a_guess_at_a_lesson_token_question_runs_the_rest_of_the_step() {
+    let app = guessed_at_the_token_question("Paris", (120, 36));
+    assert!(app.predict.answers[0].correct, "{:?}", app.predict.answers);
     let screen = screen_text(&app).join("\n");
-    assert!(screen.contains("→ the model:"), "{screen}");
+    assert!(
+        screen.contains("✓ the class: \" Paris\" (rank 1, "),
+        "{screen}"
+    );
+    assert!(screen.contains(" · the model: \" Paris\" ("), "{screen}");
+}
+
+/// A wrong guess at a lesson's token question is on record in the narration panel, verdict first,
+/// with the model's rank of it: the panel had shown only "→ the model: \" Paris\" (76.8%)", and the
+/// status bar's "guesses 0/1 top-1 · 1/1 top-5" could be read as a pass. The status line says the
+/// verdict first too.
+#[test]
+fn a_wrong_guess_at_a_lesson_token_question_is_marked_wrong() {
+    let app = guessed_at_the_token_question("the", (80, 24));
+    let kept = &app.predict.answers[0];
+    assert!(!kept.correct, "{kept:?}");
+    let rank = kept.detail.split(',').next().unwrap();
+    assert!(rank.starts_with("rank "), "{kept:?}");
+    let verdict = format!("✗ the class: \" the\" ({rank}, ");
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains(&verdict), "{verdict:?} in\n{screen}");
+    assert!(screen.contains("· the model: \" Paris\""), "{screen}");
+    assert!(
+        status_text(&app).starts_with(&format!(
+            "✗ not this time: the class said \" the\" ({rank}, "
+        )),
+        "{}",
+        status_text(&app)
+    );
 }
 
 /// `→` while the step's question waits shows its answer first (the rest of the step run, as `h`

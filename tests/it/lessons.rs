@@ -229,18 +229,6 @@ fn broken_files_name_line_and_field() {
         "kv_cache",
     );
     assert!(e.contains("expected a boolean"), "{e}");
-    // A model `fetch` does not know.
-    let e = broken(
-        d,
-        "models.toml",
-        "models = [\"smollm2-135m\", \"gpt-9\"]\n[[step]]\nnarration = \"x\"\n",
-        5,
-        "models",
-    );
-    assert!(
-        e.contains("\"gpt-9\"") && e.contains("smollm2-135m, gemma3-270m"),
-        "{e}"
-    );
     // A missing field.
     broken(
         d,
@@ -285,6 +273,23 @@ fn broken_files_name_line_and_field() {
         "ask",
     );
     assert!(e.contains("after the `ask`"), "{e}");
+}
+
+/// A model `fetch` does not know, in `models`, is named with the ones it does.
+#[test]
+fn a_model_fetch_does_not_know_is_named_with_those_it_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = broken(
+        dir.path(),
+        "models.toml",
+        "models = [\"smollm2-135m\", \"gpt-9\"]\n[[step]]\nnarration = \"x\"\n",
+        5,
+        "models",
+    );
+    assert!(
+        e.contains("\"gpt-9\"") && e.contains("smollm2-135m, gemma3-270m"),
+        "{e}"
+    );
 }
 
 #[test]

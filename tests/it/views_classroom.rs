@@ -360,6 +360,69 @@ fn an_answered_step_shows_what_the_answer_brought() {
     }
 }
 
+/// The attention lesson's step 4, answered "1" by the class, revealed: the narration panel and the
+/// status line say the verdict first and both choices by number, so that a narrow screen cuts the
+/// tail of the model's choice text, never the verdict. At 80x24 the panel had read "→ the model: 2.
+/// At the word after the earlier \" paper\", \" light\" · the class:…", the ✗ and the class's
+/// choice cut, and at 120x34 in presenter mode the ✗ was cut too.
+#[test]
+fn a_choice_answered_says_the_verdict_and_both_numbers_first() {
+    use nexttoken::protocol::lesson::{Answer, ModelAnswer, QuestionKind};
+    let question = asked("attention", 3).unwrap();
+    let QuestionKind::Choice(choices) = &question.kind else {
+        panic!("step 4 asks a choice: {question:?}")
+    };
+    let answer = ModelAnswer {
+        question: question.clone(),
+        value: Answer::Choice(Some(1)),
+        shown: format!("2. {}", choices[1].text),
+        checks: vec![],
+        problem: None,
+    };
+    for ((w, h), presenter, typed, mark) in [
+        ((80, 24), false, '1', "✗"),
+        ((120, 34), true, '1', "✗"),
+        ((80, 24), false, '2', "✓"),
+        ((120, 34), true, '2', "✓"),
+    ] {
+        let mut app = lesson_asking(
+            "attention",
+            3,
+            vec![],
+            (w, h),
+            presenter,
+            Some(question.clone()),
+        );
+        press(&mut app, Key::Char('/'));
+        press(&mut app, Key::Char(typed));
+        press(&mut app, Key::Enter);
+        let mut step = step_view(3, vec![], None);
+        step.run.answer = Some(answer.clone());
+        step.replayed = 0;
+        app.update(Msg::Engine(Event::LessonStep(Box::new(step))));
+        let screen = screen_text(&app);
+        let panel = top_panel(&screen).join("\n");
+        let verdict = format!("{mark} the class: {typed} · the model: 2. At the word");
+        assert!(panel.contains(&verdict), "{w}x{h}: {verdict:?} in\n{panel}");
+        let said = app.status.as_ref().unwrap().text.clone();
+        let right = if mark == "✓" {
+            "✓ right"
+        } else {
+            "✗ not this time"
+        };
+        let status = format!("{right}: the class said {typed} · the model's answer: 2. At");
+        assert!(said.starts_with(&status), "{said}");
+        let all = screen.join("\n");
+        assert!(all.contains(&status), "{w}x{h}: the status line\n{all}");
+        // The handout keeps the class's choice with its text.
+        let kept = app.predict.answers.last().unwrap();
+        assert!(
+            kept.class.starts_with(&format!("{typed}. At the word")),
+            "{kept:?}"
+        );
+    }
+}
+
 /// Under a lesson at 80x24 the transcript takes the rows its text needs, up to 40% of what the
 /// narration leaves: at 30% it showed two lines, and the dice lesson's " unicorn." had scrolled away
 /// behind two line breaks. A short text leaves the rows to the panel below.

@@ -58,18 +58,19 @@ fn comparison() -> Comparison {
             same_top1: true,
         })
         .collect();
-    let summary = |leaf, text: &str, lp: f64, forced: f64, mean: f64| PathSummary {
+    let summary = |leaf, text: &str, lp: f64, forced: f64, mean: f64, own| PathSummary {
         leaf,
         text: text.into(),
         tokens: 5,
         logprob: lp,
         forced_logprob: forced,
         free_mean_logprob: Some(mean),
+        free_tokens: own,
     };
     Comparison {
         fork_step: Some(0),
-        a: summary(9, " Paris.\n\nThe", -4.33, 0.0, -1.02),
-        b: summary(14, " Berlin.\n\nThe", -11.58, -7.01, -1.14),
+        a: summary(9, " Paris.\n\nThe", -4.33, 0.0, -0.87, 5),
+        b: summary(14, " Berlin.\n\nThe", -11.58, -7.01, -1.14, 4),
         steps,
         mean_js: 0.023,
         rejoined_at: Some(1),
@@ -144,6 +145,51 @@ fn the_compare_view_opens_on_a_comparison_and_shows_both_paths() {
         assert!(!screen.contains("▸0 "), "{screen}");
         insta::assert_snapshot!(format!("compare_{w}x{h}"), screen);
     }
+}
+
+/// The mean of each path's own tokens says what it is over: the tokens from the fork on, and how
+/// many. It had read "then -0.59 per own token" of a mean over 4 of a path's 8 own tokens (which
+/// averaged -0.80), and B's "-0.05 per own token" was one token. Here the fork is at step 4 and A
+/// and B chose 3 tokens themselves before it: they are not in the means, and the lines say so, in
+/// words where both fit and both shorter at 80 columns, where the count and the mean stay whole.
+#[test]
+fn the_mean_of_own_tokens_says_it_is_from_the_fork_on_and_over_how_many() {
+    let mut c = comparison();
+    c.fork_step = Some(3);
+    c.rejoined_at = None;
+    (c.a.logprob, c.a.forced_logprob, c.a.tokens) = (-22.04, -15.6, 10);
+    (c.a.free_mean_logprob, c.a.free_tokens) = (Some(-0.59), 4);
+    (c.b.free_mean_logprob, c.b.free_tokens) = (Some(-0.05), 1);
+    let wide = [
+        "A: log p -22.0 over 10 tokens (-15.6 of it forced); mean -0.59 over its 4 own tokens from the fork on",
+        "B: log p -11.6 over 5 tokens (-7.0 of it forced); mean -0.05 over its 1 own token from the fork on",
+    ];
+    let narrow = [
+        "A: log p -22.0 over 10 tokens (-15.6 forced) · 4 own from the fork: mean -0.59",
+        "B: log p -11.6 over 5 tokens (-7.0 forced) · 1 own from the fork: mean -0.05",
+    ];
+    for ((w, h), want) in [((160, 48), wide), ((80, 24), narrow)] {
+        let screen = screen_text(&compared_with(w, h, c.clone())).join("\n");
+        for line in want {
+            assert!(screen.contains(line), "{w}x{h}: {line:?} in\n{screen}");
+        }
+        assert!(!screen.contains("per own token"), "{screen}");
+    }
+    // Paths that do not differ: the mean is over each whole path's own tokens, and names no fork.
+    c.fork_step = None;
+    let screen = screen_text(&compared_with(160, 48, c)).join("\n");
+    let line = "A: log p -22.0 over 10 tokens (-15.6 of it forced); mean -0.59 over its 4 own tokens\u{20}";
+    assert!(screen.contains(line), "{screen}");
+}
+
+/// The compare view open on `c`, at `w`x`h`.
+fn compared_with(w: u16, h: u16, c: Comparison) -> nexttoken::app::App {
+    let mut app = ready_app(w, h);
+    app.update(Msg::Engine(Event::Compared {
+        comparison: Box::new(c),
+        view: None,
+    }));
+    app
 }
 
 /// KL both ways is on screen: in columns where the table has room, else on a line for the step at the

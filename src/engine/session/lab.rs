@@ -209,6 +209,7 @@ impl Session {
                 .fold(0.0, |acc, t| acc + t.logprob),
             free_mean_logprob: (!free.is_empty())
                 .then(|| free.iter().sum::<f64>() / free.len() as f64),
+            free_tokens: free.len(),
         }
     }
 }
