@@ -206,6 +206,24 @@ impl App {
         Some(self.request(Command::LessonGoto { step: target }, &label))
     }
 
+    /// A step that reads a chat prompt shows the transcript from its start, where the template's
+    /// hidden system message is: at 80x24 the chat-template lesson's step 2 had shown only the
+    /// prompt's last rows, under "a hidden system message comes first". (Its reveal keeps the
+    /// scroll the teacher left.)
+    fn show_a_chat_from_its_start(&mut self, index: usize, revealing: bool) {
+        let reads_chat = self.lesson.as_ref().is_some_and(|l| {
+            let actions = l.lesson.steps.get(index).map(|s| &s.actions[..]);
+            actions
+                .unwrap_or_default()
+                .iter()
+                .any(|a| matches!(a, crate::protocol::lesson::Action::Chat(_)))
+        });
+        if reads_chat && !revealing {
+            // Clamped to the top where the transcript is drawn (and by the scroll keys).
+            self.screen.scroll_back = usize::MAX;
+        }
+    }
+
     /// A lesson step arrived: adopt the session, then do what the step left to the screen. True when
     /// it opened the compare view, which asks the engine to compare once it is free.
     pub(super) fn on_lesson_step(&mut self, step: LessonStepView) -> bool {
@@ -217,6 +235,7 @@ impl App {
             view,
         } = step;
         self.adopt(view);
+        self.show_a_chat_from_its_start(run.index, run.answer.is_some());
         self.mode = Mode::Normal;
         self.predict.question = None;
         self.predict.teacher_hidden = false;

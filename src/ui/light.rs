@@ -87,16 +87,18 @@ fn newest(app: &App, s: &SessionView, m: &MachineSpeed, floor: f64, wide: bool) 
         },
         (true, false, true) if last.tokens_fed == 1 => {
             let pct = 100.0 * floor / last.ms.max(1e-9);
-            // Under its floor, the measure was low (a busy spell while memory was timed, or weights
-            // left in the cache): said so, not shown as a step beating the speed of light.
+            // Under its floor, the memory's speed was measured low (a busy spell while it was
+            // timed, or weights left in the cache): said so in words a class reads without the
+            // speed-of-light lesson ("light measured low" had stood in the typewriter lesson), not
+            // shown as a step beating the floor.
             match (wide, pct > 100.5) {
                 (true, false) => format!("the last took {}: {pct:.0}% of light", ms(last.ms)),
                 (false, false) => format!("last step {}: {pct:.0}% of light", ms(last.ms)),
                 (true, true) => format!(
-                    "the last took {}: under its floor, light measured low",
+                    "the last took {} < floor: memory measured slow",
                     ms(last.ms)
                 ),
-                (false, true) => format!("last {}: light measured low", ms(last.ms)),
+                (false, true) => format!("last {}: memory measured slow", ms(last.ms)),
             }
         }
         (true, false, _) => {

@@ -193,11 +193,14 @@ fn a_step_under_its_floor_says_the_measure_ran_low() {
     );
     app.screen.side = SidePanel::Timing;
     let text = screen_text(&app).join("\n");
-    let want = "the last took 3.00 ms: under its floor, light measured low";
+    let want = "the last took 3.00 ms < floor: memory measured slow";
     assert!(text.contains(want), "{want}\n{text}");
     assert!(!text.contains("% of light"), "{text}");
     let text = at_80x24(&mut app);
-    assert!(text.contains("last 3.00 ms: light measured low"), "{text}");
+    assert!(
+        text.contains("last 3.00 ms: memory measured slow"),
+        "{text}"
+    );
     assert!(!text.contains("% of light"), "{text}");
 }
 

@@ -690,3 +690,28 @@ fn the_lesson_keys_say_to_close_a_popup_that_takes_them_first() {
     press(&mut app, Key::Esc);
     assert_eq!(keys(&app), "← →");
 }
+
+/// A step that reads a chat prompt shows the transcript from its start, where the narration points
+/// ("a hidden system message comes first"); at 80x24 it had shown the prompt's last rows.
+#[test]
+fn a_chat_prompt_is_shown_from_its_start() {
+    let mut step = step_view(1, vec![], None);
+    step.view.tokens[0].token = tv(1, "<|im_start|>");
+    step.view.tokens.truncate(5);
+    let words = (0..80).map(|i| generated(5 + i, 300 + i as u32, " word", 0.5));
+    step.view.tokens.extend(words);
+    step.view
+        .tokens
+        .iter_mut()
+        .for_each(|t| t.source = Source::Prompt);
+    step.view.prompt_len = step.view.tokens.len();
+    step.view.next.position = step.view.tokens.len();
+    let app = lesson_shown("chat-template", step.clone(), (80, 24), false);
+    let screen = screen_text(&app).join("\n");
+    assert!(screen.contains("<|im_start|>"), "{screen}");
+    assert!(screen.contains("more below"), "{screen}");
+    // A step that reads no chat prompt follows the text's end, as before.
+    let app = lesson_shown("typewriter", step, (80, 24), false);
+    let screen = screen_text(&app).join("\n");
+    assert!(!screen.contains("<|im_start|>"), "{screen}");
+}
