@@ -93,7 +93,7 @@ pub(super) fn tally_lines(
     let lines = if wide {
         vec![
             format!(
-                "so far {}: {:.0}% of checked drafts kept · {:.2} tokens per pass of the model · {:.2}× plain speed",
+                "so far {}: {:.0}% of checked drafts kept · {:.2} tokens per check pass · {:.2}× plain speed",
                 rounds(t.rounds),
                 t.acceptance() * 100.0,
                 t.tokens_per_pass(),
@@ -116,7 +116,16 @@ pub(super) fn tally_lines(
             even,
         ]
     };
-    wrapped(lines, width, theme.info)
+    // The status bar counts two passes a round (a class had read "passes 7" for 4 tokens beside
+    // "1.33 tokens per pass"): the check, and one that reads the round's last token to show what
+    // comes after it, which a decoder would fold into its next check (outside the round's cost).
+    // Wide only: at 80x24 the line would push the tally off the panel.
+    let mut out = wrapped(lines, width, theme.info);
+    if wide {
+        let passes = "passes on the status bar: 2 a round, the check and 1 to show the next token";
+        out.extend(wrapped(vec![passes.to_string()], width, theme.dim));
+    }
+    out
 }
 
 /// "rounds pay above 97% kept", or, past 99.95%, no figure ("above 100% kept" had been shown, which
