@@ -195,6 +195,16 @@ impl App {
         {
             self.speculative.tally = Default::default();
         }
+        // A draft loaded with the model (`--draft`) does nothing until `d`: the first view says so.
+        if let (None, None, Some(d)) = (&self.session, &self.lesson, &view.draft) {
+            let key =
+                super::keymap::hint_key(super::keymap::Mode::Normal, super::Action::ToggleDraft);
+            self.say(format!(
+                "draft {} loaded: {key} turns speculative rounds on, then {} runs one",
+                d.label,
+                super::keymap::hint_key(super::keymap::Mode::Normal, super::Action::Step)
+            ));
+        }
         self.take_saved_answers(&view);
         // A view carries the count of passes at its last text pass; the lens and the head map ran
         // some since (`on_inspected`): a sampler change's view had taken the status bar's passes

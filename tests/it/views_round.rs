@@ -521,3 +521,33 @@ fn a_tiny_bar_still_shows() {
         screen.join("\n")
     );
 }
+
+/// A draft loaded with the model does nothing until `d`: the first view says which key turns the
+/// rounds on (a teacher started with `--draft` had stepped plain, with nothing on screen naming `d`).
+#[test]
+fn the_first_view_with_a_draft_says_how_to_run_rounds() {
+    let mut app = App::new(config(80, 24));
+    update(&mut app, Msg::Engine(Event::Loaded(model_info())));
+    let mut view = prefilled();
+    view.draft = Some(draft_info());
+    update(&mut app, Msg::Engine(Event::Synced(view.clone())));
+    let status = app
+        .status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default();
+    assert_eq!(
+        status,
+        "draft layers:20 loaded: d turns speculative rounds on, then space runs one"
+    );
+    let mut app = App::new(config(80, 24));
+    update(&mut app, Msg::Engine(Event::Loaded(model_info())));
+    view.draft = None;
+    update(&mut app, Msg::Engine(Event::Synced(view)));
+    let status = app
+        .status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default();
+    assert!(!status.contains("draft"), "{status}");
+}
