@@ -131,7 +131,7 @@ impl App {
             }
             Err(why) => {
                 self.open_text(Mode::Answer, typed);
-                self.say(why);
+                self.say_error(why);
                 vec![]
             }
         }

@@ -182,6 +182,13 @@ fn text_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) -> Line<'s
     } else {
         String::new()
     };
+    // An answer that could not be read says why where the box is (the status line gives way to the
+    // box: "4" to a question of 3 choices had seemed to do nothing).
+    let refused = app.status.as_ref().filter(|m| m.error);
+    let (preview, preview_style) = match refused {
+        Some(m) => (format!("  {}", m.text), theme.error),
+        None => (preview, theme.dim),
+    };
     let room = (area.width as usize).saturating_sub(label.width() + hints.width() + 2);
     let (shown, col) = app.input.editor.window(room);
     let x = area.x as usize + 1 + label.width() + col;
@@ -199,7 +206,7 @@ fn text_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) -> Line<'s
     Line::from(vec![
         Span::styled(format!(" {label}"), theme.key),
         Span::styled(format!("{shown}{pad}"), theme.text),
-        Span::styled(preview, theme.dim),
+        Span::styled(preview, preview_style),
         Span::styled(hints, theme.dim),
     ])
 }

@@ -715,3 +715,21 @@ fn a_chat_prompt_is_shown_from_its_start() {
     let screen = screen_text(&app).join("\n");
     assert!(!screen.contains("<|im_start|>"), "{screen}");
 }
+
+/// An answer that cannot be read keeps the box open and says why where the box is: "4" to a question
+/// of three choices had seemed to do nothing (the status line gives way to the box).
+#[test]
+fn an_answer_that_cannot_be_read_says_why_beside_the_box() {
+    let question = asked("attention", 3);
+    let mut app = lesson_asking("attention", 3, vec![], (80, 24), false, question);
+    key(&mut app, '/');
+    typing(&mut app, "4");
+    assert!(press(&mut app, Key::Enter).is_empty());
+    assert_eq!(app.mode, nexttoken::app::keymap::Mode::Answer, "still open");
+    let screen = screen_text(&app);
+    let last = screen.last().unwrap();
+    assert!(
+        last.contains("the class's answer> 4") && last.contains("answer with"),
+        "{last}"
+    );
+}
