@@ -111,7 +111,7 @@ pub static KEYMAP: &[Binding] = &[
     b(In(M::Normal), &[P(K::Down), P(K::Char('j'))], A::Down, "select candidate below"),
     b(In(M::Normal), &[P(K::Enter)], A::Accept, "force the selected candidate"),
     b(In(M::Normal), &[Digit], A::Pick(1), "force candidate by number"),
-    b(In(M::Normal), &[P(K::Char('/'))], A::OpenSearch, "search the vocabulary"),
+    b(In(M::Normal), &[P(K::Char('/'))], A::OpenSearch, "search vocabulary, or guess"),
     b(In(M::Normal), &[P(K::Char('i'))], A::OpenForceText, "type text to force"),
     b(In(M::Normal), &[P(K::Char('u')), P(K::Backspace)], A::Rewind, "rewind one token"),
     b(In(M::Normal), &[P(K::Char('U'))], A::RewindToFork, "rewind to the last fork"),
