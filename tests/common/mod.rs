@@ -417,6 +417,14 @@ pub fn typing(app: &mut App, text: &str) -> Vec<Command> {
     text.chars().flat_map(|c| key(app, c)).collect()
 }
 
+/// The status line's message, or "" when there is none.
+pub fn status_text(app: &App) -> String {
+    app.status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default()
+}
+
 /// The screen as text, one string per row.
 pub fn screen_text(app: &App) -> Vec<String> {
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(

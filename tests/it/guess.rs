@@ -198,20 +198,13 @@ fn a_guess_wrong_only_in_its_capitals_says_case_counts() {
 /// rank #1610); the search, after a word, puts the spaced token first, as a guess reads it.
 #[test]
 fn after_the_reveal_slash_is_a_search_and_says_so() {
-    let (mut s, info) = support::real_session_info();
-    let mut app = App::new(common::config(80, 24));
-    app.predict.on = true;
-    let first = app.update(Msg::Engine(Event::Loaded(info)));
-    pump(&mut app, &mut s, first);
+    let (mut app, mut s) = predicting(80, 24);
     let hints = |app: &mut App| {
         app.status = None;
         common::screen_text(app).last().cloned().unwrap_or_default()
     };
     assert!(hints(&mut app).contains("/ guess"), "{}", hints(&mut app));
-    let mut cmds = common::key(&mut app, '/');
-    cmds.extend(common::typing(&mut app, "Paris"));
-    cmds.extend(common::press(&mut app, Key::Enter));
-    pump(&mut app, &mut s, cmds);
+    guess(&mut app, &mut s, "Paris");
     assert!(!app.awaiting_guess(), "revealed");
     let bottom = hints(&mut app);
     assert!(
@@ -230,17 +223,7 @@ fn after_the_reveal_slash_is_a_search_and_says_so() {
 /// before it makes a new text, asked anew.
 #[test]
 fn a_rewind_to_a_revealed_position_does_not_ask_again() {
-    let (mut s, info) = support::real_session_info();
-    let mut app = App::new(common::config(80, 24));
-    app.predict.on = true;
-    let first = app.update(Msg::Engine(Event::Loaded(info)));
-    pump(&mut app, &mut s, first);
-    let guess = |app: &mut App, s: &mut nexttoken::engine::session::Session, text: &str| {
-        let mut cmds = common::key(app, '/');
-        cmds.extend(common::typing(app, text));
-        cmds.extend(common::press(app, Key::Enter));
-        pump(app, s, cmds);
-    };
+    let (mut app, mut s) = predicting(80, 24);
     guess(&mut app, &mut s, "Paris");
     let cmds = common::key(&mut app, ' ');
     pump(&mut app, &mut s, cmds);
@@ -274,4 +257,22 @@ fn a_rewind_to_a_revealed_position_does_not_ask_again() {
         .collect();
     assert!(text.ends_with(" London"), "{text}");
     assert!(app.awaiting_guess(), "after a forced token, a new question");
+}
+
+/// `--predict` on the real model at `w`x`h`, the prompt read.
+fn predicting(w: u16, h: u16) -> (App, nexttoken::engine::session::Session) {
+    let (mut s, info) = support::real_session_info();
+    let mut app = App::new(common::config(w, h));
+    app.predict.on = true;
+    let first = app.update(Msg::Engine(Event::Loaded(info)));
+    pump(&mut app, &mut s, first);
+    (app, s)
+}
+
+/// The class guesses `text` (`/`, the text, enter), scored by the engine.
+fn guess(app: &mut App, s: &mut nexttoken::engine::session::Session, text: &str) {
+    let mut cmds = common::key(app, '/');
+    cmds.extend(common::typing(app, text));
+    cmds.extend(common::press(app, Key::Enter));
+    pump(app, s, cmds);
 }

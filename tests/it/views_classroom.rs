@@ -205,11 +205,7 @@ fn the_answer_to_the_next_steps_question_is_held_back_and_no_step_writes_it() {
         // refused, and the status line says what to press instead.
         for k in [' ', 'a'] {
             assert!(key(&mut app, k).is_empty(), "{w}x{h}: {k:?} is refused");
-            let status = app
-                .status
-                .as_ref()
-                .map(|s| s.text.clone())
-                .unwrap_or_default();
+            let status = status_text(&app);
             assert!(
                 status.starts_with("held back: the next step asks"),
                 "{status}"

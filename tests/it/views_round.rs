@@ -531,11 +531,7 @@ fn the_first_view_with_a_draft_says_how_to_run_rounds() {
     let mut view = prefilled();
     view.draft = Some(draft_info());
     update(&mut app, Msg::Engine(Event::Synced(view.clone())));
-    let status = app
-        .status
-        .as_ref()
-        .map(|s| s.text.clone())
-        .unwrap_or_default();
+    let status = status_text(&app);
     assert_eq!(
         status,
         "draft layers:20 loaded: d turns speculative rounds on, then space runs one"
@@ -544,10 +540,6 @@ fn the_first_view_with_a_draft_says_how_to_run_rounds() {
     update(&mut app, Msg::Engine(Event::Loaded(model_info())));
     view.draft = None;
     update(&mut app, Msg::Engine(Event::Synced(view)));
-    let status = app
-        .status
-        .as_ref()
-        .map(|s| s.text.clone())
-        .unwrap_or_default();
+    let status = status_text(&app);
     assert!(!status.contains("draft"), "{status}");
 }
