@@ -9,6 +9,7 @@ use super::play::{autoplay, generated, steps};
 use crate::analysis::{self, Cycle};
 use crate::engine::session::{Choice, Session, SessionError};
 use crate::protocol::lesson::format::{Action, BranchTarget, Lesson};
+use crate::protocol::lesson::question::QuestionKind;
 pub use crate::protocol::lesson::report::{Outcome, Status, StepRun, TuiAction};
 use crate::protocol::words::count;
 use crate::protocol::SamplerSettings;
@@ -112,17 +113,25 @@ impl Runner {
         self.run_from(session, run, 0)
     }
 
-    /// Runs the rest of a step that stopped at its question, then computes the model's answer (an
-    /// answer the lesson's own check refuses is a failed outcome). `None` when no step is waiting.
+    /// Runs the rest of a step that stopped at its question, then computes the model's answer (a
+    /// token question's before the rest runs, at the position it was asked at; an answer the
+    /// lesson's own check refuses is a failed outcome). `None` when no step is waiting.
     pub fn reveal(&mut self, session: &mut Session) -> Option<StepRun> {
         let (mut run, from) = self.paused.take()?;
         let question = run.question.take()?;
         let line = self.lesson.steps[run.index].action_lines[from - 1];
+        // A token question is about the position it was asked at: answered before the rest of the
+        // step writes on (a `step` after the `ask` had made the answer the next position's "."
+        // where the class was asked for " Paris"). Other questions measure what the rest does.
+        let asked_here = matches!(question.kind, QuestionKind::Token)
+            .then(|| super::answer::answer(session, &question, self.previous));
         run = self.run_from(session, run, from);
         if run.failure().is_some() {
             return Some(run);
         }
-        match super::answer::answer(session, &question, self.previous) {
+        let answered =
+            asked_here.unwrap_or_else(|| super::answer::answer(session, &question, self.previous));
+        match answered {
             Ok(a) => {
                 run.outcomes.push(Outcome {
                     line,

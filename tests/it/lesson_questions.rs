@@ -363,6 +363,15 @@ fn guessed_at_the_token_question(typed: &str, (w, h): (u16, u16)) -> App {
     let state = app.lesson.as_ref().unwrap();
     assert!(state.waiting().is_none());
     assert!(state.run.as_ref().unwrap().failure().is_none());
+    // The model's answer is about the position asked, not the one after the step that followed
+    // (it had been ".", the token after " Paris").
+    let answer = state.answer.as_ref().map(|(a, _)| a.shown.clone());
+    assert!(
+        answer
+            .as_deref()
+            .is_some_and(|a| a.starts_with("\" Paris\"")),
+        "{answer:?}"
+    );
     app
 }
 
