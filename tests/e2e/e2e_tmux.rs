@@ -228,7 +228,7 @@ fn a_lesson_in_presenter_mode_steps_to_the_loop() {
         s.contains("step 2 of 5") && s.contains("loop: period")
     });
     assert!(s.contains("Round and round"), "{s}");
-    assert!(s.contains("the class: yes ✓"), "{s}");
+    assert!(s.contains("✓ the class: yes"), "{s}");
     assert!(
         s.contains("Repetition"),
         "the lesson opened the repetition panel:\n{s}"
