@@ -80,43 +80,7 @@ fn reveal_lines(poll: &ClassPoll, width: usize, theme: &Theme) -> Vec<Line<'stat
     if n == 0 {
         lines.push(Line::styled("Nobody guessed this one.", theme.dim));
     } else {
-        // token, count, share bar, the model's probability and rank: the bar gives way first.
-        let bar_w = if width < 50 { 5 } else { 10 };
-        let tok = width.saturating_sub(bar_w + 16).clamp(8, 18);
-        lines.push(Line::styled(
-            format!(
-                "{} {:>3}  {} {:>6}",
-                pad("the class", tok),
-                "n",
-                pad("share", bar_w),
-                "model"
-            ),
-            theme.dim,
-        ));
-        for r in poll.rows.iter().take(6) {
-            let share = r.count as f32 / n as f32;
-            let style = if r.guess.rank == 0 {
-                theme.planned
-            } else {
-                theme.text
-            };
-            lines.push(Line::from(vec![
-                Span::styled(pad(&quoted_token(&r.guess.token), tok), style),
-                Span::styled(format!(" {:>3}  ", r.count), theme.text),
-                Span::styled(pad(&bar(share, bar_w), bar_w), theme.bar),
-                Span::styled(
-                    format!(" {:>6}", pct(r.guess.prob)),
-                    theme.prob(r.guess.prob),
-                ),
-                Span::styled(format!(" #{}", r.guess.rank + 1), theme.dim),
-            ]));
-        }
-        if poll.rows.len() > 6 {
-            lines.push(Line::styled(
-                format!("… and {} more tokens", poll.rows.len() - 6),
-                theme.dim,
-            ));
-        }
+        lines.extend(guess_rows(poll, width, theme));
     }
     let hits = (poll.share_top1() * f64::from(n)).round();
     lines.push(Line::styled(
@@ -145,6 +109,51 @@ fn reveal_lines(poll: &ClassPoll, width: usize, theme: &Theme) -> Vec<Line<'stat
         };
         lines.push(Line::styled(
             format!("log p: model of the class {lp:.2} · class of the model's top {back} nats"),
+            theme.dim,
+        ));
+    }
+    lines
+}
+
+/// The class's guesses, a row each (at most six): the token, how many, their share, and the model's
+/// probability and rank of it; the header first.
+fn guess_rows(poll: &ClassPoll, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let n = poll.guesses();
+    let mut lines = vec![];
+    // token, count, share bar, the model's probability and rank: the bar gives way first.
+    let bar_w = if width < 50 { 5 } else { 10 };
+    let tok = width.saturating_sub(bar_w + 16).clamp(8, 18);
+    lines.push(Line::styled(
+        format!(
+            "{} {:>3}  {} {:>6}",
+            pad("the class", tok),
+            "n",
+            pad("share", bar_w),
+            "model"
+        ),
+        theme.dim,
+    ));
+    for r in poll.rows.iter().take(6) {
+        let share = r.count as f32 / n as f32;
+        let style = if r.guess.rank == 0 {
+            theme.planned
+        } else {
+            theme.text
+        };
+        lines.push(Line::from(vec![
+            Span::styled(pad(&quoted_token(&r.guess.token), tok), style),
+            Span::styled(format!(" {:>3}  ", r.count), theme.text),
+            Span::styled(pad(&bar(share, bar_w), bar_w), theme.bar),
+            Span::styled(
+                format!(" {:>6}", pct(r.guess.prob)),
+                theme.prob(r.guess.prob),
+            ),
+            Span::styled(format!(" #{}", r.guess.rank + 1), theme.dim),
+        ]));
+    }
+    if poll.rows.len() > 6 {
+        lines.push(Line::styled(
+            format!("… and {} more tokens", poll.rows.len() - 6),
             theme.dim,
         ));
     }

@@ -11,7 +11,7 @@ use crate::app::keymap::{self, Action, Mode};
 use crate::app::App;
 use crate::fmt::FORCED_MARK;
 use crate::fmt::{fit, pad, quoted_token, shown_step, visible};
-use crate::protocol::{AlignedStep, Comparison, PathSummary, PathToken};
+use crate::protocol::{AlignedStep, Comparison, PathToken};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -57,7 +57,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(Paragraph::new(hints), foot);
         return;
     };
-    let mut summary = summary_lines(c, app.lab.reference, w, theme);
+    let mut summary = super::compare_summary::summary_lines(c, app.lab.reference, w, theme);
     if kl_width(w, app.lab.reference).is_none() {
         summary.insert(0, kl_line(c, app.lab.scroll, app.lab.reference, w, theme));
     }
@@ -234,37 +234,9 @@ fn draw_table(
     } else {
         rows.saturating_sub(1)
     };
+    let cols = (tw, kw, reference);
     for s in c.steps.iter().skip(scroll).take(shown) {
-        let fork = Some(s.step) == c.fork_step;
-        let mut spans = vec![Span::styled(
-            format!("{}{:<3} ", if fork { "▸" } else { " " }, shown_step(s.step)),
-            if fork { theme.key } else { theme.dim },
-        )];
-        spans.extend(cell(s.a.as_ref(), tw, false, theme));
-        spans.push(Span::styled(" │ ", theme.dim));
-        spans.extend(cell(s.b.as_ref(), tw, reference, theme));
-        spans.push(Span::styled(" │ ", theme.dim));
-        if let Some(k) = kw {
-            let text = format!("{}{} ", num(s.kl_ab, k), num(s.kl_ba, k));
-            spans.push(Span::styled(text, theme.text));
-        }
-        match s.js {
-            Some(js) => {
-                spans.push(Span::styled(format!("{js:>6.3}"), theme.text));
-                // On the fixed scale to ln 2: the same length is the same divergence on every row.
-                let bar = crate::fmt::scaled_bar(js, crate::fmt::JS_MAX, 3);
-                spans.push(Span::styled(pad(&bar, 3), theme.bar));
-            }
-            None => spans.push(Span::styled(format!("{:>6}   ", "—"), theme.dim)),
-        }
-        // Once a path has ended there is nothing to compare its top token with: "—", not "≠".
-        let (same, style) = match (s.a.is_some() && s.b.is_some(), s.same_top1) {
-            (false, _) => (" —", theme.dim),
-            (true, true) => (" =", theme.dim),
-            (true, false) => (" ≠", theme.forced),
-        };
-        spans.push(Span::styled(same, style));
-        lines.push(Line::from(spans));
+        lines.push(row(s, Some(s.step) == c.fork_step, cols, theme));
     }
     if !all_fit {
         let more = c.steps.len() - scroll - shown;
@@ -273,6 +245,46 @@ fn draw_table(
         lines.push(Line::styled(text, theme.dim));
     }
     frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// One step's row: its number (`▸` at the fork), each path's cell, the KL columns when shown, the
+/// JS divergence with its bar, and whether the top tokens agree. `cols`: the token width, the KL
+/// columns' width, and whether B is the reference.
+fn row(
+    s: &AlignedStep,
+    fork: bool,
+    (tw, kw, reference): (usize, Option<usize>, bool),
+    theme: &Theme,
+) -> Line<'static> {
+    let mut spans = vec![Span::styled(
+        format!("{}{:<3} ", if fork { "▸" } else { " " }, shown_step(s.step)),
+        if fork { theme.key } else { theme.dim },
+    )];
+    spans.extend(cell(s.a.as_ref(), tw, false, theme));
+    spans.push(Span::styled(" │ ", theme.dim));
+    spans.extend(cell(s.b.as_ref(), tw, reference, theme));
+    spans.push(Span::styled(" │ ", theme.dim));
+    if let Some(k) = kw {
+        let text = format!("{}{} ", num(s.kl_ab, k), num(s.kl_ba, k));
+        spans.push(Span::styled(text, theme.text));
+    }
+    match s.js {
+        Some(js) => {
+            spans.push(Span::styled(format!("{js:>6.3}"), theme.text));
+            // On the fixed scale to ln 2: the same length is the same divergence on every row.
+            let bar = crate::fmt::scaled_bar(js, crate::fmt::JS_MAX, 3);
+            spans.push(Span::styled(pad(&bar, 3), theme.bar));
+        }
+        None => spans.push(Span::styled(format!("{:>6}   ", "—"), theme.dim)),
+    }
+    // Once a path has ended there is nothing to compare its top token with: "—", not "≠".
+    let (same, style) = match (s.a.is_some() && s.b.is_some(), s.same_top1) {
+        (false, _) => (" —", theme.dim),
+        (true, true) => (" =", theme.dim),
+        (true, false) => (" ≠", theme.forced),
+    };
+    spans.push(Span::styled(same, style));
+    Line::from(spans)
 }
 
 /// One path's token and its figures at one step; the reference shows probability and rank.
@@ -300,96 +312,4 @@ fn cell(t: Option<&PathToken>, tw: usize, reference: bool, theme: &Theme) -> Vec
         Span::styled(pad(&fit(&quoted_token(&t.token), tw), tw), style),
         Span::styled(figures, theme.text),
     ]
-}
-
-/// One path's totals, and the mean log-prob of its own tokens (not forced) from the fork on with how
-/// many tokens that is: "A: log p -22.0 over 10 tokens (-15.6 of it forced); mean -0.59 over its 4
-/// own tokens from the fork on", or `short`, "A: log p -22.0 over 10 tokens (-15.6 forced) · 4 own
-/// from the fork: mean -0.59". A path's own tokens before the fork are not in the mean; where the
-/// paths do not differ, it is over the whole path ("its 8 own tokens").
-fn side_line(name: &str, p: &PathSummary, fork: bool, short: bool) -> String {
-    let total = format!("{name}: log p {:.1} over {} tokens", p.logprob, p.tokens);
-    let forced = |words: &str| match p.forced_logprob {
-        f if f != 0.0 => format!(" ({f:.1}{words})"),
-        _ => String::new(),
-    };
-    let Some(m) = p.free_mean_logprob else {
-        return format!("{total}{}", forced(" of it forced"));
-    };
-    let n = p.free_tokens;
-    match (short, fork) {
-        (false, _) => format!(
-            "{total}{}; mean {m:.2} over its {}{}",
-            forced(" of it forced"),
-            crate::protocol::words::count(n, "own token"),
-            if fork { " from the fork on" } else { "" }
-        ),
-        (true, true) => format!(
-            "{total}{} · {n} own from the fork: mean {m:.2}",
-            forced(" forced")
-        ),
-        (true, false) => format!("{total}{} · {n} own: mean {m:.2}", forced(" forced")),
-    }
-}
-
-/// Both paths' lines ([`side_line`]), in the long form where both fit in `w`, else both short.
-fn side_lines(c: &Comparison, w: usize) -> [String; 2] {
-    let fork = c.fork_step.is_some();
-    let lines = |short| [("A", &c.a), ("B", &c.b)].map(|(n, p)| side_line(n, p, fork, short));
-    let long = lines(false);
-    match long.iter().all(|l| l.width() <= w) {
-        true => long,
-        false => lines(true),
-    }
-}
-
-/// The sequence view: each path's total log-prob and how it got there, and the mean of its own tokens
-/// from the fork on; where the paths rejoin.
-fn summary_lines(c: &Comparison, reference: bool, w: usize, theme: &Theme) -> Vec<Line<'static>> {
-    let mut out = vec![];
-    if reference {
-        let n = c.b.tokens.max(1) as f64;
-        let nll = -c.b.logprob / n;
-        out.push(Line::from(vec![
-            Span::styled("reference: ", theme.title),
-            Span::styled(
-                format!(
-                    "NLL {nll:.2} nats/token · perplexity {:.1} · log p {:.1} over {} tokens",
-                    nll.exp(),
-                    c.b.logprob,
-                    c.b.tokens
-                ),
-                theme.text,
-            ),
-        ]));
-        let leaves = match c.fork_step {
-            None => "free running never leaves the reference".to_string(),
-            Some(f) => format!(
-                "free running leaves the reference at step {}; mean JS from there {:.3}",
-                shown_step(f),
-                c.mean_js
-            ),
-        };
-        out.push(Line::styled(fit(&leaves, w), theme.text));
-    } else {
-        let [a, b] = side_lines(c, w);
-        out.push(Line::styled(fit(&a, w), theme.key));
-        out.push(Line::styled(fit(&b, w), theme.planned));
-        let fork = match (c.fork_step, c.rejoined_at) {
-            (None, _) => "the paths do not differ".to_string(),
-            (Some(f), None) => format!(
-                "fork at step {} · mean JS from it {:.3} · never rejoin",
-                shown_step(f),
-                c.mean_js
-            ),
-            (Some(f), Some(r)) => format!(
-                "fork at step {} · mean JS from it {:.3} · same tokens again from step {}",
-                shown_step(f),
-                c.mean_js,
-                shown_step(r)
-            ),
-        };
-        out.push(Line::styled(fit(&fork, w), theme.text));
-    }
-    out
 }

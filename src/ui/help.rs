@@ -81,6 +81,29 @@ fn content(area: Rect, theme: &Theme) -> (Vec<Line<'static>>, Rect) {
         Line::default(),
     ];
     lines.extend(key_table(&rows, columns, col_w, KEY_W, theme));
+    lines.extend(panels_and_text_boxes(columns, col_w, theme));
+    lines.push(Line::default());
+    lines.extend(legend::help_lines(theme, col_w * columns));
+    if lines.len() + 2 > area.height as usize {
+        // Short of room: the blank spacer lines go first.
+        lines.retain(|l| l.width() > 0);
+    }
+    let content_w = lines.iter().map(Line::width).max().unwrap_or(0);
+    let width = (content_w.max(col_w * columns) + 2).min(area.width as usize);
+    // A sliver of the screen beside the popup would show only the panels' borders, doubled.
+    let width = if area.width as usize - width < 4 {
+        area.width
+    } else {
+        width as u16
+    };
+    let height = (lines.len() + 2).min(area.height as usize) as u16;
+    (lines, centered(area, width, height))
+}
+
+/// Under the key table: the panels that list their own keys, then the text boxes' keys (what every
+/// box shares, then the prompt editor's own).
+fn panels_and_text_boxes(columns: usize, col_w: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
     let panels = [
         Mode::Sampler,
         Mode::Branches,
@@ -121,22 +144,7 @@ fn content(area: Rect, theme: &Theme) -> (Vec<Line<'static>>, Rect) {
         .max()
         .unwrap_or(KEY_W);
     lines.extend(key_table(&editing, columns, col_w, key_w.max(KEY_W), theme));
-    lines.push(Line::default());
-    lines.extend(legend::help_lines(theme, col_w * columns));
-    if lines.len() + 2 > area.height as usize {
-        // Short of room: the blank spacer lines go first.
-        lines.retain(|l| l.width() > 0);
-    }
-    let content_w = lines.iter().map(Line::width).max().unwrap_or(0);
-    let width = (content_w.max(col_w * columns) + 2).min(area.width as usize);
-    // A sliver of the screen beside the popup would show only the panels' borders, doubled.
-    let width = if area.width as usize - width < 4 {
-        area.width
-    } else {
-        width as u16
-    };
-    let height = (lines.len() + 2).min(area.height as usize) as u16;
-    (lines, centered(area, width, height))
+    lines
 }
 
 /// The key table in `columns` columns of `col_w`: each binding's keys (in `key_w` cells), then what it does, wrapped

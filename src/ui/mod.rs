@@ -7,6 +7,7 @@ pub mod chain;
 pub mod class;
 pub mod compare;
 mod compare_chart;
+mod compare_summary;
 pub mod distribution;
 pub mod head_map;
 pub mod help;

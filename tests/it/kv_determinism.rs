@@ -236,9 +236,15 @@ fn diff(a: &Distribution, b: &Distribution, what: &str) -> f32 {
     d
 }
 
-/// Every way a session can reach a position, against a plain cache-on greedy walk of `steps`, the
-/// cache storing `precision`'s elements.
-fn check_session_paths(path: &Path, prompt: &[u32], steps: usize, precision: KvPrecision) {
+/// A greedy walk of `steps` from `prompt` with the cache on, checked step by step against the same
+/// walk with it off (the cache-off pass re-reads the whole text): the cache-on session and the
+/// distributions it went through, the prompt's first.
+fn walk_on_and_off(
+    path: &Path,
+    prompt: &[u32],
+    steps: usize,
+    precision: KvPrecision,
+) -> (Session, Vec<Distribution>) {
     let mut on = greedy_session(path, true, precision);
     let mut off = greedy_session(path, false, precision);
     on.prefill_ids(prompt).unwrap();
@@ -260,6 +266,13 @@ fn check_session_paths(path: &Path, prompt: &[u32], steps: usize, precision: KvP
         walk.push(Distribution::clone(&a.next));
     }
     eprintln!("cache on vs off over {steps} steps: max |dp| {worst:e}");
+    (on, walk)
+}
+
+/// Every way a session can reach a position, against a plain cache-on greedy walk of `steps`, the
+/// cache storing `precision`'s elements.
+fn check_session_paths(path: &Path, prompt: &[u32], steps: usize, precision: KvPrecision) {
+    let (mut on, walk) = walk_on_and_off(path, prompt, steps, precision);
     let ids = on.tokens();
 
     // Rewind 5, then step again: fresh one-token passes give the recorded distributions.
