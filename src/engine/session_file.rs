@@ -50,6 +50,29 @@ pub struct SavedSession {
 }
 
 impl SavedSession {
+    /// The settings the sampler chose node `n`'s token under: its own, else the file's.
+    pub fn settings_of(&self, n: usize) -> &SamplerSettings {
+        self.nodes[n].settings.as_ref().unwrap_or(&self.settings)
+    }
+
+    /// The sampler settings along `path` (node ids from the first prompt token), in runs: each run's
+    /// first generated step (0-based) and the settings the sampler chose its tokens under. Tokens
+    /// chosen by hand take no part; empty when the sampler chose none of the path's tokens.
+    pub fn settings_along(&self, path: &[usize]) -> Vec<(usize, &SamplerSettings)> {
+        let generated = &path[self.prompt_len.min(path.len())..];
+        let mut runs: Vec<(usize, &SamplerSettings)> = Vec::new();
+        for (step, &n) in generated.iter().enumerate() {
+            if self.nodes[n].record.source.by_hand() {
+                continue;
+            }
+            let s = self.settings_of(n);
+            if runs.last().is_none_or(|(_, last)| *last != s) {
+                runs.push((step, s));
+            }
+        }
+        runs
+    }
+
     /// The same session, carrying the class's answers.
     pub fn with_answers(mut self, answers: Vec<ClassAnswer>) -> SavedSession {
         self.answers = answers;
@@ -80,6 +103,10 @@ pub struct SavedNode {
     /// Generated tokens: the top candidates of the distribution it was chosen from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chosen_from: Option<SavedChoice>,
+    /// A token the sampler chose (sampled, greedy): the settings it was chosen under, when they are not
+    /// the file's `settings` (absent: the file's; files from before this field hold none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<SamplerSettings>,
 }
 
 /// The pass that wrote a token at its step: its time, whether the KV cache was on, and whether it was

@@ -35,6 +35,11 @@ pub struct Handout<'a> {
     pub timings: Timings,
     /// The command that repeats the current path, or why there is none.
     pub command: Result<String, String>,
+    /// The sampler settings the current path's tokens were chosen under, in one line: one set, or
+    /// each run of steps with its own ("steps 1-5: temperature 0.80 …; from step 6: …").
+    pub sampler: String,
+    /// The seeds of those settings ("7", or "7, then 8" when it changed).
+    pub seed: String,
 }
 
 /// One path of the tree: a leaf, or the current tip when a rewind left it inside a longer branch.
@@ -122,6 +127,49 @@ impl<'a> Handout<'a> {
             branches: branches(saved, replay),
             timings: timings(saved),
             command: trace_command(saved, &path, replay),
+            sampler: sampler_line(saved, &path),
+            seed: seed_line(saved, &path),
+        }
+    }
+}
+
+/// [`Handout::sampler`] for `path`.
+fn sampler_line(saved: &SavedSession, path: &[usize]) -> String {
+    use super::markdown::settings_summary;
+    let runs = saved.settings_along(path);
+    if runs.len() < 2 {
+        let s = runs.first().map_or(&saved.settings, |r| r.1);
+        return settings_summary(s);
+    }
+    let parts: Vec<String> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, (from, s))| {
+            let steps = match runs.get(i + 1) {
+                Some((next, _)) if *next == from + 1 => format!("step {}", from + 1),
+                Some((next, _)) => format!("steps {}-{next}", from + 1),
+                None => format!("from step {}", from + 1),
+            };
+            format!("{steps}: {}", settings_summary(s))
+        })
+        .collect();
+    parts.join("; ")
+}
+
+/// [`Handout::seed`] for `path`.
+fn seed_line(saved: &SavedSession, path: &[usize]) -> String {
+    let mut seeds: Vec<u64> = saved
+        .settings_along(path)
+        .iter()
+        .map(|r| r.1.seed)
+        .collect();
+    seeds.dedup();
+    match seeds.as_slice() {
+        [] => saved.settings.seed.to_string(),
+        [one] => one.to_string(),
+        many => {
+            let all: Vec<String> = many.iter().map(u64::to_string).collect();
+            all.join(", then ")
         }
     }
 }

@@ -5,7 +5,6 @@
 use super::facts::{
     answer_rows, answers_note, band, Branch, Handout, ANSWER_COLUMNS, BAND_LABELS, TOP_SHOWN,
 };
-use super::markdown::settings_summary;
 use crate::engine::session_file::SavedNode;
 use crate::fmt::FORCED_MARK;
 use crate::fmt::{pct, quoted_token, visible};
@@ -93,8 +92,8 @@ fn header(o: &mut String, h: &Handout) {
             "no: plain text"
         },
     );
-    row(o, "sampler", &escape(&settings_summary(&s.settings)));
-    row(o, "seed", &s.settings.seed.to_string());
+    row(o, "sampler", &escape(&h.sampler));
+    row(o, "seed", &escape(&h.seed));
     let tokens = format!(
         "{} prompt + {} generated ({} forced)",
         h.prompt.len(),
@@ -111,7 +110,7 @@ fn header(o: &mut String, h: &Handout) {
                 "<pre class=\"command\"><code>{}</code></pre>",
                 escape(cmd)
             );
-            o.push_str("<p class=\"note\">The same model, settings and seed give the same tokens: the draw at each position depends only on the seed and the position. Only the settings at save time are recorded; add <code>--save FILE</code> to keep the session.</p>\n");
+            o.push_str("<p class=\"note\">The same model, settings and seed give the same tokens: the draw at each position depends only on the seed and the position. Add <code>--save FILE</code> to keep the session.</p>\n");
         }
         Err(why) => {
             let _ = writeln!(

@@ -80,8 +80,8 @@ pub fn render(h: &Handout) -> String {
             "chat template",
             if s.chat { "yes" } else { "no: plain text" }.into(),
         ),
-        ("sampler", escape(&settings_summary(&s.settings))),
-        ("seed", s.settings.seed.to_string()),
+        ("sampler", escape(&h.sampler)),
+        ("seed", escape(&h.seed)),
         (
             "tokens",
             format!(
@@ -99,7 +99,7 @@ pub fn render(h: &Handout) -> String {
     match &h.command {
         Ok(cmd) => {
             let _ = writeln!(o, "{}\n", code_block(cmd));
-            o.push_str("The same model, settings and seed give the same tokens. Only the settings at save time are recorded; add `--save FILE` to keep the session.\n");
+            o.push_str("The same model, settings and seed give the same tokens. Add `--save FILE` to keep the session.\n");
         }
         Err(why) => {
             let _ = writeln!(o, "No command line repeats it: {}.", escape(why));

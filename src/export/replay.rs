@@ -54,9 +54,9 @@ pub fn trace_command(
     path: &[usize],
     replay: &Replay,
 ) -> Result<String, String> {
-    let s = &saved.settings;
     let generated = &path[saved.prompt_len.min(path.len())..];
     let records: Vec<_> = generated.iter().map(|&n| &saved.nodes[n].record).collect();
+    let s = path_settings(saved, path)?;
     let other = if s.is_greedy() {
         Source::Sampled
     } else {
@@ -64,10 +64,20 @@ pub fn trace_command(
     };
     if records.iter().any(|r| r.source == other) {
         return Err(format!(
-            "the sampler settings changed during the session (a token here was {}, but the saved settings are {}); only the last settings are saved",
+            "the sampler settings changed during the session (a token here was {}, but the saved settings are {}); this file did not record each token's settings",
             if s.is_greedy() { "sampled" } else { "greedy" },
             if s.is_greedy() { "greedy" } else { "sampled" },
         ));
+    }
+    let round_drew = generated.iter().any(|&n| {
+        let node = &saved.nodes[n];
+        node.record.source == Source::Sampled && node.pass.is_some_and(|p| p.round)
+    });
+    if round_drew {
+        return Err(
+            "speculative rounds drew some of its tokens, and a round's draw (accepting or rejecting the draft's guesses) is not a plain step's; `trace` repeats plain steps"
+                .into(),
+        );
     }
     let before_last = records.len().saturating_sub(1);
     let special = records[..before_last]
@@ -115,6 +125,37 @@ pub fn trace_command(
         flag("no-kv-cache", None);
     }
     Ok(a.join(" "))
+}
+
+/// The settings the sampler chose `path`'s tokens under (the file's when it chose none); an error
+/// naming what changed when they changed along it.
+fn path_settings<'a>(
+    saved: &'a SavedSession,
+    path: &[usize],
+) -> Result<&'a crate::protocol::SamplerSettings, String> {
+    match saved.settings_along(path).as_slice() {
+        [] => Ok(&saved.settings),
+        [(_, s)] => Ok(s),
+        [(_, a), (step, b), ..] => Err(format!(
+            "the sampler settings changed along this path ({} from step {} on), and one command line runs one set of settings",
+            settings_change(a, b),
+            step + 1
+        )),
+    }
+}
+
+/// What differs between two settings, as the panel shows them: "temperature 0.80 → 0.30".
+pub fn settings_change(
+    a: &crate::protocol::SamplerSettings,
+    b: &crate::protocol::SamplerSettings,
+) -> String {
+    use crate::protocol::settings::Setting;
+    let changed: Vec<String> = Setting::ALL
+        .iter()
+        .filter(|&&g| a.shown(g) != b.shown(g))
+        .map(|&g| format!("{} {} → {}", g.names().label, a.shown(g), b.shown(g)))
+        .collect();
+    changed.join(", ")
 }
 
 /// `STEP:text` when the token's text reads back as it (and `trace` would not take the text for an

@@ -602,6 +602,82 @@ fn the_exported_command_names_the_model_and_forced_text_and_repeats_the_path_fro
     assert_eq!(run_command(cmd), want, "{cmd}");
 }
 
+/// Each token the sampler chose keeps the settings it was chosen under. Steps at temperature 0.8, then
+/// 0.3 set after the last of them: the handout's command is the path's own 0.8, and repeats it. Two
+/// more steps at 0.3: no command line repeats the path, the handout says which setting changed where,
+/// and its sampler row gives each run of steps its own settings. A saved and reloaded session keeps them.
+#[test]
+fn a_setting_changed_mid_session_is_in_the_handout_and_no_command_claims_to_repeat_it() {
+    let model = support::real_model();
+    let (mut s, _) = load_session(
+        &model,
+        &LoadOptions::default(),
+        SamplerSettings {
+            seed: 7,
+            ..SamplerSettings::default()
+        },
+        SessionOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    s.prefill_text("The capital of France is", false).unwrap();
+    s.note_prompt("The capital of France is", false);
+    for _ in 0..3 {
+        s.step(Choice::Sample).unwrap();
+    }
+    let cold = SamplerSettings {
+        temperature: 0.3,
+        ..s.settings().clone()
+    };
+    s.set_settings(cold);
+    let saved = s.to_saved().unwrap();
+    let h = Handout::new(&saved, "t.json");
+    let cmd = h.command.as_ref().unwrap();
+    assert!(
+        cmd.contains("--temperature 0.8") || !cmd.contains("--temperature"),
+        "{cmd}"
+    );
+    let want: Vec<u64> = s.tokens()[s.prompt_len()..]
+        .iter()
+        .map(|&t| t as u64)
+        .collect();
+    assert_eq!(run_command(cmd), want, "{cmd}");
+    assert!(h.sampler.contains("temperature 0.80"), "{}", h.sampler);
+
+    for _ in 0..2 {
+        s.step(Choice::Sample).unwrap();
+    }
+    let check = |saved: &SavedSession| {
+        let h = Handout::new(saved, "t.json");
+        let why = h.command.unwrap_err();
+        assert!(
+            why.contains("temperature 0.80 → 0.30 from step 4 on"),
+            "{why}"
+        );
+        assert!(
+            h.sampler.starts_with("steps 1-3: temperature 0.80")
+                && h.sampler.contains("; from step 4: temperature 0.30"),
+            "{}",
+            h.sampler
+        );
+        assert!(render(saved, "t.json", Format::Md).contains("No command line repeats it"));
+    };
+    let saved = s.to_saved().unwrap();
+    check(&saved);
+    // The file holds the older settings on the nodes that differ from its own; reloaded and saved
+    // again, it says the same.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.json");
+    session_file::write(&file, &saved).unwrap();
+    let back = session_file::read(&file).unwrap();
+    assert_eq!(
+        back.nodes.iter().filter(|n| n.settings.is_some()).count(),
+        3
+    );
+    s.restore_saved(&back, false).unwrap();
+    check(&s.to_saved().unwrap());
+}
+
 #[test]
 fn the_handout_says_why_when_no_command_line_repeats_the_path() {
     let why = |edit: &dyn Fn(&mut SavedSession)| {
@@ -619,6 +695,16 @@ fn the_handout_says_why_when_no_command_line_repeats_the_path() {
         s.nodes[at].record.token.kind = nexttoken::protocol::TokenKind::Special;
     });
     assert!(e.contains("special token"), "{e}");
+    let e = why(&|s| {
+        let path = facts::path_to(s, s.current);
+        let sampled = path[s.prompt_len..]
+            .iter()
+            .copied()
+            .find(|&n| s.nodes[n].record.source == Source::Sampled)
+            .expect("a sampled token");
+        s.nodes[sampled].pass.as_mut().expect("its pass").round = true;
+    });
+    assert!(e.contains("speculative rounds drew"), "{e}");
     // A special token the path ends on is fine: trace stops there too.
     let mut saved = fixture();
     let tip = saved.current;

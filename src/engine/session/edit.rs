@@ -208,6 +208,7 @@ impl Session {
         let (attention, branches) = kept.expect("run beside the chain");
         // Last, after everything that can fail: the undo log does not need to know of it.
         self.nodes[node].chosen = Some(chosen_from.clone());
+        self.stamp_settings(node);
         let committed = self.nodes[node].record.clone();
         Ok(StepReport {
             step: self.generated() - 1,
@@ -261,6 +262,13 @@ impl Session {
             }
             None => self.push_node(Some(tip), token, record),
         })
+    }
+
+    /// Records the settings the sampler chose `node`'s token under (none for a token chosen by hand).
+    /// Called last in an edit, after everything that can fail.
+    pub(super) fn stamp_settings(&mut self, node: usize) {
+        let by_sampler = !self.nodes[node].record.source.by_hand();
+        self.nodes[node].settings = by_sampler.then(|| Arc::new(self.settings.clone()));
     }
 
     /// Drops the last `n` generated tokens (never the prompt). The dropped path stays as a branch.
@@ -345,6 +353,7 @@ impl Node {
             attn_first: Arc::new(Vec::new()),
             pass: None,
             chosen: None,
+            settings: None,
         }
     }
 }

@@ -110,6 +110,9 @@ struct Node {
     /// The distribution this token was chosen from, as its step described it (the chain, the draw):
     /// what "the last draw" shows. `None` for prompt tokens and tokens loaded from a file.
     chosen: Option<Arc<crate::protocol::Distribution>>,
+    /// The sampler settings a sampled or greedy token was chosen under (a replay needs them, and they
+    /// may change between steps); `None` for prompt tokens and tokens chosen by hand.
+    settings: Option<Arc<SamplerSettings>>,
 }
 
 pub type Result<T> = std::result::Result<T, SessionError>;

@@ -11,7 +11,7 @@ use crate::engine::session_file::{
 use crate::protocol::Source;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// What a session keeps only to be saved: its files, the prompt as typed, and the top candidates a
 /// loaded file brought (a loaded node has no logits to compute them from).
@@ -111,6 +111,11 @@ impl Session {
                 record: n.record.clone(),
                 pass: n.pass,
                 chosen_from: self.chosen_from(id),
+                settings: n
+                    .settings
+                    .as_deref()
+                    .filter(|&s| *s != self.settings)
+                    .cloned(),
             })
             .collect();
         Ok(SavedSession {
@@ -271,6 +276,9 @@ impl Session {
         for n in &saved.nodes {
             let mut node = Node::new(n.token, n.parent, n.record.clone());
             node.pass = n.pass;
+            let by_sampler =
+                !matches!(n.record.source, Source::Prompt) && !n.record.source.by_hand();
+            node.settings = by_sampler.then(|| Arc::new(saved.settings_of(n.id).clone()));
             self.nodes.push(node);
             if let Some(p) = n.parent {
                 self.nodes[p].children.push(n.id);

@@ -304,6 +304,7 @@ impl Session {
             self.remember_logits(node);
         }
         self.nodes[node].chosen = Some(Arc::new(chosen_from.clone()));
+        self.stamp_settings(node);
         Ok(RoundStep {
             step: self.generated() - 1,
             committed: self.nodes[node].record.clone(),
