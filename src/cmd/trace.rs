@@ -184,7 +184,7 @@ fn step_line(step: usize, c: &TokenRecord, d: &Distribution, top_k: usize) -> Va
         .candidates
         .iter()
         .take(top_k)
-        .map(|c| json!({"id": c.token.id, "text": c.token.text, "kind": c.token.kind, "prob": c.prob, "logprob": c.logprob}))
+        .map(|c| json!({"id": c.token.id, "text": c.token.text, "kind": c.token.kind, "prob": c.prob, "logprob": c.logprob, "sampled_prob": c.sampled_prob}))
         .collect();
     json!({
         "type": "step",
@@ -199,6 +199,7 @@ fn step_line(step: usize, c: &TokenRecord, d: &Distribution, top_k: usize) -> Va
         "entropy": d.entropy,
         "eos_prob": d.eos_prob,
         "top_k": top,
+        "model_top": d.model_top,
         "draw": d.draw,
         "known_mass": d.known_mass,
     })

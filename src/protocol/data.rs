@@ -81,7 +81,12 @@ pub struct Distribution {
     /// When the path ends in a loop, the token that would go on with it, before and after the chain,
     /// wherever it ranks (the penalties may push it far below the candidates shown).
     #[serde(default)]
-    pub loop_next: Option<LoopNext>,
+    pub loop_next: Option<TokenFate>,
+    /// The model's own most likely token (raw rank 0) when the penalties or DRY moved it off the
+    /// sampler's first row, with its fate in the chain: the candidates are in the sampler's order, so
+    /// it may be far below them. `None` when the sampler's first candidate is the model's first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_top: Option<TokenFate>,
     /// A served model (`--server`) reports only its top candidates: the probability mass they cover
     /// (the rest of the vocabulary is unknown, and the chain runs on these alone). `None` for a local
     /// model, whose whole row is known.
@@ -89,10 +94,11 @@ pub struct Distribution {
     pub known_mass: Option<f32>,
 }
 
-/// The loop-continuing token's figures: raw probability and rank, and what the sampler makes of it
-/// (ranks 0-based; `sampled_prob` 0 when a cut-off drops it).
+/// One token's figures wherever it ranks: raw probability and rank, and what the sampler makes of it
+/// (ranks 0-based; `sampled_prob` 0 when a cut-off drops it). The loop-continuing token's, and the
+/// model's first when a penalty moved it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LoopNext {
+pub struct TokenFate {
     pub token: TokenView,
     pub prob: f32,
     pub rank: usize,

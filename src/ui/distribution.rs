@@ -77,7 +77,7 @@ fn bottom_line(app: &App, dist: &Distribution, area: Rect, theme: &Theme) -> Lin
         ),
         None => Line::styled(
             format!(
-                " entropy {:.2} nats · EOS {} ",
+                " model entropy {:.2} nats · EOS {} ",
                 dist.entropy,
                 pct(dist.eos_prob)
             ),
@@ -100,7 +100,12 @@ fn draw_candidates(frame: &mut Frame, area: Rect, app: &App, dist: &Distribution
         frame.render_widget(Paragraph::new(chain::header(dist, width, theme)), header);
     }
     let rounds = rounds_draw_their_own(app, dist);
-    let n = dist.candidates.len().min(rows.height as usize);
+    let mut n = dist.candidates.len().min(rows.height as usize);
+    // The model's own first token, when the penalties moved it off the rows on screen, takes the last.
+    let model_top = super::model_top::hidden(dist, n).filter(|_| rows.height >= 2);
+    if model_top.is_some() && n == rows.height as usize {
+        n -= 1;
+    }
     let cols = Columns::fit(dist, n, width, rounds);
     let mut lines: Vec<Line> = (0..n)
         .map(|i| {
@@ -111,6 +116,10 @@ fn draw_candidates(frame: &mut Frame, area: Rect, app: &App, dist: &Distribution
             }
         })
         .collect();
+    if let Some(top) = model_top {
+        lines.push(super::model_top::line(dist, top, width, theme));
+    }
+    let n = lines.len();
     // The column key (or the chain's kept mass) sits right under the list, in the footer if the list
     // fills its rows.
     let key = if app.screen.show_chain {

@@ -18,6 +18,7 @@ pub mod light;
 mod markdown;
 pub mod model_b;
 pub mod model_b_label;
+pub mod model_top;
 pub mod narration;
 mod narration_fit;
 pub mod overlays;

@@ -51,6 +51,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let how = match record.source {
         Source::Forced => "FORCED by hand",
         Source::Class => "CHOSEN by the class",
+        // Greedy takes the top after the penalties, which need not be the model's own first.
+        Source::Greedy if record.rank > 0 => "greedy: the top after the penalties",
         Source::Greedy => "greedy: the top choice",
         Source::Sampled => "sampled: a random draw",
         Source::Prompt => "prompt",
@@ -74,7 +76,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let mut facts = vec![
         Line::from(vec![
             Span::styled(name, theme.key),
-            Span::styled(format!(" p {} ", pct(record.prob)), theme.title),
+            // The model's own probability: the bars beside it may show the sampler's.
+            Span::styled(format!(" model p {} ", pct(record.prob)), theme.title),
             Span::styled(format!("· rank {}", record.rank + 1), theme.text),
         ]),
         Line::styled(format!(" {how}"), theme.key),

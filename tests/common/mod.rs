@@ -174,6 +174,7 @@ pub fn distribution(
             rank,
         }),
         loop_next: None,
+        model_top: None,
         known_mass: None,
     }
 }

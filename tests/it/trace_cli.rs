@@ -194,3 +194,43 @@ fn a_trace_refuses_a_draft_with_forced_tokens() {
     let (_, err, ok) = trace(&["--draft", "q4_0", "--force", "2:3"]);
     assert!(!ok && err.contains("--force"), "{err}");
 }
+
+/// A penalty reorders the candidates: `top_k` is then in the sampler's order, each with what the chain
+/// left it, and `model_top` names the model's own first token (the raw argmax: likelier than every
+/// listed one), which may be missing from the list. Without a penalty there is no `model_top`.
+#[test]
+fn a_penalty_that_moves_the_models_first_token_names_it() {
+    let prompt = "I like cats. I like cats. I like cats. I like";
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--prompt", prompt, "--steps", "4", "--greedy"];
+        args.extend(extra);
+        let (lines, err, ok) = trace(&args);
+        assert!(ok, "{err}");
+        lines
+            .into_iter()
+            .filter(|l| l["type"] == "step")
+            .collect::<Vec<Value>>()
+    };
+    for step in run(&[]) {
+        assert!(step.get("model_top").is_none_or(Value::is_null), "{step}");
+    }
+    let steps = run(&["--repeat-penalty", "1.5"]);
+    let moved: Vec<&Value> = steps.iter().filter(|s| !s["model_top"].is_null()).collect();
+    assert!(
+        !moved.is_empty(),
+        "a penalty of 1.5 moves the first token somewhere"
+    );
+    for s in moved {
+        let top = &s["model_top"];
+        assert_eq!(top["rank"], 0, "{s}");
+        assert!(top["sampled_rank"].as_u64().unwrap() > 0, "{s}");
+        let p = top["prob"].as_f64().unwrap();
+        for c in s["top_k"].as_array().unwrap() {
+            assert!(c["prob"].as_f64().unwrap() <= p, "{s}");
+            assert!(c.get("sampled_prob").is_some(), "{c}");
+        }
+        // The greedy token is the sampler's first, not the model's.
+        assert_ne!(s["token"]["id"], top["token"]["id"], "{s}");
+        assert!(s["rank"].as_u64().unwrap() > 0, "{s}");
+    }
+}

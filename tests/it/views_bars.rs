@@ -100,6 +100,20 @@ fn penalised(settings: &SamplerSettings, tokens: &[TokenRecord]) -> Distribution
         planned_prob: out.planned_prob,
         draw: out.draw.clone(),
         loop_next: None,
+        // As the session finds it: the raw argmax, when the chain moved it off the first row.
+        model_top: Some(nexttoken::engine::sampler::top_n(&logits, 1)[0])
+            .filter(|top| out.shown.first() != Some(top))
+            .map(|top| {
+                let none = nexttoken::engine::sampler::DryBreakers::none();
+                let f = nexttoken::engine::sampler::fate(&logits, &history, settings, &none, top);
+                TokenFate {
+                    token: view(top),
+                    prob: f.prob,
+                    rank: f.rank,
+                    sampled_prob: f.sampled_prob,
+                    sampled_rank: f.sampled_rank,
+                }
+            }),
         known_mass: None,
     }
 }
@@ -454,4 +468,39 @@ fn a_cut_row_the_penalties_pushed_down_says_penalised() {
         .token
         .text;
     assert!(!row(next).contains("penalised"), "{s}");
+}
+
+/// A penalty strong enough to push the model's own first token (" dogs", 98% raw) off the rows on
+/// screen: a row pinned under them names it with its own probability and what the chain left it, in
+/// the bars and in the chain, at every size; greedy's pick is then called the top after the penalties.
+#[test]
+fn the_models_first_token_pushed_off_the_rows_is_pinned_under_them() {
+    let strong = SamplerSettings {
+        repeat_penalty: 2.0,
+        ..SamplerSettings::default()
+    };
+    for (w, h) in VIEW_SIZES {
+        let mut app = loop_app(w, h, strong.clone());
+        let top = app.session.as_ref().unwrap().next.model_top.clone();
+        let top = top.expect("the penalty moved dogs");
+        assert_eq!(top.token.text, " dogs");
+        let raw = nexttoken::fmt::pct(top.prob);
+        for chain in [false, true] {
+            if chain {
+                key(&mut app, 't');
+            }
+            let s = screen(&app);
+            let pinned = s
+                .lines()
+                .find(|l| l.contains("#1 ⟨␣dogs⟩"))
+                .unwrap_or_else(|| panic!("{s}"));
+            assert!(
+                pinned.contains(&raw) && pinned.contains("→ cut"),
+                "{pinned}"
+            );
+        }
+    }
+    // Under a mild penalty dogs stays on screen: nothing is pinned.
+    let app = penalty_app(80, 24);
+    assert!(!screen(&app).contains("#1 ⟨␣dogs⟩"), "{}", screen(&app));
 }

@@ -499,13 +499,16 @@ fn presenter_names_a_space_token_once() {
         // The transcript's line for the last token, and the presenter's one name.
         assert_eq!(screen.matches("⟨␣⟩").count(), 2, "{w}x{h}:\n{screen}");
         if (w, h) == (100, 30) {
-            assert!(screen.contains("│ ⟨␣⟩ p 4.0% · rank 1"), "{screen}");
+            assert!(screen.contains("│ ⟨␣⟩ model p 4.0% · rank 1"), "{screen}");
         }
         let s = app.session.as_mut().unwrap();
         s.tokens.push(generated(8, 7042, " Paris", 0.4));
         s.next.position = 9;
         let screen = screen_text(&app).join("\n");
-        assert!(screen.contains("│ p 40.0% · rank 1"), "{w}x{h}:\n{screen}");
+        assert!(
+            screen.contains("│ model p 40.0% · rank 1"),
+            "{w}x{h}:\n{screen}"
+        );
     }
 }
 

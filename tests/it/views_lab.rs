@@ -383,7 +383,7 @@ fn the_repetition_panel_charts_the_trap() {
 fn the_loop_token_shows_before_and_after_the_penalties_wherever_it_ranks() {
     let mut app = looping_app(100, 30);
     let mut view = app.session.clone().unwrap();
-    view.next.loop_next = Some(nexttoken::protocol::LoopNext {
+    view.next.loop_next = Some(nexttoken::protocol::TokenFate {
         token: tv(301, " and"),
         prob: 0.981,
         rank: 0,

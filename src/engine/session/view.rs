@@ -43,16 +43,36 @@ impl Session {
             planned_prob: out.planned_prob,
             draw: out.draw.clone(),
             loop_next: self.loop_next(logits),
+            model_top: self.model_top(out, logits),
             known_mass: self.model.is_served().then(|| known_mass(logits)),
         }
     }
 
     /// The loop at the tip, if the path ends in one: the token one period back goes on with it, and
     /// its fate in the chain (one more pass over the vocabulary, only while looping).
-    fn loop_next(&self, logits: &[f32]) -> Option<LoopNext> {
+    fn loop_next(&self, logits: &[f32]) -> Option<TokenFate> {
         let history = self.tokens();
         let cycle = crate::analysis::tip_cycle(&history)?;
         let id = history[history.len() - cycle.period];
+        Some(self.fate_of(id, logits))
+    }
+
+    /// The model's first token, when a penalty or DRY moved it off the sampler's first row, and its
+    /// fate in the chain (one more pass over the vocabulary, only then).
+    fn model_top(&self, out: &ChainOutput, logits: &[f32]) -> Option<TokenFate> {
+        if out.shown_is_raw {
+            return None;
+        }
+        let top = *sampler::top_n(logits, 1).first()?;
+        if out.shown.first() == Some(&top) {
+            return None;
+        }
+        Some(self.fate_of(top, logits))
+    }
+
+    /// `id`'s figures before and after the chain under the session's settings.
+    fn fate_of(&self, id: u32, logits: &[f32]) -> TokenFate {
+        let history = self.tokens();
         // The breakers the chain just used (built by `dry_breakers` when DRY is on), or none.
         let none = sampler::DryBreakers::none();
         let breakers = match &self.dry_breakers {
@@ -60,13 +80,13 @@ impl Session {
             _ => &none,
         };
         let f = sampler::fate(logits, &history, &self.settings, breakers, id);
-        Some(LoopNext {
+        TokenFate {
             token: self.vocab.view(id),
             prob: f.prob,
             rank: f.rank,
             sampled_prob: f.sampled_prob,
             sampled_rank: f.sampled_rank,
-        })
+        }
     }
 
     /// Attention over the last `attention_window` positions, every layer and head: the rows the tree

@@ -52,6 +52,8 @@ pub(super) fn info_line(app: &App, theme: &Theme, width: usize) -> Line<'static>
     let (label, style) = match t.source {
         Source::Forced => (format!("{FORCED_MARK} forced"), theme.forced),
         Source::Class => (format!("{FORCED_MARK} the class's choice"), theme.forced),
+        // Greedy takes the top after the penalties: "rank #2" beside a bare "greedy" read as a bug.
+        Source::Greedy if t.rank > 0 => ("greedy after penalties".to_string(), theme.planned),
         Source::Greedy => ("greedy".to_string(), theme.planned),
         _ => ("sampled".to_string(), theme.planned),
     };
