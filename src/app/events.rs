@@ -75,6 +75,15 @@ impl App {
     /// Handles the model loaded: says so, then opens the lesson or asks for the first prompt.
     fn on_loaded(&mut self, info: ModelInfo) -> Vec<Command> {
         self.say(format!("loaded {} in {:.0} ms", info.name, info.load_ms));
+        if self.prompt.chat && !info.has_chat_template {
+            // A base model has no turns to wrap the prompt in: reading it as plain text beats a
+            // screen stuck on an error that `c` could not turn off.
+            self.prompt.chat = false;
+            self.say_error(
+                "--chat ignored: this base model has no chat template, so the prompt is read as plain text"
+                    .into(),
+            );
+        }
         self.model = Some(info);
         self.busy = Busy::Idle;
         if let Some(cmds) = self.open_lesson() {

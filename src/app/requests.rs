@@ -186,7 +186,8 @@ impl App {
     }
 
     pub(super) fn toggle_chat(&mut self) -> Vec<Command> {
-        if self.model.as_ref().is_some_and(|m| !m.has_chat_template) {
+        // Turning chat off is always allowed; on, only where the model has a template.
+        if !self.prompt.chat && self.model.as_ref().is_some_and(|m| !m.has_chat_template) {
             self.say_error("this model has no chat template: a base model continues text, it does not take turns".into());
             return vec![];
         }

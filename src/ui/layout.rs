@@ -13,8 +13,9 @@ pub const CHAIN_HEADER: u16 = 2;
 /// The screen of `app`, cut into panels.
 pub fn areas(app: &App) -> Areas {
     let screen = Rect::new(0, 0, app.screen.width, app.screen.height);
+    let status_h = 1 + super::status::error_rows(app, app.screen.width);
     let [body, status] =
-        Layout::vertical([Constraint::Fill(1), Constraint::Length(2)]).areas(screen);
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(status_h)]).areas(screen);
     let (narration, body) = narration_split(app, body);
     let areas = if app.presenter.on {
         presenter(app, body, status)

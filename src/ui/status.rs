@@ -99,8 +99,19 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         } else {
             theme.info
         };
-        // Cut with a mark where it is longer than the line (the model's answer to a question).
-        Line::styled(fit(&format!(" {}", msg.text), area.width as usize), style)
+        // An error wraps onto the rows `error_rows` gave it (its cause and what to do come last);
+        // anything else is cut with a mark where it is longer than the line.
+        let rows = area.height.saturating_sub(1).max(1) as usize;
+        let mut lines: Vec<Line> = wrapped(&msg.text, area.width as usize, rows)
+            .into_iter()
+            .map(|l| Line::styled(l, style))
+            .collect();
+        let last = lines.pop().unwrap_or_default();
+        let mut all = vec![top];
+        all.extend(lines);
+        all.push(last);
+        frame.render_widget(Paragraph::new(all), area);
+        return;
     } else if app.mode == Mode::Normal {
         hints(area.width as usize, app.awaiting_guess(), theme)
     } else {
@@ -108,6 +119,34 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Line::styled(format!(" {} · {close} closes", app.mode.title()), theme.dim)
     };
     frame.render_widget(Paragraph::new(vec![top, bottom]), area);
+}
+
+/// How many rows the status line needs under the status bar: an error wraps onto up to 3, so its cause
+/// and what to do stay on screen at 80 columns; anything else takes 1.
+pub fn error_rows(app: &App, width: u16) -> u16 {
+    let pending = app.confirm.is_some() && app.status.is_some();
+    match &app.status {
+        Some(msg) if msg.error && !pending && !app.mode.is_text_input() => {
+            wrapped(&msg.text, width as usize, 3).len() as u16
+        }
+        _ => 1,
+    }
+}
+
+/// `text` after a space, wrapped to `width` on at most `rows` lines, the last cut with a mark.
+fn wrapped(text: &str, width: usize, rows: usize) -> Vec<String> {
+    let opts = textwrap::Options::new(width.max(10))
+        .initial_indent(" ")
+        .subsequent_indent(" ");
+    let mut lines: Vec<String> = textwrap::wrap(text, opts)
+        .into_iter()
+        .map(|l| l.into_owned())
+        .collect();
+    if lines.len() > rows {
+        let rest = lines.split_off(rows - 1).join(" ");
+        lines.push(fit(&rest, width));
+    }
+    lines
 }
 
 /// The sampler settings that act on the next token, long ("greedy rep 1.75") and short

@@ -21,8 +21,17 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .border_style(theme.border)
         .title(Span::styled(" Transcript ", theme.title));
     let Some(session) = app.session.as_ref() else {
-        let text = super::status::busy_text(app)
-            .unwrap_or_else(|| "no model loaded: see the status line below".into());
+        let text = super::status::busy_text(app).unwrap_or_else(|| match &app.model {
+            // The model is loaded, and what failed was reading a prompt or opening a session.
+            Some(_) => {
+                let p = crate::app::keymap::hint_key(
+                    crate::app::keymap::Mode::Normal,
+                    crate::app::keymap::Action::OpenPrompt,
+                );
+                format!("no text yet: see the status line below, or {p} to type a prompt")
+            }
+            None => "no model loaded: see the status line below".into(),
+        });
         let p = Paragraph::new(Line::styled(text, theme.dim)).block(block);
         frame.render_widget(p, area);
         return;

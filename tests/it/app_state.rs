@@ -663,3 +663,59 @@ fn autoplay_pauses_behind_too_small_and_says_so_when_the_screen_is_back() {
         vec![Command::Step]
     );
 }
+
+/// `--chat` with a base model (no chat template): the first request reads the prompt as plain text,
+/// and the status line says why, instead of a screen stuck on "no chat template" that `c` could not
+/// turn off.
+#[test]
+fn chat_on_a_model_without_a_template_reads_plain_text_and_says_so() {
+    let mut app = App::new(nexttoken::app::AppConfig {
+        chat: true,
+        ..config(80, 24)
+    });
+    let mut info = model_info();
+    info.has_chat_template = false;
+    let cmds = update(&mut app, Msg::Engine(Event::Loaded(info)));
+    assert!(
+        matches!(cmds.as_slice(), [Command::Prefill { chat: false, .. }]),
+        "{cmds:?}"
+    );
+    assert!(
+        status_text(&app).contains("--chat ignored"),
+        "{}",
+        status_text(&app)
+    );
+    // With a template, --chat stands.
+    let mut app = App::new(nexttoken::app::AppConfig {
+        chat: true,
+        ..config(80, 24)
+    });
+    let cmds = update(&mut app, Msg::Engine(Event::Loaded(model_info())));
+    assert!(
+        matches!(cmds.as_slice(), [Command::Prefill { chat: true, .. }]),
+        "{cmds:?}"
+    );
+}
+
+/// An error longer than the line wraps onto up to three rows under the status bar, so its cause and
+/// what to do stay on screen at 80 columns (the panels above give up the rows); an error that fits
+/// takes one.
+#[test]
+fn a_long_error_wraps_under_the_status_bar_at_80_columns() {
+    let mut app = ready_app(80, 24);
+    let short = screen_text(&app);
+    app.update(Msg::Engine(Event::Failed {
+        what: Failure::Prefill,
+        reason: "the prompt is 9001 tokens but the model's context holds 8192; shorten the prompt, or read it in a model with a longer context".into(),
+    }));
+    let s = screen_text(&app);
+    assert_eq!(s.len(), 24);
+    let bar = s.iter().rposition(|l| l.contains(" step 0 │")).unwrap();
+    assert_eq!(s.len() - bar - 1, 2, "two rows: {}", s.join("\n"));
+    let error = s[bar + 1..].join(" ");
+    assert!(
+        error.contains("could not read the prompt") && error.contains("longer context"),
+        "{error}"
+    );
+    assert_eq!(short[short.len() - 2], s[bar], "the same status bar");
+}
