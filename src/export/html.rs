@@ -108,7 +108,7 @@ fn header(o: &mut String, h: &Handout) {
             let _ = writeln!(
                 o,
                 "<pre class=\"command\"><code>{}</code></pre>",
-                escape(cmd)
+                command_words(cmd)
             );
             o.push_str("<p class=\"note\">The same model, settings and seed give the same tokens: the draw at each position depends only on the seed and the position. Add <code>--save FILE</code> to keep the session.</p>\n");
         }
@@ -340,7 +340,11 @@ fn branches(o: &mut String, bs: &[Branch]) {
     for b in bs {
         match &b.command {
             Ok(c) => {
-                let _ = writeln!(o, "<li><code>{}</code></li>", escape(c));
+                let _ = writeln!(
+                    o,
+                    "<li><code class=\"command\">{}</code></li>",
+                    command_words(c)
+                );
             }
             Err(why) => {
                 let _ = writeln!(o, "<li>none: {}</li>", escape(why));
@@ -348,4 +352,15 @@ fn branches(o: &mut String, bs: &[Branch]) {
         }
     }
     o.push_str("</ol>\n</section>\n");
+}
+
+/// A command line, escaped, each space-separated word kept whole (`.w`): a line breaks only at a
+/// space, never inside `--seed` or `smollm2-135m`, where a reader typing it from paper would copy the
+/// break.
+fn command_words(cmd: &str) -> String {
+    let words: Vec<String> = cmd
+        .split(' ')
+        .map(|w| format!("<span class=\"w\">{}</span>", escape(w)))
+        .collect();
+    words.join(" ")
 }

@@ -36,10 +36,10 @@ pub(super) fn timings(o: &mut String, h: &Handout) {
     for p in super::timing_text::sentences(t, |s| format!("<b>{s}</b>")) {
         let _ = writeln!(o, "<p>{p}</p>");
     }
-    for p in super::rounds_text::light_sentences(h.saved, t) {
+    for p in super::rounds_text::light_sentences(h.saved, t, h.prompt.len() + h.steps.len()) {
         let _ = writeln!(o, "<p>{}</p>", escape(&p));
     }
-    o.push_str("<p class=\"note\">Decode figures cover every generated token of the tree that had a pass of its own.</p>\n</section>\n");
+    o.push_str("</section>\n");
 }
 
 pub(super) fn speculation(o: &mut String, h: &Handout) {

@@ -283,7 +283,7 @@ fn timings(o: &mut String, h: &Handout) {
     for p in super::timing_text::sentences(t, |s| format!("**{s}**")) {
         let _ = writeln!(o, "\n{p}");
     }
-    for p in super::rounds_text::light_sentences(h.saved, t) {
+    for p in super::rounds_text::light_sentences(h.saved, t, h.prompt.len() + h.steps.len()) {
         let _ = writeln!(o, "\n{}", escape(&p));
     }
 }

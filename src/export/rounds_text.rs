@@ -80,38 +80,72 @@ pub fn rounds_summary(saved: &SavedSession) -> Option<String> {
 }
 
 /// The speed of light of a step and of the prefill, in sentences; empty when the machine was not
-/// measured.
-pub fn light_sentences(saved: &SavedSession, t: &Timings) -> Vec<String> {
+/// measured. `depth`: the current path's length, the KV cache a step at its end reads.
+pub fn light_sentences(saved: &SavedSession, t: &Timings, depth: usize) -> Vec<String> {
     let Some(m) = &saved.machine else {
         return vec![];
     };
-    let position = saved.nodes.len().max(saved.prompt_len);
-    let floor = m.step_floor_ms(position);
-    let (w, kv) = m.step_bytes(position);
+    let floor = m.step_floor_ms(depth);
+    let (w, kv) = m.step_bytes(depth);
+    let from = if m.from_cache {
+        " from the CPU's cache, which held a copy the size of the model,"
+    } else {
+        ""
+    };
     let mut out = vec![format!(
-        "Memory streamed at {:.1} GB/s on the machine that ran this. A one-token step reads every \
-         weight ({:.1} MB) and the KV cache at its depth (up to {:.1} MB here), so no step could take \
-         less than {}.",
+        "Memory streamed at {:.1} GB/s{from} when the model loaded on the machine that ran this. A \
+         one-token step reads every weight ({:.1} MB) and the KV cache at its depth (up to {:.1} MB \
+         here), so a step should take at least about {}: an estimate, from one measurement.",
         m.bandwidth_gb_s,
         w as f64 / 1e6,
         kv as f64 / 1e6,
         ms(floor)
     )];
     if let Some(d) = &t.cached {
-        out.push(format!(
-            "The median cached step took {}: {:.0}% of that speed of light.",
-            ms(d.median_ms),
-            100.0 * floor / d.median_ms.max(1e-9)
-        ));
+        let share = 100.0 * floor / d.median_ms.max(1e-9);
+        let mut s = format!(
+            "The median cached step took {}: {share:.0}% of that speed of light.",
+            ms(d.median_ms)
+        );
+        if share > 100.0 {
+            s.push_str(" The steps beat the estimate, so the bandwidth measured at load was low (the machine was busier then).");
+        }
+        out.push(s);
     }
     if t.prefill_ms > 0.0 {
-        let gflops = m.pass_flop(t.prefill_tokens, 0) / (t.prefill_ms / 1e3) / 1e9;
-        out.push(format!(
-            "Reading the prompt did {gflops:.1} GFLOP/s against the {:.0} GFLOP/s the model's kernels \
-             reach at their best: a prefill uses each weight for every prompt token, so it is bound by \
-             arithmetic, not memory.",
-            m.peak_gflops
-        ));
+        out.push(prefill_sentence(m, t));
     }
     out
+}
+
+/// The prefill's GFLOP/s against the kernels' peak, and which floor bounds it at this prompt's
+/// length: the arithmetic (every weight used once per prompt token) or the one read of the weights.
+fn prefill_sentence(m: &crate::protocol::MachineSpeed, t: &Timings) -> String {
+    let flop = m.pass_flop(t.prefill_tokens, 0);
+    let gflops = flop / (t.prefill_ms / 1e3) / 1e9;
+    let arithmetic_ms = flop / (m.peak_gflops * 1e9) * 1e3;
+    let memory_ms = m.step_floor_ms(0);
+    let bound = if arithmetic_ms >= memory_ms {
+        format!(
+            "a prefill uses each weight for every prompt token, so at {} tokens its arithmetic ({} \
+             at that peak) outweighs reading the weights ({}): it is bound by arithmetic, not memory",
+            t.prefill_tokens,
+            ms(arithmetic_ms),
+            ms(memory_ms)
+        )
+    } else {
+        format!(
+            "with only {} tokens, reading the weights once ({}) outweighs their arithmetic ({} at \
+             that peak), so this prefill is bound by memory, as a step is; a longer prompt is bound \
+             by arithmetic",
+            t.prefill_tokens,
+            ms(memory_ms),
+            ms(arithmetic_ms)
+        )
+    };
+    format!(
+        "Reading the prompt did {gflops:.1} GFLOP/s against the {:.0} GFLOP/s the model's kernels \
+         reach at their best: {bound}.",
+        m.peak_gflops
+    )
 }

@@ -95,6 +95,7 @@ fn the_handout_renders_in_headless_chromium() {
     let h = nexttoken::export::facts::Handout::new(&saved, "handout-session.json");
 
     the_dom_holds_every_step(&bin, tmp.path(), &page, &h);
+    at_a_phones_width_commands_break_only_at_spaces(&bin, tmp.path(), &page);
     let probe = a_focused_token_shows_its_popup(&bin, tmp.path(), &page);
     a_screenshot_and_a_pdf_are_not_blank(&bin, tmp.path(), &page, &probe);
 }
@@ -135,6 +136,39 @@ fn the_dom_holds_every_step(
     assert!(dom.contains("<table class=\"steps\">"));
     let rows = dom.matches("<td class=\"top\">").count();
     assert_eq!(rows, h.steps.len(), "one step row per generated token");
+}
+
+/// At 400 px (a phone) the commands wrap, but only at spaces: no word of them (`--seed`,
+/// `smollm2-135m`) is split over two lines, where a reader typing from paper would copy the break.
+/// The wide tables scroll inside themselves: the page does not scroll sideways.
+fn at_a_phones_width_commands_break_only_at_spaces(bin: &Path, dir: &Path, page: &Path) {
+    let probe = dir.join("narrow.html");
+    let script = "<script>const ws=[...document.querySelectorAll('.command .w')];\
+        document.body.dataset.words=ws.length;\
+        document.body.dataset.split=ws.filter(w=>w.getClientRects().length>1).length;\
+        document.body.dataset.sideways=document.documentElement.scrollWidth>window.innerWidth+1;</script></body>";
+    let html = std::fs::read_to_string(page).unwrap();
+    std::fs::write(&probe, html.replace("</body>", script)).unwrap();
+    let args = ["--dump-dom".into(), "--window-size=400,2000".into()];
+    let dom = String::from_utf8(chromium(bin, dir, &args, &probe).stdout).unwrap();
+    let data = |k: &str| {
+        let at = dom
+            .find(&format!("data-{k}=\""))
+            .unwrap_or_else(|| panic!("no {k}"))
+            + k.len()
+            + 7;
+        dom[at..].split('"').next().unwrap().to_string()
+    };
+    assert!(
+        data("words").parse::<usize>().unwrap() > 10,
+        "the commands' words"
+    );
+    assert_eq!(data("split"), "0", "a command's word split over two lines");
+    assert_eq!(
+        data("sideways"),
+        "false",
+        "the page scrolls sideways at 400 px"
+    );
 }
 
 /// Focus a token (as a tap or Tab would): its popup shows, the others stay hidden. Returns the probe

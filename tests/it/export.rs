@@ -788,3 +788,80 @@ fn the_handout_shows_the_rounds_and_the_speed_of_light() {
         );
     }
 }
+
+/// The timing sentences say what their figures are made of, and do not teach what the figures cannot
+/// show: steps slower than the whole prompt's pass are called slowed, a cache that gained nothing is
+/// explained, the speed of light is an estimate that the steps may beat, and the prefill's bound is
+/// the larger of its two floors at this prompt's length.
+#[test]
+fn the_timing_sentences_do_not_teach_what_the_figures_cannot_show() {
+    use nexttoken::export::facts::{Decode, Timings};
+    use nexttoken::export::timing_text::sentences;
+    let decode = |passes, median_ms| Decode {
+        passes,
+        mean_ms: median_ms,
+        median_ms,
+    };
+    // The walk's session: a 5-token prompt in 12.9 ms, steps of 303 ms with the cache, one of 240
+    // without.
+    let busy = Timings {
+        prefill_tokens: 5,
+        prefill_ms: 12.88,
+        prefill_ms_per_token: 12.88 / 5.0,
+        ttft_ms: 13.08,
+        cached: Some(decode(9, 303.0)),
+        uncached: Some(decode(1, 240.0)),
+    };
+    let text = sentences(&busy, |s| s.to_string()).join(" ");
+    for want in [
+        "the median of 9 decode passes",
+        "took longer than the whole prompt's pass (12.88 ms for 5 tokens at once)",
+        "medians of 1 passes without and 9 with",
+        "At these lengths re-reading the whole text costs about as much",
+        "on every branch",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    let quiet = Timings {
+        cached: Some(decode(9, 6.5)),
+        uncached: Some(decode(3, 19.0)),
+        ..busy.clone()
+    };
+    let text = sentences(&quiet, |s| s.to_string()).join(" ");
+    assert!(
+        !text.contains("took longer") && !text.contains("At these lengths"),
+        "{text}"
+    );
+
+    let mut saved = fixture();
+    let m = nexttoken::protocol::MachineSpeed {
+        bandwidth_gb_s: 13.5,
+        from_cache: false,
+        weight_bytes: 97_000_000,
+        kv_bytes_per_position: 46_080,
+        matmul_flop_per_token: 2.7e8,
+        attention_flop_per_key: 1.1e5,
+        peak_gflops: 218.0,
+    };
+    saved.machine = Some(m.clone());
+    let light = |t: &Timings, prefill_tokens| {
+        let t = Timings {
+            prefill_tokens,
+            ..t.clone()
+        };
+        nexttoken::export::rounds_text::light_sentences(&saved, &t, 12).join(" ")
+    };
+    // 5 tokens: 1.35 GFLOP at 218 GFLOP/s is 6.2 ms, the weights' read 7.2 ms: memory.
+    let text = light(&quiet, 5);
+    assert!(
+        text.contains("an estimate") && text.contains("bound by memory"),
+        "{text}"
+    );
+    assert!(
+        text.contains("The steps beat the estimate"),
+        "6.5 ms under a 7.2 ms floor: {text}"
+    );
+    let text = light(&busy, 512);
+    assert!(text.contains("bound by arithmetic"), "{text}");
+    assert!(!text.contains("beat the estimate"), "{text}");
+}
