@@ -11,6 +11,7 @@ pub mod compare_ab;
 pub mod export;
 pub mod lesson;
 pub mod speed_of_light;
+pub mod terminal;
 pub mod trace;
 pub mod tui;
 

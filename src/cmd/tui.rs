@@ -1,6 +1,7 @@
-//! The terminal: setup and restore (on every exit path, a panic included), the input thread, and the
-//! event loop that feeds `Msg`s to `App::update`, sends its `Command`s to the engine, and redraws.
+//! The TUI: the checks made before the screen is taken over (`terminal.rs` owns its modes), the input
+//! thread, and the event loop that feeds `Msg`s to `App::update`, sends its `Command`s to the engine, and redraws.
 
+use super::terminal::{self, TerminalGuard};
 use crate::app::{App, AppConfig, Key, Msg, ThemeKind};
 use crate::class::ClassHandle;
 use crate::cli::{Cli, Theme};
@@ -8,13 +9,9 @@ use crate::engine::twin::TwinSpec;
 use crate::protocol::{Command, Event, Failure, SamplerSettings};
 use crate::worker::{self, EngineConfig};
 use crossterm::event::{
-    self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-    Event as CtEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
+    self, Event as CtEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton,
+    MouseEventKind,
 };
-use crossterm::terminal::{
-    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
-};
-use crossterm::{cursor, execute};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 use std::io::stdout;
@@ -34,6 +31,8 @@ const ATTENTION_WINDOW: usize = 16;
 pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
     let settings = cli.sampler.settings()?;
     let (lesson, twin) = check_before_screen(cli, &model_path)?;
+    terminal::check_is_terminal()?;
+    let signalled = terminal::stop_on_signals()?;
     // Input and engine events arrive on one channel, so the loop waits on a single receiver. The engine
     // sends on it directly (no forwarding thread).
     let (msg_tx, msg_rx) = mpsc::channel::<Msg>();
@@ -49,7 +48,14 @@ pub fn run(cli: &Cli, model_path: PathBuf) -> anyhow::Result<()> {
     }
     let stop = Arc::new(AtomicBool::new(false));
     spawn_input_thread(msg_tx, stop.clone());
-    let result = event_loop(&mut terminal, &mut app, &msg_rx, &engine, class.as_ref());
+    let result = event_loop(
+        &mut terminal,
+        &mut app,
+        &msg_rx,
+        &engine,
+        class.as_ref(),
+        &signalled,
+    );
     stop.store(true, Ordering::Relaxed);
     drop(guard);
     // The engine finishes the command in hand (at most one step) and ends; a prompt being read is
@@ -166,6 +172,7 @@ fn event_loop(
     msg_rx: &Receiver<Msg>,
     engine: &worker::EngineHandle,
     class: Option<&ClassHandle>,
+    signalled: &AtomicBool,
 ) -> anyhow::Result<()> {
     let start = Instant::now();
     let mut last_tick = Instant::now();
@@ -209,6 +216,11 @@ fn event_loop(
         }
         if app.quit {
             return Ok(());
+        }
+        if signalled.load(Ordering::Relaxed) {
+            anyhow::bail!(
+                "stopped by a signal (SIGTERM, SIGHUP or SIGQUIT); the terminal is restored"
+            );
         }
     }
 }
@@ -333,55 +345,4 @@ fn to_key(k: KeyEvent) -> Option<Key> {
         KeyCode::End => Key::End,
         _ => return None,
     })
-}
-
-/// Raw mode, the alternate screen and mouse capture, undone on drop and by the panic hook.
-pub struct TerminalGuard;
-
-impl TerminalGuard {
-    pub fn enter() -> anyhow::Result<TerminalGuard> {
-        install_panic_hook();
-        // Made first, so an error half-way through still restores what was done.
-        let guard = TerminalGuard;
-        enable_raw_mode()?;
-        execute!(
-            stdout(),
-            EnterAlternateScreen,
-            EnableMouseCapture,
-            EnableBracketedPaste,
-            cursor::Hide
-        )?;
-        Ok(guard)
-    }
-}
-
-impl Drop for TerminalGuard {
-    fn drop(&mut self) {
-        restore_terminal();
-    }
-}
-
-/// Puts the terminal back as the shell expects it. Safe to call twice.
-pub fn restore_terminal() {
-    let _ = disable_raw_mode();
-    let _ = execute!(
-        stdout(),
-        DisableMouseCapture,
-        DisableBracketedPaste,
-        LeaveAlternateScreen,
-        cursor::Show
-    );
-}
-
-/// Restores the terminal before the panic message prints, so it is readable. Only for the thread that
-/// owns the screen: a panic elsewhere must not pull the screen from under a running UI.
-fn install_panic_hook() {
-    let ui_thread = std::thread::current().id();
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        if std::thread::current().id() == ui_thread {
-            restore_terminal();
-        }
-        previous(info);
-    }));
 }

@@ -66,6 +66,46 @@ fn step_force_rewind_and_quit_in_a_real_terminal() {
     );
 }
 
+/// SIGTERM (a closed window's SIGHUP, a `kill`) ends the app as `q` does: the alternate screen, the
+/// cursor, mouse capture and raw mode are all put back, and it says why it stopped.
+#[test]
+fn a_sigterm_restores_the_terminal() {
+    let model = support::real_model();
+    let bin = env!("CARGO_BIN_EXE_nexttoken");
+    let cmd = format!(
+        "'{bin}' --model '{}' --prompt 'sigterm probe' --seed 9; echo \"exit=$?\"; \
+         stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; \
+         echo; sleep 120",
+        model.display()
+    );
+    let t = Tmux::start(&cmd, 100, 30);
+    t.wait_for("the prompt read", 120, |s| step_counter(s) == Some(0));
+    assert_eq!(t.display("#{mouse_any_flag}"), "1", "mouse capture on");
+    let pid = std::process::Command::new("pgrep")
+        .args(["-n", "-f", "sigterm probe"])
+        .output()
+        .unwrap();
+    let pid = String::from_utf8(pid.stdout).unwrap().trim().to_string();
+    assert!(!pid.is_empty(), "the app's pid");
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let s = t.wait_for("the app to exit", 30, |s| s.contains("exit="));
+    assert!(s.contains("stopped by a signal"), "{s}");
+    assert_eq!(t.display("#{alternate_on}"), "0", "the alternate screen");
+    assert_eq!(t.display("#{cursor_flag}"), "1", "the cursor shown");
+    assert_eq!(t.display("#{mouse_any_flag}"), "0", "mouse capture off");
+    let modes = t.wait_for("the terminal modes", 10, |s| {
+        s.contains("icanon") && s.contains("echo")
+    });
+    assert!(
+        !modes.contains("-icanon") && !modes.contains("-echo"),
+        "raw mode was left on:\n{modes}"
+    );
+}
+
 #[test]
 fn a_pasted_multi_line_prompt_reaches_the_model_with_its_lines() {
     let model = support::real_model();
