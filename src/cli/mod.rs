@@ -1,6 +1,7 @@
-//! Command-line arguments: the TUI by default, and the `fetch`, `trace` and `bench` subcommands. Each
-//! subcommand lists only the flags it uses; `--model`, `--tokenizer`, `--threads` and `--verbose` go
-//! everywhere.
+//! Command-line arguments: the TUI by default, and the `fetch`, `trace`, `compare`, `bench`, `lesson`
+//! and `export` subcommands. Each subcommand has its own flags; the model's (`--model`, `--tokenizer`,
+//! `--threads`, `--verbose`, `--kv` and the server's) are global, so clap lists them under every
+//! subcommand, and one that does not use a flag refuses it (`cmd::refuse_unused_model_flags`).
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -94,8 +95,8 @@ pub struct ModelArgs {
     /// A tokenizer.json to use instead of the one built from the GGUF metadata.
     #[arg(long, global = true)]
     pub tokenizer: Option<PathBuf>,
-    /// Worker threads for the model [default: all cores].
-    #[arg(long, global = true)]
+    /// Worker threads for the model, 1 or more [default: all cores].
+    #[arg(long, global = true, value_parser = thread_count)]
     pub threads: Option<usize>,
     /// On an error, print its whole chain and any captured backtrace.
     #[arg(long, global = true)]
@@ -323,6 +324,23 @@ impl KvCacheType {
 }
 
 /// A name `fetch` knows, or the error listing the names it does.
+/// `--threads`: 1 or more, and at most four per core (more only wait on each other: 500 on 2 cores
+/// had run for minutes without a word).
+fn thread_count(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number of threads"))?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match n {
+        0 => Err("0 threads cannot run the model: give 1 or more (leave it out for all cores)".into()),
+        n if n > 4 * cores => Err(format!(
+            "{n} threads on this machine's {cores} cores would only wait on each other: give at most {} (leave it out for all {cores})",
+            4 * cores
+        )),
+        n => Ok(n),
+    }
+}
+
 fn known_model_name(name: &str) -> Result<String, String> {
     match crate::engine::fetch::known(name) {
         Some(m) => Ok(m.name.to_string()),

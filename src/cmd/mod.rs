@@ -31,6 +31,7 @@ pub fn run(cli: Cli) -> Result<()> {
     // decode run at less than half speed here.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     crate::engine::set_threads(cli.model.threads.unwrap_or(cores));
+    refuse_unused_model_flags(&cli)?;
     if cli.model.server.server.is_some() && cli.model.kv != crate::cli::KvCacheType::F32 {
         anyhow::bail!("--kv sets a local model's KV cache; a served model keeps its server's: drop --kv or --server");
     }
@@ -83,6 +84,61 @@ pub fn run(cli: Cli) -> Result<()> {
             tui::run(&cli, path)
         }
     }
+}
+
+/// The model flags are global (clap lists them under every subcommand); a subcommand that does not use
+/// one refuses it rather than ignore it (`fetch --model gemma3-270m` had fetched SmolLM2). A
+/// `--model` that came from `NEXTTOKEN_MODEL` is the environment's, not asked for here.
+fn refuse_unused_model_flags(cli: &Cli) -> Result<()> {
+    use crate::cli::{LessonArgs, LessonCmd};
+    let (name, uses, why): (&str, &[&str], &str) = match &cli.command {
+        Some(Cmd::Fetch { .. }) => (
+            "fetch",
+            &[],
+            "it fetches the model named as its argument: `nexttoken fetch gemma3-270m`",
+        ),
+        Some(Cmd::Export(_)) => (
+            "export",
+            &[],
+            "a handout needs no model: everything is in the session file",
+        ),
+        Some(Cmd::Lesson(LessonArgs {
+            command: LessonCmd::List,
+        })) => (
+            "lesson list",
+            &[],
+            "the list needs no model; `lesson check NAME --model M` runs one on a model",
+        ),
+        Some(Cmd::Bench(_)) => (
+            "bench",
+            &["--model", "--threads", "--kv"],
+            "it measures a local model's kernels",
+        ),
+        _ => return Ok(()),
+    };
+    let m = &cli.model;
+    let from_env = std::env::var_os("NEXTTOKEN_MODEL").map(PathBuf::from);
+    let given = [
+        ("--model", m.model.is_some() && m.model != from_env),
+        ("--tokenizer", m.tokenizer.is_some()),
+        ("--threads", m.threads.is_some()),
+        ("--kv", m.kv != crate::cli::KvCacheType::F32),
+        ("--server", m.server.server.is_some()),
+        ("--server-model", m.server.server_model.is_some()),
+    ];
+    let unused: Vec<&str> = given
+        .iter()
+        .filter(|(flag, on)| *on && !uses.contains(flag))
+        .map(|(flag, _)| *flag)
+        .collect();
+    if unused.is_empty() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "`nexttoken {name}` does not use {}: drop {} ({why})",
+        unused.join(", "),
+        if unused.len() == 1 { "it" } else { "them" }
+    )
 }
 
 /// A command's session options: the defaults, with what the model flags set (`--kv`).

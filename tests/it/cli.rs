@@ -220,6 +220,51 @@ fn each_subcommand_lists_only_its_own_flags() {
     );
 }
 
+/// The model's flags are global, so clap lists them under every subcommand: one that does not use a
+/// flag refuses it and says why (`fetch --model gemma3-270m` had fetched SmolLM2 without a word); the
+/// `--model` that `NEXTTOKEN_MODEL` sets is not refused. `--threads` is 1 to four per core.
+#[test]
+fn a_subcommand_refuses_the_model_flags_it_does_not_use() {
+    let refused = |args: &[&str], says: &[&str]| {
+        let out = nexttoken(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = stderr(&out);
+        for s in says {
+            assert!(err.contains(s), "{args:?}: {s} missing from {err}");
+        }
+    };
+    refused(
+        &["fetch", "--model", "gemma3-270m"],
+        &[
+            "`nexttoken fetch` does not use --model",
+            "nexttoken fetch gemma3-270m",
+        ],
+    );
+    refused(
+        &["export", "x.json", "--kv", "f16", "--threads", "1"],
+        &["does not use --threads, --kv", "needs no model"],
+    );
+    refused(
+        &["lesson", "list", "--tokenizer", "t.json"],
+        &["`nexttoken lesson list` does not use --tokenizer"],
+    );
+    refused(
+        &["bench", "--server", "http://127.0.0.1:9"],
+        &["`nexttoken bench` does not use --server"],
+    );
+    // NEXTTOKEN_MODEL (set by `nexttoken()`) is no flag: the list prints.
+    let out = nexttoken(&["lesson", "list"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for (n, says) in [
+        ("0", "0 threads cannot run the model"),
+        ("100000", "would only wait on each other"),
+    ] {
+        let out = nexttoken(&["trace", "--threads", n]);
+        assert_eq!(out.status.code(), Some(2), "clap's usage error");
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+    }
+}
+
 #[test]
 fn the_model_has_a_name_a_class_can_read() {
     use nexttoken::engine::gguf::GgufFile;
