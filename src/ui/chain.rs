@@ -73,26 +73,116 @@ fn columns<'a>(dist: &'a Distribution) -> Vec<Column<'a>> {
     cols
 }
 
-/// Width of the token column: the longest candidate within limits, and never narrower than the row
-/// labels when there is room for them.
-fn token_width(dist: &Distribution, width: usize) -> usize {
-    let cells: usize = columns(dist).iter().map(Column::width).sum();
-    let avail = width.saturating_sub(4 + cells);
-    widest_token(&dist.candidates)
-        .clamp(LABEL_W, 16)
-        .min(avail)
-        .max(4)
+/// Width of the elision mark that stands for the stage columns left out.
+const ELIDED_W: usize = 2;
+
+/// The token column's width and the columns that fit `width` beside it: every column when they fit;
+/// else the first (the model's raw distribution), the last (what the draw takes) and the one the
+/// sampler panel is changing (`focus`), then as many others as fit, nearest the end first, with an
+/// elision mark (`None`) for each run left out. A column is never cut part-way: "82.0%" cut to "8"
+/// had read as 8% where the sampler panel covered the view's right side.
+fn fit(dist: &Distribution, width: usize, focus: Option<&str>) -> (usize, Vec<Option<usize>>) {
+    let cols = columns(dist);
+    let widths: Vec<usize> = cols.iter().map(Column::width).collect();
+    let all: usize = widths.iter().sum();
+    let tw = widest_token(&dist.candidates).clamp(LABEL_W, 16);
+    let avail = |tw: usize| width.saturating_sub(4 + tw);
+    if all <= avail(tw) {
+        return (tw, (0..cols.len()).map(Some).collect());
+    }
+    if all <= avail(LABEL_W) {
+        return (avail(0) - all, (0..cols.len()).map(Some).collect());
+    }
+    let tw = LABEL_W.min(tw);
+    let last = cols.len() - 1;
+    let mut chosen = vec![0, last];
+    chosen.extend(
+        cols.iter()
+            .position(|c| Some(c.name) == focus.map(stage_label)),
+    );
+    let used = |chosen: &[usize]| {
+        let mut c = chosen.to_vec();
+        c.sort_unstable();
+        c.dedup();
+        let gaps = c.windows(2).filter(|w| w[1] > w[0] + 1).count();
+        c.iter().map(|&i| widths[i]).sum::<usize>() + gaps * ELIDED_W
+    };
+    for i in (1..last).rev() {
+        let mut more = chosen.clone();
+        more.push(i);
+        if used(&more) <= avail(tw) {
+            chosen = more;
+        }
+    }
+    chosen.sort_unstable();
+    chosen.dedup();
+    let mut shown = vec![];
+    for (k, &i) in chosen.iter().enumerate() {
+        if k > 0 && i > chosen[k - 1] + 1 {
+            shown.push(None);
+        }
+        shown.push(Some(i));
+    }
+    (tw, shown)
+}
+
+/// The stage the sampler panel's selected setting acts in, while it is open: its column stays shown.
+fn focus(app: &App) -> Option<&'static str> {
+    use crate::protocol::{Group, Setting};
+    if app.mode != crate::app::keymap::Mode::Sampler {
+        return None;
+    }
+    let setting = *crate::app::sampler_panel::FIELDS.get(app.sampler.field)?;
+    Some(match setting {
+        Setting::Temperature => "temperature",
+        Setting::TopK => "top-k",
+        Setting::TopP => "top-p",
+        Setting::MinP => "min-p",
+        s if s.names().group == Group::Penalty => "penalties",
+        s if s.names().group == Group::Dry => "dry",
+        _ => return None,
+    })
+}
+
+/// Width of the token column (see [`fit`]).
+fn token_width(dist: &Distribution, width: usize, focus: Option<&str>) -> usize {
+    fit(dist, width, focus).0
+}
+
+/// Each column's cell, by [`fit`]'s choice: `cell(column)` for a shown one, "…" for the mark.
+fn cells(
+    dist: &Distribution,
+    (width, focus): (usize, Option<&str>),
+    mut cell: impl FnMut(usize, &Column) -> String,
+) -> String {
+    let cols = columns(dist);
+    let all: Vec<String> = cols.iter().enumerate().map(|(i, c)| cell(i, c)).collect();
+    fit(dist, width, focus)
+        .1
+        .iter()
+        .map(|c| match c {
+            Some(i) => format!("{:>w$}", all[*i], w = cols[*i].width()),
+            None => format!("{:>w$}", "…", w = ELIDED_W),
+        })
+        .collect()
 }
 
 /// Stage names, then how many tokens each stage keeps.
-pub fn header(dist: &Distribution, width: usize, theme: &Theme) -> Vec<Line<'static>> {
-    let tw = token_width(dist, width);
-    let mut names = format!("{:3} {}", "", pad("stage →", tw));
-    let mut kept = format!("{:3} {}", "", pad("kept", tw));
-    for col in columns(dist) {
-        names.push_str(&format!("{:>w$}", col.name, w = col.width()));
-        kept.push_str(&format!("{:>w$}", compact_count(col.kept), w = col.width()));
-    }
+pub fn header(app: &App, dist: &Distribution, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let fit_to = (width, focus(app));
+    let tw = token_width(dist, width, fit_to.1);
+    let names = format!(
+        "{:3} {}{}",
+        "",
+        pad("stage →", tw),
+        cells(dist, fit_to, |_, col| col.name.to_string())
+    );
+    let kept = format!(
+        "{:3} {}{}",
+        "",
+        pad("kept", tw),
+        cells(dist, fit_to, |_, col| compact_count(col.kept))
+    );
     vec![
         Line::styled(names, theme.title),
         Line::styled(kept, theme.dim),
@@ -102,7 +192,7 @@ pub fn header(dist: &Distribution, width: usize, theme: &Theme) -> Vec<Line<'sta
 /// One candidate across the stages: its renormalised probability, or ✂ where a stage cut it.
 pub fn row(app: &App, dist: &Distribution, i: usize, width: usize, theme: &Theme) -> Line<'static> {
     let c = &dist.candidates[i];
-    let tw = token_width(dist, width);
+    let tw = token_width(dist, width, focus(app));
     let planned = c.token.id == dist.planned.id;
     let sel = if i == app.selection.candidate {
         "▶"
@@ -116,30 +206,44 @@ pub fn row(app: &App, dist: &Distribution, i: usize, width: usize, theme: &Theme
             if planned { theme.planned } else { theme.text },
         ),
     ];
+    // Over every column, so the ✂ marks the stage that cut it even where that column is left out.
+    let cols = columns(dist);
     let mut alive = true;
-    for col in columns(dist) {
-        let p = col.probs.get(i).copied().unwrap_or(0.0);
-        let (text, style) = if p > 0.0 {
-            (pct(p), theme.text)
-        } else if alive {
-            alive = false;
-            ("✂".to_string(), theme.error)
-        } else {
-            ("·".to_string(), theme.dim)
-        };
-        spans.push(Span::styled(format!("{text:>w$}", w = col.width()), style));
+    let all: Vec<(String, ratatui::style::Style)> = cols
+        .iter()
+        .map(|col| {
+            let p = col.probs.get(i).copied().unwrap_or(0.0);
+            if p > 0.0 {
+                (pct(p), theme.text)
+            } else if alive {
+                alive = false;
+                ("✂".to_string(), theme.error)
+            } else {
+                ("·".to_string(), theme.dim)
+            }
+        })
+        .collect();
+    for c in fit(dist, width, focus(app)).1 {
+        spans.push(match c {
+            Some(k) => Span::styled(format!("{:>w$}", all[k].0, w = cols[k].width()), all[k].1),
+            None => Span::styled(format!("{:>w$}", "…", w = ELIDED_W), theme.dim),
+        });
     }
     Line::from(spans)
 }
 
 /// Under the list: the share of the distribution's mass still left after each stage ([`mass_left`]),
 /// which can only fall from one stage to the next.
-pub fn mass_line(dist: &Distribution, width: usize, theme: &Theme) -> Line<'static> {
-    let tw = token_width(dist, width);
-    let mut row = format!("{:3} {}", "", pad("mass left", tw));
-    for (m, col) in mass_left(dist).into_iter().zip(columns(dist)) {
-        row.push_str(&format!("{:>w$}", pct(m), w = col.width()));
-    }
+pub fn mass_line(app: &App, dist: &Distribution, width: usize, theme: &Theme) -> Line<'static> {
+    let fit_to = (width, focus(app));
+    let tw = token_width(dist, width, fit_to.1);
+    let mass = mass_left(dist);
+    let row = format!(
+        "{:3} {}{}",
+        "",
+        pad("mass left", tw),
+        cells(dist, fit_to, |i, _| pct(mass[i]))
+    );
     Line::styled(row, theme.dim)
 }
 

@@ -97,7 +97,10 @@ fn draw_candidates(frame: &mut Frame, area: Rect, app: &App, dist: &Distribution
             height: CHAIN_HEADER,
             ..inner
         };
-        frame.render_widget(Paragraph::new(chain::header(dist, width, theme)), header);
+        frame.render_widget(
+            Paragraph::new(chain::header(app, dist, width, theme)),
+            header,
+        );
     }
     let rounds = rounds_draw_their_own(app, dist);
     let mut n = dist.candidates.len().min(rows.height as usize);
@@ -123,7 +126,7 @@ fn draw_candidates(frame: &mut Frame, area: Rect, app: &App, dist: &Distribution
     // The column key (or the chain's kept mass) sits right under the list, in the footer if the list
     // fills its rows.
     let key = if app.screen.show_chain {
-        chain::mass_line(dist, width, theme)
+        chain::mass_line(app, dist, width, theme)
     } else {
         column_key(dist, &cols, theme)
     };

@@ -62,7 +62,8 @@ fn presenter(app: &App, body: Rect, status: Rect) -> Areas {
         class: pick(SidePanel::Class),
         status,
         overlay: distribution,
-        sampler: distribution,
+        // Over the side, not the bars: a class watches the distribution change as a setting does.
+        sampler: side,
         narration: None,
         big_token: app.presenter.side.is_none().then_some(side),
     }
@@ -119,11 +120,14 @@ fn panels(app: &App, body: Rect, status: Rect) -> Areas {
             Layout::vertical([transcript_rows(app, body), Constraint::Fill(1)]).areas(body);
         let [distribution, side] =
             Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(lower);
-        // The sampler chain needs a column per stage: it takes the whole width.
+        // The sampler chain needs a column per stage: it takes the whole width, but for the sampler
+        // panel's side while that is open (the chain then leaves stages out whole).
+        let chain_wide = app.screen.show_chain && app.mode != crate::app::keymap::Mode::Sampler;
         let round = app.screen.side == SidePanel::Round && app.draft().is_some();
         let class = app.screen.side == SidePanel::Class && app.class.is_some();
         let (distribution, attention, timing, repetition, model_b) = match app.screen.side {
-            _ if app.screen.show_chain => (lower, None, None, None, None),
+            _ if chain_wide => (lower, None, None, None, None),
+            _ if app.screen.show_chain => (distribution, None, None, None, None),
             SidePanel::Round if round => (distribution, None, None, None, None),
             SidePanel::Class if class => (distribution, None, None, None, None),
             SidePanel::Timing => (distribution, None, Some(side), None, None),

@@ -230,3 +230,54 @@ fn the_summaries_name_exactly_the_settings_that_act() {
     assert!(!SamplerSettings::default().acts(Field::DryBase));
     assert_eq!(sampler_forms(&dry)[1], "T0.80 k40 p0.95 m0.05 DRY0.80");
 }
+
+/// At 80x24 the chain (`t`) with the sampler panel open beside it: the chain keeps the left side and
+/// leaves stage columns out whole, with a `…` for each run left out. Every cell is a whole figure (a
+/// cut "82.0%" had read "8"), and the column of the setting being changed stays on screen.
+#[test]
+fn the_chain_beside_the_sampler_panel_leaves_stages_out_whole_and_keeps_the_one_being_changed() {
+    for (field, column) in [
+        (Field::Temperature, "temp"),
+        (Field::TopP, "top-p"),
+        (Field::MinP, "min-p"),
+    ] {
+        let mut app = ready_app(80, 24);
+        key(&mut app, 't');
+        panel_on(&mut app, field);
+        let screen = screen_text(&app);
+        let header = screen
+            .iter()
+            .find(|l| l.contains("stage →"))
+            .expect("the chain's header");
+        let left = |l: &str| l.split("││").next().unwrap().to_string();
+        assert!(left(header).contains('…'), "{}", screen.join("\n"));
+        let names: Vec<String> = left(header)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        assert!(
+            names.iter().any(|n| n == column),
+            "{column}: {}",
+            screen.join("\n")
+        );
+        assert_eq!(
+            names.last().map(String::as_str),
+            Some("min-p"),
+            "the last stage stays"
+        );
+        let paris = screen.iter().find(|l| l.contains("⟨␣Paris⟩")).unwrap();
+        let row = left(paris);
+        let cells: Vec<&str> = row.split_whitespace().skip(3).collect();
+        for c in &cells {
+            let whole = *c == "…"
+                || *c == "✂"
+                || *c == "·"
+                || (c.ends_with('%') && c[..c.len() - 1].parse::<f32>().is_ok());
+            assert!(whole, "a cut cell {c:?} in {paris}");
+        }
+        assert!(
+            screen.iter().any(|l| l.contains("Sampler")),
+            "the panel is open"
+        );
+    }
+}
