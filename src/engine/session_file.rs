@@ -166,7 +166,7 @@ pub enum SessionFileError {
     Corrupt { path: PathBuf, detail: String },
     #[error("{path} is a version {version} session file, newer than this nexttoken reads (version {VERSION}): update nexttoken to open it")]
     FutureVersion { path: PathBuf, version: u64 },
-    #[error("this session was saved with the model {file} (sha256 {saved}), but the model loaded is {loaded_file} (sha256 {loaded}): start nexttoken with --model pointing at {file}, or add --ignore-model-mismatch to open it with this model anyway")]
+    #[error("{}", mismatch_text(file, saved, loaded_file, loaded))]
     ModelMismatch {
         /// The model the session was saved with (its file name) and its sha256.
         file: String,
@@ -185,6 +185,17 @@ pub enum SessionFileError {
     Hash(String),
     #[error(transparent)]
     Session(#[from] super::session::SessionError),
+}
+
+/// The model-mismatch message: what to do differs when the loaded file has the saved one's name (a
+/// re-downloaded or re-quantised copy), where "point --model at it" would name the file already loaded.
+fn mismatch_text(file: &str, saved: &str, loaded_file: &str, loaded: &str) -> String {
+    let head = format!("this session was saved with the model {file} (sha256 {saved}), but the model loaded is {loaded_file} (sha256 {loaded})");
+    if file == loaded_file {
+        format!("{head}: a different file with the same name (downloaded again, or quantised anew?); find the file the session was saved with, or add --ignore-model-mismatch to open it with this one anyway")
+    } else {
+        format!("{head}: start nexttoken with --model pointing at {file}, or add --ignore-model-mismatch to open it with this model anyway")
+    }
 }
 
 /// Checks that `saved` was made with the model file at `model`: the same size, then the same sha256
@@ -261,6 +272,12 @@ pub fn read(path: &Path) -> Result<SavedSession, SessionFileError> {
     }
     let saved: SavedSession = serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
     check_shape(&saved).map_err(corrupt)?;
+    let settings = std::iter::once(&saved.settings)
+        .chain(saved.nodes.iter().filter_map(|n| n.settings.as_ref()));
+    for s in settings {
+        s.validate()
+            .map_err(|e| corrupt(format!("its sampler settings are out of range ({e})")))?;
+    }
     Ok(saved)
 }
 
@@ -283,7 +300,8 @@ pub fn check_shape(s: &SavedSession) -> Result<(), String> {
             Some(p) => p < i && p + 1 >= s.prompt_len,
         };
         if !parent_ok {
-            return Err(format!("node {i} has parent {:?}", node.parent));
+            let parent = node.parent.map_or("none".into(), |p| p.to_string());
+            return Err(format!("node {i} has parent {parent}"));
         }
         let is_prompt = node.record.source == crate::protocol::Source::Prompt;
         if is_prompt != prompt || node.record.token.id != node.token {

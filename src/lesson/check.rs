@@ -17,8 +17,11 @@ pub fn check(session: &mut Session, lesson: &Lesson, out: &mut dyn Write) -> Res
     let n = lesson.steps.len();
     writeln!(
         out,
-        "lesson {}: {} ({} min, {n} steps)",
-        lesson.name, lesson.title, lesson.minutes
+        "lesson {}: {} ({} min, {n} step{})",
+        lesson.name,
+        lesson.title,
+        lesson.minutes,
+        if n == 1 { "" } else { "s" }
     )?;
     let findings = lint::lint(lesson);
     for f in &findings {
@@ -55,7 +58,26 @@ pub fn check(session: &mut Session, lesson: &Lesson, out: &mut dyn Write) -> Res
             );
         }
     }
-    writeln!(out, "lesson {}: all {checks} checks hold", lesson.name)?;
+    // "all 0 checks hold" above a failure had read as a pass.
+    let clean = told.is_empty() && findings.is_empty();
+    match (checks, clean) {
+        (0, true) => writeln!(
+            out,
+            "lesson {}: it runs, and has no `expect` to check",
+            lesson.name
+        )?,
+        (0, false) => writeln!(
+            out,
+            "lesson {}: it runs (no `expect` to check)",
+            lesson.name
+        )?,
+        (_, true) => writeln!(out, "lesson {}: all {checks} checks hold", lesson.name)?,
+        (_, false) => writeln!(
+            out,
+            "lesson {}: its {checks} checks hold, but:",
+            lesson.name
+        )?,
+    }
     if !told.is_empty() {
         bail!(
             "lesson {}: the class can read the answer to the question of {} before answering (see the `told` lines above): move it after the line `---`",

@@ -61,6 +61,9 @@ pub fn load(name_or_path: &str) -> Result<Lesson, LessonError> {
                 "no built-in lesson by this name and no such file (built-ins: {})",
                 names.join(", ")
             )
+        } else if e.kind() == std::io::ErrorKind::NotFound {
+            "no such file: check the path, or give a built-in lesson's name (`nexttoken lesson list`)"
+                .to_string()
         } else {
             format!("cannot read the file: {e}")
         },

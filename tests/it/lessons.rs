@@ -604,3 +604,31 @@ fn a_step_faster_than_a_stale_light_is_measured_again() {
         "{text}"
     );
 }
+
+/// `lesson check`'s last line never reads as a pass it is not: a lesson without any `expect` says it
+/// only runs (one step is "1 step"); a missing file says what to do.
+#[test]
+fn lesson_checks_summary_says_what_was_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "[[step]]\nnarration = \"Look.\"\nactions = [\n  { prompt = \"The capital of France is\" },\n]\n";
+    let path = write(dir.path(), "plain.toml", &format!("{HEAD}{body}"));
+    let out = nexttoken(&["lesson", "check", &path]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("(2 min, 1 step)"), "{text}");
+    assert!(
+        text.contains("has no `expect` to check") && !text.contains("checks hold"),
+        "{text}"
+    );
+    let missing = dir.path().join("missing.toml");
+    let out = nexttoken(&["lesson", "check", missing.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no such file") && err.contains("nexttoken lesson list"),
+        "{err}"
+    );
+}

@@ -685,4 +685,33 @@ fn the_binary_saves_with_trace_and_refuses_a_bad_load_before_the_screen() {
         assert!(err.contains(says), "{says}: {err}");
     }
     assert_eq!(err.lines().count(), 1, "one message: {err}");
+
+    // A copy of the model under the same name, but another file: "point --model at it" would name
+    // the file already loaded, so the message says what happened instead.
+    let same_name = dir.path().join("again");
+    std::fs::create_dir(&same_name).unwrap();
+    let copy = same_name.join("SmolLM2-135M-Instruct.Q4_1.gguf");
+    std::fs::copy(&other, &copy).unwrap();
+    let out = run(&[
+        "--model",
+        copy.to_str().unwrap(),
+        "--load",
+        file.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a different file with the same name"), "{err}");
+    assert!(!err.contains("pointing at"), "{err}");
+
+    // Settings out of range (a hand-edited file) are the file's fault, said before the screen.
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["settings"]["temperature"] = 99.into();
+    let hot = dir.path().join("hot.json");
+    std::fs::write(&hot, json.to_string()).unwrap();
+    let out = run(&["--load", hot.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("its sampler settings are out of range") && err.contains("temperature"),
+        "{err}"
+    );
 }

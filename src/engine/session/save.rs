@@ -242,9 +242,6 @@ impl Session {
         if let Err(e) = crate::engine::session_file::check_shape(saved) {
             return unfit(e);
         }
-        if let Err(e) = saved.settings.validate() {
-            return unfit(format!("its sampler settings: {e}"));
-        }
         let vocab = self.model.vocab_size();
         if let Some(n) = saved.nodes.iter().find(|n| n.token as usize >= vocab) {
             return unfit(format!(

@@ -145,6 +145,22 @@ impl Expect {
                 ));
             }
         }
+        let shares = [
+            ("prob_above", self.prob_above),
+            ("prob_below", self.prob_below),
+            ("last_prob_above", self.last_prob_above),
+            ("last_prob_below", self.last_prob_below),
+            ("acceptance_above", self.acceptance_above),
+            ("acceptance_below", self.acceptance_below),
+            ("step_reads_model_above", self.step_reads_model_above),
+        ];
+        for (name, p) in shares {
+            if let Some(p) = p.filter(|p| !(0.0..=1.0).contains(p)) {
+                return Some(format!(
+                    "`{name} = {p}`: a probability or share is between 0 and 1 (0.5 is 50%)"
+                ));
+            }
+        }
         if let Some(n) = self.js_steps {
             if self.js_above.is_none() && self.js_below.is_none() {
                 return Some(
@@ -189,6 +205,21 @@ mod tests {
 
     fn expect(text: &str) -> Result<Expect, String> {
         toml::from_str::<Expect>(text).map_err(|e| e.to_string())
+    }
+
+    /// A probability or share outside 0..1 is refused when the file is read, not at run time.
+    #[test]
+    fn a_probability_above_one_is_refused_when_read() {
+        let e = expect("token = \" Paris\"\nprob_above = 1.5").unwrap();
+        let why = e.problem().expect("refused");
+        assert!(
+            why.contains("`prob_above = 1.5`") && why.contains("between 0 and 1"),
+            "{why}"
+        );
+        let e = expect("acceptance_below = -0.1").unwrap();
+        assert!(e.problem().unwrap().contains("acceptance_below"));
+        let e = expect("token = \" Paris\"\nprob_above = 0.5").unwrap();
+        assert_eq!(e.problem(), None);
     }
 
     /// Layers and heads are written from 1, as on screen, and kept from 0.
