@@ -1,5 +1,6 @@
 //! Moving the highlight: up and down in the candidate list, the search hits, the sampler settings, the
 //! branch list, the compare table and the help; and the attention head ring (mean, head 0, head 1, ...).
+//! And which branch is on screen, as the status bar names it.
 
 use super::keymap::Mode;
 use super::sampler_panel::FIELDS;
@@ -75,5 +76,20 @@ impl App {
         } else {
             HeadSel::Head(next - 1)
         };
+    }
+}
+
+impl super::App {
+    /// Which branch is on screen, once there is more than one: "branch 2/3", numbered as the branch
+    /// list numbers them; "3 branches" after a rewind inside one (no branch ends at the tip).
+    pub fn branch_label(&self) -> Option<String> {
+        let list = &self.session.as_ref()?.branches;
+        if list.len() < 2 {
+            return None;
+        }
+        Some(match list.iter().position(|b| b.current) {
+            Some(i) => format!("branch {}/{}", i + 1, list.len()),
+            None => format!("{} branches", list.len()),
+        })
     }
 }

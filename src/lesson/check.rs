@@ -58,26 +58,12 @@ pub fn check(session: &mut Session, lesson: &Lesson, out: &mut dyn Write) -> Res
             );
         }
     }
-    // "all 0 checks hold" above a failure had read as a pass.
-    let clean = told.is_empty() && findings.is_empty();
-    match (checks, clean) {
-        (0, true) => writeln!(
-            out,
-            "lesson {}: it runs, and has no `expect` to check",
-            lesson.name
-        )?,
-        (0, false) => writeln!(
-            out,
-            "lesson {}: it runs (no `expect` to check)",
-            lesson.name
-        )?,
-        (_, true) => writeln!(out, "lesson {}: all {checks} checks hold", lesson.name)?,
-        (_, false) => writeln!(
-            out,
-            "lesson {}: its {checks} checks hold, but:",
-            lesson.name
-        )?,
-    }
+    summary(
+        out,
+        &lesson.name,
+        checks,
+        told.is_empty() && findings.is_empty(),
+    )?;
     if !told.is_empty() {
         bail!(
             "lesson {}: the class can read the answer to the question of {} before answering (see the `told` lines above): move it after the line `---`",
@@ -147,4 +133,15 @@ fn indent(text: &str) -> String {
         .map(|l| format!("    {l}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The line after the last step: how many checks held, and, where `clean` is false, that something
+/// else fails below ("all 0 checks hold" above a failure had read as a pass).
+fn summary(out: &mut dyn Write, name: &str, checks: usize, clean: bool) -> std::io::Result<()> {
+    match (checks, clean) {
+        (0, true) => writeln!(out, "lesson {name}: it runs, and has no `expect` to check"),
+        (0, false) => writeln!(out, "lesson {name}: it runs (no `expect` to check)"),
+        (_, true) => writeln!(out, "lesson {name}: all {checks} checks hold"),
+        (_, false) => writeln!(out, "lesson {name}: its {checks} checks hold, but:"),
+    }
 }

@@ -49,6 +49,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Span::styled(format!(" step {}", app.step_count()), theme.key),
         Span::styled(format!("passes {}", app.forward_passes()), theme.text),
     ];
+    // Which branch the screen shows: after a switch, only a ⚑ had told them apart.
+    if let Some(branch) = app.branch_label() {
+        items.insert(1, Span::styled(branch, theme.key));
+    }
     if let Some(busy) = busy_text(app) {
         items.push(Span::styled(busy, theme.newest));
     }
@@ -102,14 +106,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         // An error wraps onto the rows `error_rows` gave it (its cause and what to do come last);
         // anything else is cut with a mark where it is longer than the line.
         let rows = area.height.saturating_sub(1).max(1) as usize;
-        let mut lines: Vec<Line> = wrapped(&msg.text, area.width as usize, rows)
-            .into_iter()
-            .map(|l| Line::styled(l, style))
+        let lines = wrapped(&msg.text, area.width as usize, rows).into_iter();
+        let all: Vec<Line> = std::iter::once(top)
+            .chain(lines.map(|l| Line::styled(l, style)))
             .collect();
-        let last = lines.pop().unwrap_or_default();
-        let mut all = vec![top];
-        all.extend(lines);
-        all.push(last);
         frame.render_widget(Paragraph::new(all), area);
         return;
     } else if app.mode == Mode::Normal {

@@ -719,3 +719,31 @@ fn a_long_error_wraps_under_the_status_bar_at_80_columns() {
     );
     assert_eq!(short[short.len() - 2], s[bar], "the same status bar");
 }
+
+/// Once the tree has more than one branch, the status bar names the one on screen, numbered as the
+/// branch list numbers them; after a rewind inside one, how many there are.
+#[test]
+fn the_status_bar_names_the_branch_on_screen() {
+    let mut app = ready_app(80, 24);
+    let bar = |app: &App| screen_text(app)[22].clone();
+    assert!(!bar(&app).contains("branch"), "{}", bar(&app));
+    let branch = |id, current| nexttoken::protocol::BranchInfo {
+        id,
+        len: 3,
+        fork_position: 6,
+        mean_logprob: -1.0,
+        preview: String::new(),
+        before_fork: String::new(),
+        after_fork: String::new(),
+        current,
+        class_choices: 0,
+        forced_at_fork: false,
+    };
+    let mut view = app.session.clone().unwrap();
+    view.branches = vec![branch(7, false), branch(9, true)];
+    update(&mut app, Msg::Engine(Event::Synced(view.clone())));
+    assert!(bar(&app).contains("branch 2/2"), "{}", bar(&app));
+    view.branches[1].current = false;
+    update(&mut app, Msg::Engine(Event::Synced(view)));
+    assert!(bar(&app).contains("2 branches"), "{}", bar(&app));
+}

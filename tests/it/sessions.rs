@@ -685,9 +685,37 @@ fn the_binary_saves_with_trace_and_refuses_a_bad_load_before_the_screen() {
         assert!(err.contains(says), "{says}: {err}");
     }
     assert_eq!(err.lines().count(), 1, "one message: {err}");
+}
 
-    // A copy of the model under the same name, but another file: "point --model at it" would name
-    // the file already loaded, so the message says what happened instead.
+/// A copy of the model under the saved one's name, but another file: "point --model at it" would
+/// name the file already loaded, so the message says what happened instead. Settings out of range (a
+/// hand-edited file) are the file's fault, said before the screen.
+#[test]
+fn a_bad_load_says_what_is_wrong_before_the_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.json");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+            .args(args)
+            .env("NEXTTOKEN_MODEL", support::real_model())
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "trace",
+        "--steps",
+        "1",
+        "--greedy",
+        "--save",
+        file.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let other = tiny::write(dir.path());
     let same_name = dir.path().join("again");
     std::fs::create_dir(&same_name).unwrap();
     let copy = same_name.join("SmolLM2-135M-Instruct.Q4_1.gguf");
@@ -702,7 +730,6 @@ fn the_binary_saves_with_trace_and_refuses_a_bad_load_before_the_screen() {
     assert!(err.contains("a different file with the same name"), "{err}");
     assert!(!err.contains("pointing at"), "{err}");
 
-    // Settings out of range (a hand-edited file) are the file's fault, said before the screen.
     let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
     json["settings"]["temperature"] = 99.into();
     let hot = dir.path().join("hot.json");
