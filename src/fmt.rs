@@ -39,10 +39,18 @@ pub fn quoted(text: &str) -> String {
 }
 
 /// A token quoted as [`quoted`] does, except that the display form of partial UTF-8 bytes
-/// (`<E2 80>`) keeps its inner space: it is not a space of the text.
+/// (`<E2 80>`) keeps its inner space: it is not a space of the text. The text before the bytes is the
+/// text's own, its space marked `␣` as everywhere (`⟨␣<C3>⟩`, not `⟨ <C3>⟩`).
 pub fn quoted_token(t: &TokenView) -> String {
     match t.kind {
-        TokenKind::Bytes => format!("{QUOTE_OPEN}{}{QUOTE_CLOSE}", t.text),
+        TokenKind::Bytes => {
+            let (text, bytes) = t.text.split_at(t.text.find('<').unwrap_or(0));
+            let text: String = quoted(text)
+                .chars()
+                .filter(|&c| c != QUOTE_OPEN && c != QUOTE_CLOSE)
+                .collect();
+            format!("{QUOTE_OPEN}{text}{bytes}{QUOTE_CLOSE}")
+        }
         _ => quoted(&t.text),
     }
 }
@@ -70,6 +78,15 @@ pub fn pct(p: f32) -> String {
         "<.01%".into()
     } else {
         "0%".into()
+    }
+}
+
+/// A quoted token (`⟨␣equation⟩`) in at most `width` columns: cut inside its brackets (`⟨␣equa…⟩`),
+/// so it still reads as one token; anything else as [`fit`] cuts it.
+pub fn fit_quoted(q: &str, width: usize) -> String {
+    match q.strip_suffix('⟩') {
+        Some(inner) if q.width() > width && width >= 4 => format!("{}⟩", fit(inner, width - 1)),
+        _ => fit(q, width),
     }
 }
 

@@ -307,13 +307,16 @@ fn top_attended(
             .get(pos)
             .map_or(String::new(), |t| quoted_token(&t.token))
     };
+    // The first item's token gives way before its figure does: "21.…" had lost its unit.
+    let token_room = width.saturating_sub(" ▶ most at  100.0% ┆".width());
     let item = |k: usize, w: f32, long: bool| {
         let mark = match (g.is_some_and(|g| !g.draws(k)), long) {
             (false, _) => "",
             (true, true) => " (not drawn)",
             (true, false) => " ┆",
         };
-        format!("{} {}{mark}", text_of(k), pct(w))
+        let token = crate::fmt::fit_quoted(&text_of(k), token_room.max(4));
+        format!("{token} {}{mark}", pct(w))
     };
     // Whole items only: as many of the top three as the width allows.
     let line = |long: bool| {
@@ -321,9 +324,11 @@ fn top_attended(
             .first()
             .map_or(0, |&(k, w)| item(k, w, long).width() + 1);
         let mut text = format!(" ▶ {} looks most at", text_of(win.start + row));
-        if text.width() + first > width {
-            // The ▶ marks the row; its token can go.
-            text = " ▶ looks most at".into();
+        // The ▶ marks the row; its token can go, then the verb.
+        for shorter in [" ▶ looks most at", " ▶ most at"] {
+            if text.width() + first > width {
+                text = shorter.into();
+            }
         }
         let mut items = 0;
         for (i, &(k, w)) in weights.iter().take(3).enumerate() {

@@ -2,7 +2,7 @@
 //! draw landed (under speculative rounds, what a plain step would draw).
 
 use super::theme::Theme;
-use crate::fmt::{fit, pct, quoted_token};
+use crate::fmt::{pct, quoted_token};
 use crate::protocol::Distribution;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
@@ -53,7 +53,7 @@ pub(super) fn pick_line(
     let token_w = width.saturating_sub(lead.width() + after.width()).max(3);
     Line::from(vec![
         Span::styled(lead, theme.dim),
-        Span::styled(fit(&planned, token_w), theme.planned),
+        Span::styled(crate::fmt::fit_quoted(&planned, token_w), theme.planned),
         Span::styled(after, theme.dim),
     ])
 }

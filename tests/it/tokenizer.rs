@@ -261,3 +261,21 @@ fn tokenizer_json_override_matches_the_gguf_tokenizer() {
         assert_eq!(w.encode(text).unwrap(), v.encode(text).unwrap(), "{text:?}");
     }
 }
+
+/// A byte token after a space (` <C3>`): the space is the text's own, marked `␣` as every other
+/// token's is, while the bytes keep their inner space (`<E6 97>`).
+#[test]
+fn a_byte_tokens_leading_space_is_marked() {
+    let v = vocab();
+    let spaced = (0..v.vocab_size() as u32)
+        .map(|id| v.view(id))
+        .find(|t| t.kind == TokenKind::Bytes && t.text.starts_with(" <"))
+        .expect("a byte token after a space");
+    let q = nexttoken::fmt::quoted_token(&spaced);
+    assert!(q.starts_with("⟨␣<") && q.ends_with(">⟩"), "{q}");
+    let hit = (0..v.vocab_size() as u32).find(|&id| v.token_bytes(id) == [0xE6, 0x97]);
+    assert_eq!(
+        nexttoken::fmt::quoted_token(&v.view(hit.unwrap())),
+        "⟨<E6 97>⟩"
+    );
+}

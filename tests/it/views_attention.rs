@@ -115,11 +115,7 @@ fn looks_most_at_shows_for_the_mean_and_every_head() {
         let mut app = long_path_app(w, h, 40, 16);
         for _ in 0..=N_HEAD {
             let text = attention_panel(&app).join("\n");
-            assert!(
-                text.contains("looks most at"),
-                "{:?}\n{text}",
-                app.focus.head
-            );
+            assert!(text.contains("most at"), "{:?}\n{text}", app.focus.head);
             typing(&mut app, "}");
         }
     }
@@ -277,7 +273,7 @@ fn scrolled_back_keys_show_what_the_newer_gap_holds_and_name_no_missing_column()
             let panel = attention_panel(app);
             panel
                 .iter()
-                .find(|l| l.contains("looks most at"))
+                .find(|l| l.contains("most at"))
                 .cloned()
                 .unwrap()
         };
@@ -323,5 +319,25 @@ fn scrolled_back_keys_show_what_the_newer_gap_holds_and_name_no_missing_column()
             "{after}"
         );
         insta::assert_snapshot!(format!("attention_scrolled_{w}x{h}"), screen(&app));
+    }
+}
+
+/// A quoted token too long for its room is cut inside its brackets, so it still reads as one token
+/// (the draw line had shown "⟨␣equatio… (#8 of 27"), and the attention summary's first figure keeps
+/// its unit however narrow the panel (it had read "21.…").
+#[test]
+fn a_cut_token_keeps_its_bracket_and_a_figure_its_unit() {
+    use nexttoken::fmt::fit_quoted;
+    assert_eq!(fit_quoted("⟨␣equation⟩", 8), "⟨␣equa…⟩");
+    assert_eq!(fit_quoted("⟨␣is⟩", 8), "⟨␣is⟩");
+    for (w, h) in [(60, 20), (80, 24)] {
+        let app = long_app(w, h, 12);
+        let screen = screen_text(&app).join("\n");
+        let line = screen
+            .lines()
+            .find(|l| l.contains("most at"))
+            .unwrap_or_else(|| panic!("{screen}"));
+        let after = line.split("most at").nth(1).unwrap();
+        assert!(after.contains('%'), "{w}x{h}: {line}");
     }
 }
