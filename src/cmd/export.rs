@@ -13,6 +13,16 @@ pub fn run(args: &ExportArgs) -> Result<(PathBuf, u64)> {
         .output
         .clone()
         .unwrap_or_else(|| args.session.with_extension(format.extension()));
+    let ext = out
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    if args.format.is_none() && ext.as_deref() == Some("pdf") {
+        bail!(
+            "{} names a PDF, and a handout is HTML or Markdown: write {} and print it to PDF from a browser (it has a print stylesheet)",
+            out.display(),
+            out.with_extension("html").display()
+        );
+    }
     if same_file(&args.session, &out) {
         bail!(
             "{} is the session file itself: choose another output with -o, e.g. -o handout.{}",

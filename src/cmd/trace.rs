@@ -13,6 +13,12 @@ use std::io::Write;
 /// Runs the trace, writing JSON Lines to `out`.
 pub fn run(session: &mut Session, args: &TraceArgs, out: &mut dyn Write) -> Result<()> {
     let forces = parse_forces(&args.force)?;
+    if let Some((&last, _)) = forces.iter().next_back().filter(|(&s, _)| s >= args.steps) {
+        bail!(
+            "--force at step {last} is past the last step ({}): raise --steps (steps count from 0)",
+            args.steps.max(1) - 1
+        );
+    }
     session.set_kv_cache(!args.no_kv_cache)?;
     let text = session.render_prompt(&args.session.prompt, args.session.chat)?;
     let ids = session.prompt_ids(&args.session.prompt, args.session.chat)?;

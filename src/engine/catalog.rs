@@ -82,6 +82,11 @@ pub const GEMMA3_270M: KnownModel = KnownModel {
 /// Every model `fetch` knows, the default first.
 pub const KNOWN: [&KnownModel; 2] = [&DEFAULT, &GEMMA3_270M];
 
+/// The known names, for a message: "smollm2-135m, gemma3-270m".
+pub fn known_names() -> String {
+    KNOWN.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
+}
+
 /// The known model called `name`.
 pub fn known(name: &str) -> Option<&'static KnownModel> {
     KNOWN.into_iter().find(|m| m.name == name)

@@ -16,7 +16,7 @@ pub use super::forward::config::{Arch, LlamaConfig};
 /// Why a model file could not be used. Each message says what is wrong and what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("model file not found: {0}\n  Run `nexttoken fetch` to get the default model, or pass --model PATH (or set NEXTTOKEN_MODEL).")]
+    #[error("model file not found: {0}\n  Run `nexttoken fetch` to get the default model, or pass --model PATH (or set NEXTTOKEN_MODEL); the names `fetch` knows are {known}.", known = crate::engine::catalog::known_names())]
     Missing(PathBuf),
     #[error("{path} is not a GGUF file ({detail}).\n  Pass a llama, qwen2, qwen3 or gemma3 .gguf file with --model PATH.")]
     NotGguf { path: PathBuf, detail: String },

@@ -722,3 +722,39 @@ fn the_sampler_settings_are_one_table_that_the_flags_lessons_and_panel_follow() 
         "the panel's rows, in the table's order"
     );
 }
+
+/// Input that had been taken without a word: a `--force` past the last step, a model name `fetch`
+/// does not know (the message lists those it does), a handout asked for as a PDF.
+#[test]
+fn input_that_would_be_ignored_is_refused_with_what_to_do() {
+    let out = nexttoken(&["trace", "--force", "99:abc", "--steps", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("--force at step 99 is past the last step (0)"),
+        "{}",
+        stderr(&out)
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+        .args(["trace", "--model", "llama7b"])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("the names `fetch` knows are smollm2-135m, gemma3-270m"),
+        "{}",
+        stderr(&out)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let pdf = dir.path().join("h.pdf");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/handout-session.json"
+    );
+    let out = nexttoken(&["export", fixture, "-o", pdf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("print it to PDF from a browser"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!pdf.exists());
+}
