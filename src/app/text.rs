@@ -138,6 +138,11 @@ impl App {
                     None => vec![],
                 }
             }
+            // An empty box had closed without a word, as if the Enter had been taken.
+            Mode::Prompt | Mode::ForceText | Mode::Reference => {
+                self.say("nothing typed, so nothing changed: type some text before Enter");
+                vec![]
+            }
             _ => vec![],
         }
     }

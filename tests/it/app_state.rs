@@ -747,3 +747,16 @@ fn the_status_bar_names_the_branch_on_screen() {
     update(&mut app, Msg::Engine(Event::Synced(view)));
     assert!(bar(&app).contains("2 branches"), "{}", bar(&app));
 }
+
+/// Enter on an empty text box says that nothing changed, instead of closing as if it had been taken.
+#[test]
+fn enter_on_an_empty_box_says_nothing_changed() {
+    let mut app = ready_app(80, 24);
+    key(&mut app, 'i');
+    assert_eq!(press(&mut app, Key::Enter), vec![]);
+    assert!(
+        status_text(&app).contains("nothing typed"),
+        "{}",
+        status_text(&app)
+    );
+}
