@@ -281,7 +281,7 @@ pub fn run(path: &Path, args: &BenchArgs, precision: KvPrecision) -> Result<()> 
         "model: {} · threads: {} · kernels: {} · KV cache {} · load {:.0} ms · peak RSS {:.0} MiB\n",
         r.model, r.threads, r.isa, r.kv_cache, r.load_ms, r.peak_rss_mib
     );
-    println!("| test | tokens | tok/s (median) | ± stddev | ms (median) |");
+    println!("| test | tokens | tok/s (median) | ± tok/s (stddev) | ms per run (median) |");
     println!("|---|---:|---:|---:|---:|");
     for row in &r.rows {
         println!(
@@ -289,6 +289,11 @@ pub fn run(path: &Path, args: &BenchArgs, precision: KvPrecision) -> Result<()> 
             row.test, row.tokens, row.median_tok_s, row.stddev_tok_s, row.median_ms
         );
     }
+    println!(
+        "\npp N: reading an N-token prompt in one pass (prefill); tg N: writing N tokens one step at a \
+         time with the KV cache (decode); tg@D no-kv: one step at depth D without the cache, which \
+         re-reads all D tokens"
+    );
     for (row, l) in r
         .rows
         .iter()
@@ -324,7 +329,7 @@ pub fn run(path: &Path, args: &BenchArgs, precision: KvPrecision) -> Result<()> 
         if r.decode_prefetch { "yes" } else { "no" }
     );
     println!(
-        "max |p_fast - p_exact| (8 greedy steps on {DEFAULT_PROMPT:?}): {:.2e}",
+        "the fast kernels against the exact reference path, largest difference in any probability over 8 greedy steps on {DEFAULT_PROMPT:?}: {:.2e}",
         r.max_prob_diff_fast_vs_exact
     );
     Ok(())
