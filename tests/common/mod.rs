@@ -622,3 +622,19 @@ pub fn lesson_step_reported(
     };
     Msg::Engine(Event::LessonStep(Box::new(step)))
 }
+
+/// A branch of the list as the engine reports it: no text, a mean log-probability of -1.
+pub fn branch_info(id: usize, len: usize, fork_position: usize, current: bool) -> BranchInfo {
+    BranchInfo {
+        id,
+        len,
+        fork_position,
+        mean_logprob: -1.0,
+        preview: String::new(),
+        before_fork: String::new(),
+        after_fork: String::new(),
+        current,
+        class_choices: 0,
+        forced_at_fork: false,
+    }
+}

@@ -5,17 +5,22 @@ use crate::support;
 
 use support::tmux::{step_counter, Tmux};
 
-#[test]
-fn step_force_rewind_and_quit_in_a_real_terminal() {
-    let model = support::real_model();
+/// A shell line that runs the app with `args`, then prints its exit status and the terminal's modes
+/// (canonical input, echo) and keeps the pane open to read them.
+fn app_then_modes(model: &std::path::Path, args: &str) -> String {
     let bin = env!("CARGO_BIN_EXE_nexttoken");
-    // After the app exits, print its status and the terminal modes, then keep the pane open to read them.
-    let cmd = format!(
-        "'{bin}' --model '{}' --prompt 'The capital of France is' --seed 42; echo \"exit=$?\"; \
+    format!(
+        "'{bin}' --model '{}' {args}; echo \"exit=$?\"; \
          stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; \
          echo; sleep 120",
         model.display()
-    );
+    )
+}
+
+#[test]
+fn step_force_rewind_and_quit_in_a_real_terminal() {
+    let model = support::real_model();
+    let cmd = app_then_modes(&model, "--prompt 'The capital of France is' --seed 42");
     let t = Tmux::start(&cmd, 120, 36);
 
     let s = t.wait_for("⟨␣Paris⟩ among the candidates", 120, |s| {
@@ -71,13 +76,7 @@ fn step_force_rewind_and_quit_in_a_real_terminal() {
 #[test]
 fn a_sigterm_restores_the_terminal() {
     let model = support::real_model();
-    let bin = env!("CARGO_BIN_EXE_nexttoken");
-    let cmd = format!(
-        "'{bin}' --model '{}' --prompt 'sigterm probe' --seed 9; echo \"exit=$?\"; \
-         stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; \
-         echo; sleep 120",
-        model.display()
-    );
+    let cmd = app_then_modes(&model, "--prompt 'sigterm probe' --seed 9");
     let t = Tmux::start(&cmd, 100, 30);
     t.wait_for("the prompt read", 120, |s| step_counter(s) == Some(0));
     assert_eq!(t.display("#{mouse_any_flag}"), "1", "mouse capture on");

@@ -405,18 +405,7 @@ fn rewind_to_the_last_fork() {
     }
     assert_eq!(key(&mut app, 'U'), vec![], "no fork yet");
     let mut view = app.session.clone().unwrap();
-    let b = |id, fork_position, current| BranchInfo {
-        id,
-        len: 4,
-        fork_position,
-        mean_logprob: -1.0,
-        preview: String::new(),
-        before_fork: String::new(),
-        after_fork: String::new(),
-        current,
-        class_choices: 0,
-        forced_at_fork: false,
-    };
+    let b = |id, fork_position, current| branch_info(id, 4, fork_position, current);
     view.branches = vec![b(1, 6, false), b(2, 7, false), b(3, 9, true)];
     app.update(Msg::Engine(Event::Synced(view)));
     assert_eq!(

@@ -727,18 +727,7 @@ fn the_status_bar_names_the_branch_on_screen() {
     let mut app = ready_app(80, 24);
     let bar = |app: &App| screen_text(app)[22].clone();
     assert!(!bar(&app).contains("branch"), "{}", bar(&app));
-    let branch = |id, current| nexttoken::protocol::BranchInfo {
-        id,
-        len: 3,
-        fork_position: 6,
-        mean_logprob: -1.0,
-        preview: String::new(),
-        before_fork: String::new(),
-        after_fork: String::new(),
-        current,
-        class_choices: 0,
-        forced_at_fork: false,
-    };
+    let branch = |id, current| branch_info(id, 3, 6, current);
     let mut view = app.session.clone().unwrap();
     view.branches = vec![branch(7, false), branch(9, true)];
     update(&mut app, Msg::Engine(Event::Synced(view.clone())));

@@ -627,21 +627,23 @@ fn real_model_round_trip_in_chat_mode() {
     }
 }
 
-#[test]
-fn the_binary_saves_with_trace_and_refuses_a_bad_load_before_the_screen() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("t.json");
-    let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_nexttoken"))
-            .args(args)
-            .env("NEXTTOKEN_MODEL", support::real_model())
-            .output()
-            .unwrap()
-    };
-    let out = run(&[
+/// The real binary on the real model.
+fn run_bin(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+        .args(args)
+        .env("NEXTTOKEN_MODEL", support::real_model())
+        .output()
+        .unwrap()
+}
+
+/// `trace --greedy --steps N --save FILE` into `dir`: the file's path.
+fn saved_by_trace(dir: &Path, steps: usize) -> PathBuf {
+    let file = dir.join("t.json");
+    let n = steps.to_string();
+    let out = run_bin(&[
         "trace",
         "--steps",
-        "2",
+        &n,
         "--greedy",
         "--save",
         file.to_str().unwrap(),
@@ -651,6 +653,14 @@ fn the_binary_saves_with_trace_and_refuses_a_bad_load_before_the_screen() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    file
+}
+
+#[test]
+fn the_binary_saves_with_trace_and_refuses_a_bad_load_before_the_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = saved_by_trace(dir.path(), 2);
+    let run = run_bin;
     let saved = session_file::read(&file).unwrap();
     assert_eq!(saved.prompt, nexttoken::cli::DEFAULT_PROMPT);
     assert_eq!(saved.nodes.len(), saved.prompt_len + 2);
@@ -693,27 +703,8 @@ fn the_binary_saves_with_trace_and_refuses_a_bad_load_before_the_screen() {
 #[test]
 fn a_bad_load_says_what_is_wrong_before_the_screen() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("t.json");
-    let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_nexttoken"))
-            .args(args)
-            .env("NEXTTOKEN_MODEL", support::real_model())
-            .output()
-            .unwrap()
-    };
-    let out = run(&[
-        "trace",
-        "--steps",
-        "1",
-        "--greedy",
-        "--save",
-        file.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let file = saved_by_trace(dir.path(), 1);
+    let run = run_bin;
     let text = std::fs::read_to_string(&file).unwrap();
     let other = tiny::write(dir.path());
     let same_name = dir.path().join("again");

@@ -252,18 +252,7 @@ fn x_compares_the_path_on_screen_with_the_path_left_last() {
         .text
         .contains("one path so far"));
     let mut view = app.session.clone().unwrap();
-    let info = |id, fork_position, current| nexttoken::protocol::BranchInfo {
-        id,
-        len: 3,
-        fork_position,
-        mean_logprob: -1.0,
-        preview: String::new(),
-        before_fork: String::new(),
-        after_fork: String::new(),
-        current,
-        class_choices: 0,
-        forced_at_fork: false,
-    };
+    let info = |id, fork_position, current| branch_info(id, 3, fork_position, current);
     view.branches = vec![info(9, 5, false), info(14, 7, false), info(20, 8, true)];
     app.update(Msg::Engine(Event::Synced(view)));
     assert_eq!(key(&mut app, 'x'), vec![Command::Compare { a: 20, b: 14 }]);
