@@ -57,38 +57,7 @@ pub fn trace_command(
     let generated = &path[saved.prompt_len.min(path.len())..];
     let records: Vec<_> = generated.iter().map(|&n| &saved.nodes[n].record).collect();
     let s = path_settings(saved, path)?;
-    let other = if s.is_greedy() {
-        Source::Sampled
-    } else {
-        Source::Greedy
-    };
-    if records.iter().any(|r| r.source == other) {
-        return Err(format!(
-            "the sampler settings changed during the session (a token here was {}, but the saved settings are {}); this file did not record each token's settings",
-            if s.is_greedy() { "sampled" } else { "greedy" },
-            if s.is_greedy() { "greedy" } else { "sampled" },
-        ));
-    }
-    let round_drew = generated.iter().any(|&n| {
-        let node = &saved.nodes[n];
-        node.record.source == Source::Sampled && node.pass.is_some_and(|p| p.round)
-    });
-    if round_drew {
-        return Err(
-            "speculative rounds drew some of its tokens, and a round's draw (accepting or rejecting the draft's guesses) is not a plain step's; `trace` repeats plain steps"
-                .into(),
-        );
-    }
-    let before_last = records.len().saturating_sub(1);
-    let special = records[..before_last]
-        .iter()
-        .find(|r| r.token.kind == TokenKind::Special && !r.source.by_hand());
-    if let Some(r) = special {
-        return Err(format!(
-            "the path goes on after the special token {}, where `trace` stops if it ends the sequence",
-            crate::fmt::quoted_token(&r.token)
-        ));
-    }
+    refuse_unrepeatable(saved, generated, &records, s)?;
     let mut a: Vec<String> = vec!["nexttoken".into(), "trace".into()];
     let mut flag = |name: &str, value: Option<String>| {
         a.push(format!("--{name}"));
@@ -125,6 +94,50 @@ pub fn trace_command(
         flag("no-kv-cache", None);
     }
     Ok(a.join(" "))
+}
+
+/// Why `trace` cannot repeat the path's `generated` nodes (their `records`) under settings `s`, if it cannot: a
+/// greedy token among sampled ones (a file from before each token kept its settings), a sampled
+/// speculative round's tokens, a special token it goes on after.
+fn refuse_unrepeatable(
+    saved: &SavedSession,
+    generated: &[usize],
+    records: &[&crate::protocol::TokenRecord],
+    s: &crate::protocol::SamplerSettings,
+) -> Result<(), String> {
+    let other = if s.is_greedy() {
+        Source::Sampled
+    } else {
+        Source::Greedy
+    };
+    if records.iter().any(|r| r.source == other) {
+        return Err(format!(
+            "the sampler settings changed during the session (a token here was {}, but the saved settings are {}); this file did not record each token's settings",
+            if s.is_greedy() { "sampled" } else { "greedy" },
+            if s.is_greedy() { "greedy" } else { "sampled" },
+        ));
+    }
+    let round_drew = generated.iter().any(|&n| {
+        let node = &saved.nodes[n];
+        node.record.source == Source::Sampled && node.pass.is_some_and(|p| p.round)
+    });
+    if round_drew {
+        return Err(
+            "speculative rounds drew some of its tokens, and a round's draw (accepting or rejecting the draft's guesses) is not a plain step's; `trace` repeats plain steps"
+                .into(),
+        );
+    }
+    let before_last = records.len().saturating_sub(1);
+    let special = records[..before_last]
+        .iter()
+        .find(|r| r.token.kind == TokenKind::Special && !r.source.by_hand());
+    if let Some(r) = special {
+        return Err(format!(
+            "the path goes on after the special token {}, where `trace` stops if it ends the sequence",
+            crate::fmt::quoted_token(&r.token)
+        ));
+    }
+    Ok(())
 }
 
 /// The settings the sampler chose `path`'s tokens under (the file's when it chose none); an error

@@ -48,15 +48,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(p, inner);
         return;
     };
-    let how = match record.source {
-        Source::Forced => "FORCED by hand",
-        Source::Class => "CHOSEN by the class",
-        // Greedy takes the top after the penalties, which need not be the model's own first.
-        Source::Greedy if record.rank > 0 => "greedy: the top after the penalties",
-        Source::Greedy => "greedy: the top choice",
-        Source::Sampled => "sampled: a random draw",
-        Source::Prompt => "prompt",
-    };
+    let how = how_chosen(record);
     let score = super::predict::score_line_fit(app, inner.width as usize);
     let rows = 2 + u16::from(!score.is_empty());
     let [big, text] =
@@ -111,4 +103,17 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         }
     }
     frame.render_widget(Paragraph::new(facts), text);
+}
+
+/// How the token on show was chosen, in words.
+fn how_chosen(record: &crate::protocol::TokenRecord) -> &'static str {
+    match record.source {
+        Source::Forced => "FORCED by hand",
+        Source::Class => "CHOSEN by the class",
+        // Greedy takes the top after the penalties, which need not be the model's own first.
+        Source::Greedy if record.rank > 0 => "greedy: the top after the penalties",
+        Source::Greedy => "greedy: the top choice",
+        Source::Sampled => "sampled: a random draw",
+        Source::Prompt => "prompt",
+    }
 }
